@@ -1,0 +1,75 @@
+"""Content parts of messages, as the Responses API defines them."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class WireModel(BaseModel):
+    """Base of every wire model: unknown fields are accepted and dropped (clients send extras)."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class InputText(WireModel):
+    type: Literal["input_text"] = "input_text"
+    text: str
+
+
+class InputImage(WireModel):
+    type: Literal["input_image"] = "input_image"
+    image_url: str | None = None
+    file_id: str | None = None
+    detail: Literal["low", "high", "auto", "original"] = "auto"
+
+
+class InputFile(WireModel):
+    type: Literal["input_file"] = "input_file"
+    file_data: str | None = None
+    file_url: str | None = None
+    file_id: str | None = None
+    filename: str | None = None
+
+
+class TopLogprob(WireModel):
+    token: str
+    logprob: float
+    bytes: list[int] = Field(default_factory=list)
+
+
+class Logprob(WireModel):
+    token: str
+    logprob: float
+    bytes: list[int] = Field(default_factory=list)
+    top_logprobs: list[TopLogprob] = Field(default_factory=list)
+
+
+class OutputText(WireModel):
+    type: Literal["output_text"] = "output_text"
+    text: str
+    annotations: list[dict[str, object]] = Field(default_factory=list)
+    logprobs: list[Logprob] | None = None
+
+
+class Refusal(WireModel):
+    type: Literal["refusal"] = "refusal"
+    refusal: str
+
+
+class ReasoningText(WireModel):
+    type: Literal["reasoning_text"] = "reasoning_text"
+    text: str
+
+
+class SummaryText(WireModel):
+    type: Literal["summary_text"] = "summary_text"
+    text: str
+
+
+InputContent: TypeAlias = Annotated[InputText | InputImage | InputFile, Field(discriminator="type")]
+OutputContent: TypeAlias = Annotated[OutputText | Refusal, Field(discriminator="type")]
+MessageContent: TypeAlias = Annotated[
+    InputText | InputImage | InputFile | OutputText | Refusal, Field(discriminator="type")
+]

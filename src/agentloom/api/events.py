@@ -1,0 +1,142 @@
+"""Streaming events, one model per ``type``, in the order and shape of OpenAI's SDK types."""
+
+from __future__ import annotations
+
+from typing import Literal, TypeAlias
+
+from agentloom.api.content import Logprob, OutputText, ReasoningText, Refusal, WireModel
+from agentloom.api.response import OutputItem, Response
+
+
+class _Event(WireModel):
+    sequence_number: int
+
+
+class ResponseCreated(_Event):
+    type: Literal["response.created"] = "response.created"
+    response: Response
+
+
+class ResponseInProgress(_Event):
+    type: Literal["response.in_progress"] = "response.in_progress"
+    response: Response
+
+
+class ResponseCompleted(_Event):
+    type: Literal["response.completed"] = "response.completed"
+    response: Response
+
+
+class ResponseIncomplete(_Event):
+    type: Literal["response.incomplete"] = "response.incomplete"
+    response: Response
+
+
+class ResponseFailed(_Event):
+    type: Literal["response.failed"] = "response.failed"
+    response: Response
+
+
+class OutputItemAdded(_Event):
+    type: Literal["response.output_item.added"] = "response.output_item.added"
+    output_index: int
+    item: OutputItem
+
+
+class OutputItemDone(_Event):
+    type: Literal["response.output_item.done"] = "response.output_item.done"
+    output_index: int
+    item: OutputItem
+
+
+class _PartEvent(_Event):
+    item_id: str
+    output_index: int
+    content_index: int
+
+
+class ContentPartAdded(_PartEvent):
+    type: Literal["response.content_part.added"] = "response.content_part.added"
+    part: OutputText | Refusal | ReasoningText
+
+
+class ContentPartDone(_PartEvent):
+    type: Literal["response.content_part.done"] = "response.content_part.done"
+    part: OutputText | Refusal | ReasoningText
+
+
+class OutputTextDelta(_PartEvent):
+    type: Literal["response.output_text.delta"] = "response.output_text.delta"
+    delta: str
+    logprobs: list[Logprob]
+
+
+class OutputTextDone(_PartEvent):
+    type: Literal["response.output_text.done"] = "response.output_text.done"
+    text: str
+    logprobs: list[Logprob]
+
+
+class RefusalDelta(_PartEvent):
+    type: Literal["response.refusal.delta"] = "response.refusal.delta"
+    delta: str
+
+
+class RefusalDone(_PartEvent):
+    type: Literal["response.refusal.done"] = "response.refusal.done"
+    refusal: str
+
+
+class ReasoningTextDelta(_PartEvent):
+    type: Literal["response.reasoning_text.delta"] = "response.reasoning_text.delta"
+    delta: str
+
+
+class ReasoningTextDone(_PartEvent):
+    type: Literal["response.reasoning_text.done"] = "response.reasoning_text.done"
+    text: str
+
+
+class FunctionCallArgumentsDelta(_Event):
+    type: Literal["response.function_call_arguments.delta"] = (
+        "response.function_call_arguments.delta"
+    )
+    item_id: str
+    output_index: int
+    delta: str
+
+
+class FunctionCallArgumentsDone(_Event):
+    type: Literal["response.function_call_arguments.done"] = "response.function_call_arguments.done"
+    item_id: str
+    output_index: int
+    name: str
+    arguments: str
+
+
+class ErrorEvent(_Event):
+    type: Literal["error"] = "error"
+    code: str | None
+    message: str
+    param: str | None
+
+
+TerminalEvent: TypeAlias = ResponseCompleted | ResponseIncomplete | ResponseFailed
+StreamEvent: TypeAlias = (
+    ResponseCreated
+    | ResponseInProgress
+    | TerminalEvent
+    | OutputItemAdded
+    | OutputItemDone
+    | ContentPartAdded
+    | ContentPartDone
+    | OutputTextDelta
+    | OutputTextDone
+    | RefusalDelta
+    | RefusalDone
+    | ReasoningTextDelta
+    | ReasoningTextDone
+    | FunctionCallArgumentsDelta
+    | FunctionCallArgumentsDone
+    | ErrorEvent
+)

@@ -1,0 +1,136 @@
+"""Conversation items: what a request may send as ``input`` and what a response outputs.
+
+One set of models serves both directions: an item parsed from a request is normalised (string
+content becomes parts, ids and statuses are filled in by the engine) and is then stored and echoed
+in exactly the shape OpenAI's SDK types expect.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, TypeAlias
+
+from pydantic import Discriminator, Field, Tag, TypeAdapter, model_validator
+
+from agentloom.api.content import (
+    InputContent,
+    InputText,
+    MessageContent,
+    OutputContent,
+    OutputText,
+    ReasoningText,
+    SummaryText,
+    WireModel,
+)
+
+ItemStatus = Literal["in_progress", "completed", "incomplete"]
+MessageRole = Literal["user", "system", "developer", "assistant"]
+
+
+class Message(WireModel):
+    """A message of any role. Easy messages (no ``type``, string content) are accepted too."""
+
+    type: Literal["message"] = "message"
+    id: str | None = None
+    role: MessageRole
+    content: list[MessageContent]
+    status: ItemStatus | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _string_content_to_parts(cls, data: object) -> object:
+        if isinstance(data, dict) and isinstance(data.get("content"), str):
+            part = "output_text" if data.get("role") == "assistant" else "input_text"
+            data = {**data, "content": [{"type": part, "text": data["content"]}]}
+        return data
+
+    def text(self) -> str:
+        """The concatenated text of the message (input and output text parts)."""
+        return "".join(p.text for p in self.content if isinstance(p, InputText | OutputText))
+
+
+class OutputMessage(WireModel):
+    """The assistant message a response outputs."""
+
+    type: Literal["message"] = "message"
+    id: str
+    role: Literal["assistant"] = "assistant"
+    status: ItemStatus
+    content: list[OutputContent] = Field(default_factory=list)
+
+
+class FunctionCall(WireModel):
+    type: Literal["function_call"] = "function_call"
+    id: str | None = None
+    call_id: str
+    name: str
+    arguments: str
+    status: ItemStatus | None = None
+
+
+class FunctionCallOutput(WireModel):
+    type: Literal["function_call_output"] = "function_call_output"
+    id: str | None = None
+    call_id: str
+    output: str | list[InputContent]
+    status: ItemStatus | None = None
+
+    def output_text(self) -> str:
+        if isinstance(self.output, str):
+            return self.output
+        return "".join(p.text for p in self.output if isinstance(p, InputText))
+
+
+class Reasoning(WireModel):
+    type: Literal["reasoning"] = "reasoning"
+    id: str | None = None
+    summary: list[SummaryText] = Field(default_factory=list)
+    content: list[ReasoningText] | None = None
+    encrypted_content: str | None = None
+    status: ItemStatus | None = None
+
+    def text(self) -> str:
+        parts = self.content if self.content else self.summary
+        return "".join(p.text for p in parts)
+
+
+class ItemReference(WireModel):
+    type: Literal["item_reference"] = "item_reference"
+    id: str
+
+
+def item_type_tag(value: object) -> str:
+    """Union tag of an item: its ``type`` (``message`` when absent), prefixed with ``~``.
+
+    The prefix marks tags in validation-error locations so they never appear in ``param``.
+    """
+    kind = value.get("type", "message") if isinstance(value, dict) else getattr(value, "type", None)
+    return f"~{kind}" if isinstance(kind, str) else "~unknown"
+
+
+InputItem: TypeAlias = Annotated[
+    Annotated[Message, Tag("~message")]
+    | Annotated[FunctionCall, Tag("~function_call")]
+    | Annotated[FunctionCallOutput, Tag("~function_call_output")]
+    | Annotated[Reasoning, Tag("~reasoning")]
+    | Annotated[ItemReference, Tag("~item_reference")],
+    Discriminator(
+        item_type_tag,
+        custom_error_type="invalid_item_type",
+        custom_error_message="Unsupported input item type",
+    ),
+]
+"""An item a client may send in ``input``."""
+
+StoredItem: TypeAlias = Annotated[
+    Annotated[Message, Tag("~message")]
+    | Annotated[FunctionCall, Tag("~function_call")]
+    | Annotated[FunctionCallOutput, Tag("~function_call_output")]
+    | Annotated[Reasoning, Tag("~reasoning")],
+    Discriminator(item_type_tag),
+]
+"""An item as stored: every input and output item of a response, with its id."""
+
+OutputItem: TypeAlias = OutputMessage | FunctionCall | Reasoning
+
+STORED_ITEM: TypeAdapter[StoredItem] = TypeAdapter(StoredItem)
+STORED_ITEMS: TypeAdapter[list[StoredItem]] = TypeAdapter(list[StoredItem])

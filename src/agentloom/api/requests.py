@@ -1,0 +1,129 @@
+"""The body of ``POST /v1/responses``, validated with OpenAI's limits."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, TypeAlias
+
+from pydantic import Discriminator, Field, Tag, field_validator
+
+from agentloom.api.content import WireModel
+from agentloom.api.items import InputItem
+from agentloom.api.tools import Tool, ToolChoice
+
+KNOWN_INCLUDES = frozenset(
+    {
+        "message.output_text.logprobs",
+        "reasoning.encrypted_content",
+        "message.input_image.image_url",
+        "file_search_call.results",
+        "web_search_call.action.sources",
+        "web_search_call.results",
+        "code_interpreter_call.outputs",
+        "computer_call_output.output.image_url",
+    }
+)
+METADATA_MAX_PAIRS = 16
+METADATA_MAX_KEY = 64
+METADATA_MAX_VALUE = 512
+
+
+class TextFormatText(WireModel):
+    type: Literal["text"] = "text"
+
+
+class TextFormatJsonObject(WireModel):
+    type: Literal["json_object"] = "json_object"
+
+
+class TextFormatJsonSchema(WireModel):
+    type: Literal["json_schema"] = "json_schema"
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[a-zA-Z0-9_\-]+$")
+    schema_: dict[str, object] = Field(alias="schema")
+    description: str | None = None
+    strict: bool | None = None
+
+
+TextFormat: TypeAlias = Annotated[
+    TextFormatText | TextFormatJsonObject | TextFormatJsonSchema, Field(discriminator="type")
+]
+
+
+class TextConfig(WireModel):
+    format: TextFormat = Field(default_factory=TextFormatText)
+    verbosity: Literal["low", "medium", "high"] | None = "medium"
+
+
+class ReasoningConfig(WireModel):
+    effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = None
+    summary: Literal["auto", "concise", "detailed"] | None = None
+
+
+class ConversationRef(WireModel):
+    id: str
+
+
+def _input_tag(value: object) -> str:
+    return "~text" if isinstance(value, str) else "~items"
+
+
+Input: TypeAlias = Annotated[
+    Annotated[str, Tag("~text")] | Annotated[list[InputItem], Tag("~items")],
+    Discriminator(_input_tag),
+]
+
+
+class CreateResponseRequest(WireModel):
+    model: str = Field(min_length=1)
+    input: Input = Field(default_factory=list)
+    instructions: str | None = None
+    previous_response_id: str | None = None
+    conversation: str | ConversationRef | None = None
+    tools: list[Tool] = Field(default_factory=list)
+    tool_choice: ToolChoice = "auto"
+    parallel_tool_calls: bool = True
+    max_tool_calls: int | None = Field(default=None, ge=1)
+    max_output_tokens: int | None = Field(default=None, ge=16)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    presence_penalty: float | None = Field(default=None, ge=-2, le=2)
+    frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
+    top_logprobs: int | None = Field(default=None, ge=0, le=20)
+    text: TextConfig = Field(default_factory=TextConfig)
+    reasoning: ReasoningConfig | None = None
+    truncation: Literal["auto", "disabled"] = "disabled"
+    metadata: dict[str, str] | None = None
+    include: list[str] = Field(default_factory=list)
+    store: bool = True
+    stream: bool = False
+    background: bool = False
+    prompt_cache_key: str | None = Field(default=None, max_length=1024)
+    safety_identifier: str | None = Field(default=None, max_length=256)
+    service_tier: Literal["auto", "default", "flex", "scale", "priority"] | None = None
+    user: str | None = None
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_limits(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        if value is None:
+            return None
+        if len(value) > METADATA_MAX_PAIRS:
+            raise ValueError(f"metadata may have at most {METADATA_MAX_PAIRS} pairs")
+        for key, item in value.items():
+            if len(key) > METADATA_MAX_KEY:
+                raise ValueError(f"metadata keys are at most {METADATA_MAX_KEY} characters")
+            if len(item) > METADATA_MAX_VALUE:
+                raise ValueError(f"metadata values are at most {METADATA_MAX_VALUE} characters")
+        return value
+
+    @field_validator("include")
+    @classmethod
+    def _known_includes(cls, value: list[str]) -> list[str]:
+        unknown = [v for v in value if v not in KNOWN_INCLUDES]
+        if unknown:
+            raise ValueError(f"unknown include value(s): {', '.join(unknown)}")
+        return value
+
+    def conversation_id(self) -> str | None:
+        if isinstance(self.conversation, ConversationRef):
+            return self.conversation.id
+        return self.conversation

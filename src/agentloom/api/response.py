@@ -1,0 +1,115 @@
+"""The Response object, with every field of OpenAI's ``Response`` type given a real value."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, TypeAlias
+
+from pydantic import Discriminator, Field, Tag
+
+from agentloom.api.content import WireModel
+from agentloom.api.items import FunctionCall, OutputMessage, Reasoning, item_type_tag
+from agentloom.api.requests import ConversationRef, ReasoningConfig, TextConfig
+from agentloom.api.tools import Tool, ToolChoice
+
+ResponseStatus = Literal["queued", "in_progress", "completed", "failed", "incomplete", "cancelled"]
+IncompleteReason = Literal["max_output_tokens", "max_messages", "content_filter"]
+
+OutputItem: TypeAlias = Annotated[
+    Annotated[OutputMessage, Tag("~message")]
+    | Annotated[FunctionCall, Tag("~function_call")]
+    | Annotated[Reasoning, Tag("~reasoning")],
+    Discriminator(item_type_tag),
+]
+
+
+class InputTokensDetails(WireModel):
+    cached_tokens: int = 0
+
+
+class OutputTokensDetails(WireModel):
+    reasoning_tokens: int = 0
+
+
+class ResponseUsage(WireModel):
+    input_tokens: int = 0
+    input_tokens_details: InputTokensDetails = Field(default_factory=InputTokensDetails)
+    output_tokens: int = 0
+    output_tokens_details: OutputTokensDetails = Field(default_factory=OutputTokensDetails)
+    total_tokens: int = 0
+
+    def add(self, other: ResponseUsage) -> ResponseUsage:
+        return ResponseUsage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            input_tokens_details=InputTokensDetails(
+                cached_tokens=self.input_tokens_details.cached_tokens
+                + other.input_tokens_details.cached_tokens
+            ),
+            output_tokens=self.output_tokens + other.output_tokens,
+            output_tokens_details=OutputTokensDetails(
+                reasoning_tokens=self.output_tokens_details.reasoning_tokens
+                + other.output_tokens_details.reasoning_tokens
+            ),
+            total_tokens=self.total_tokens + other.total_tokens,
+        )
+
+
+class ResponseError(WireModel):
+    code: str
+    message: str
+
+
+class IncompleteDetails(WireModel):
+    reason: IncompleteReason
+
+
+class Response(WireModel):
+    id: str
+    object: Literal["response"] = "response"
+    created_at: int
+    status: ResponseStatus
+    background: bool = False
+    completed_at: int | None = None
+    conversation: ConversationRef | None = None
+    error: ResponseError | None = None
+    incomplete_details: IncompleteDetails | None = None
+    instructions: str | None = None
+    max_output_tokens: int | None = None
+    max_tool_calls: int | None = None
+    metadata: dict[str, str] = Field(default_factory=dict)
+    model: str
+    output: list[OutputItem] = Field(default_factory=list)
+    parallel_tool_calls: bool = True
+    previous_response_id: str | None = None
+    prompt: None = None
+    prompt_cache_key: str | None = None
+    prompt_cache_retention: str | None = None
+    reasoning: ReasoningConfig = Field(default_factory=ReasoningConfig)
+    safety_identifier: str | None = None
+    service_tier: str = "default"
+    store: bool = True
+    temperature: float = 1.0
+    text: TextConfig = Field(default_factory=TextConfig)
+    tool_choice: ToolChoice = "auto"
+    tools: list[Tool] = Field(default_factory=list)
+    top_logprobs: int = 0
+    top_p: float = 1.0
+    presence_penalty: float = 0.0
+    frequency_penalty: float = 0.0
+    truncation: Literal["auto", "disabled"] = "disabled"
+    usage: ResponseUsage | None = None
+    user: str | None = None
+
+    def output_text(self) -> str:
+        return "".join(
+            part.text
+            for item in self.output
+            if isinstance(item, OutputMessage)
+            for part in item.content
+            if part.type == "output_text"
+        )
+
+
+class DeletedResponse(WireModel):
+    id: str
+    object: Literal["response.deleted"] = "response.deleted"
+    deleted: bool = True

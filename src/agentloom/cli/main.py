@@ -1,0 +1,66 @@
+"""The ``agentloom`` command line."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from agentloom import __version__
+from agentloom.config import ConfigError, Settings, load_settings
+
+
+@click.group()
+@click.version_option(__version__, prog_name="agentloom")
+def main() -> None:
+    """agentloom: an OpenAI-compatible Responses API server and agent SDK."""
+
+
+@main.command()
+@click.option("--host", default=None, help="Interface to bind (default 127.0.0.1).")
+@click.option("--port", default=None, type=int, help="Port to listen on (default 8321).")
+@click.option(
+    "--config",
+    "config_path",
+    default=None,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="TOML configuration file.",
+)
+@click.option("--log-level", default="info", show_default=True)
+def serve(host: str | None, port: int | None, config_path: Path | None, log_level: str) -> None:
+    """Run the API server."""
+    import uvicorn
+
+    from agentloom.server.app import create_app
+
+    settings = _settings(config_path, host, port)
+    logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    for chatty in ("httpx", "httpx2", "openai"):  # one INFO line per upstream request otherwise
+        logging.getLogger(chatty).setLevel(max(logging.WARNING, logging.root.level))
+    app = create_app(settings)
+    uvicorn.run(
+        app,
+        host=settings.server.host,
+        port=settings.server.port,
+        log_level=log_level,
+        access_log=False,
+        timeout_graceful_shutdown=5,
+    )
+
+
+def _settings(config_path: Path | None, host: str | None, port: int | None) -> Settings:
+    try:
+        settings = load_settings(config_path)
+    except ConfigError as exc:
+        click.echo(f"agentloom: {exc}", err=True)
+        sys.exit(2)
+    server = settings.server.model_copy(
+        update={k: v for k, v in {"host": host, "port": port}.items() if v is not None}
+    )
+    return settings.model_copy(update={"server": server})
+
+
+if __name__ == "__main__":
+    main()

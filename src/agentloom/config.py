@@ -1,0 +1,161 @@
+"""Configuration: a TOML file, then environment variables (which win), then defaults.
+
+```toml
+[server]
+host = "127.0.0.1"
+port = 8321
+max_body_bytes = 33554432
+
+[database]
+url = "sqlite:///data/agentloom.db"     # or postgresql://user@host:5432/db
+
+[engine]
+max_model_calls = 10
+
+[[providers]]
+name = "vllm"
+type = "openai_compatible"
+base_url = "http://127.0.0.1:8000/v1"
+api_key_env = "VLLM_API_KEY"           # or api_key = "..."
+models = ["Qwen/Qwen3-8B"]             # omit to discover from GET /models
+```
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agentloom.inference.base import ProviderConfig
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8321
+DEFAULT_DATA_DIR = "data"
+
+
+class ConfigError(ValueError):
+    """The configuration file or environment is invalid."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ServerSettings(_Strict):
+    host: str = DEFAULT_HOST
+    port: int = Field(default=DEFAULT_PORT, ge=0, le=65535)
+    max_body_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
+    instance_id: str = Field(default_factory=lambda: f"inst_{uuid.uuid4().hex}")
+    heartbeat_interval: float = Field(default=10.0, gt=0)
+    abandoned_after: float = Field(default=60.0, gt=0)
+
+
+class DatabaseSettings(_Strict):
+    url: str = f"sqlite:///{DEFAULT_DATA_DIR}/agentloom.db"
+
+
+class EngineSettings(_Strict):
+    max_model_calls: int = Field(default=10, ge=1, le=1000)
+    truncation_retries: int = Field(default=4, ge=0, le=20)
+
+
+class ProviderSettings(_Strict):
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$")
+    type: str = "openai_compatible"
+    base_url: str | None = None
+    api_key: str | None = None
+    api_key_env: str | None = None
+    models: list[str] = Field(default_factory=list)
+    discover: bool = True
+    timeout: float = Field(default=600.0, gt=0)
+    connect_timeout: float = Field(default=10.0, gt=0)
+    max_retries: int = Field(default=0, ge=0)
+
+    def to_config(self, env: Mapping[str, str]) -> ProviderConfig:
+        api_key = self.api_key
+        if api_key is None and self.api_key_env is not None:
+            api_key = env.get(self.api_key_env)
+        return ProviderConfig(
+            name=self.name,
+            type=self.type,
+            base_url=self.base_url,
+            api_key=api_key,
+            models=tuple(self.models),
+            discover=self.discover and not self.models,
+            timeout=self.timeout,
+            connect_timeout=self.connect_timeout,
+            max_retries=self.max_retries,
+        )
+
+
+class Settings(_Strict):
+    server: ServerSettings = Field(default_factory=ServerSettings)
+    database: DatabaseSettings = Field(default_factory=DatabaseSettings)
+    engine: EngineSettings = Field(default_factory=EngineSettings)
+    providers: list[ProviderSettings] = Field(default_factory=list)
+
+    def provider_configs(self, env: Mapping[str, str] | None = None) -> list[ProviderConfig]:
+        env = os.environ if env is None else env
+        return [p.to_config(env) for p in self.providers]
+
+
+_ENV_SCALARS: dict[str, tuple[str, str]] = {
+    "AGENTLOOM_HOST": ("server", "host"),
+    "AGENTLOOM_PORT": ("server", "port"),
+    "AGENTLOOM_MAX_BODY_BYTES": ("server", "max_body_bytes"),
+    "AGENTLOOM_DATABASE_URL": ("database", "url"),
+    "AGENTLOOM_MAX_MODEL_CALLS": ("engine", "max_model_calls"),
+}
+
+
+def load_settings(path: str | Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
+    """Read the TOML file (if any), apply environment overrides, validate."""
+    env = os.environ if env is None else env
+    raw = _read_toml(Path(path)) if path is not None else {}
+    _apply_env(raw, env)
+    try:
+        return Settings.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid configuration: {exc}") from exc
+
+
+def _read_toml(path: Path) -> dict[str, object]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError as exc:
+        raise ConfigError(f"config file not found: {path}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+
+
+def _apply_env(raw: dict[str, object], env: Mapping[str, str]) -> None:
+    for var, (section, key) in _ENV_SCALARS.items():
+        if var in env:
+            table = raw.setdefault(section, {})
+            if not isinstance(table, dict):
+                raise ConfigError(f"[{section}] must be a table")
+            table[key] = env[var]
+    base_url = env.get("AGENTLOOM_INFERENCE_BASE_URL")
+    if base_url:
+        providers = raw.setdefault("providers", [])
+        if not isinstance(providers, list):
+            raise ConfigError("providers must be an array of tables")
+        providers.insert(0, _env_provider(base_url, env))
+
+
+def _env_provider(base_url: str, env: Mapping[str, str]) -> dict[str, object]:
+    provider: dict[str, object] = {
+        "name": env.get("AGENTLOOM_INFERENCE_NAME", "default"),
+        "base_url": base_url,
+        "api_key": env.get("AGENTLOOM_INFERENCE_API_KEY"),
+    }
+    models = env.get("AGENTLOOM_INFERENCE_MODELS")
+    if models:
+        provider["models"] = [m.strip() for m in models.split(",") if m.strip()]
+    return provider

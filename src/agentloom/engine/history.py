@@ -1,0 +1,66 @@
+"""The conversation a ``previous_response_id`` continues: its chain of items, parsed once.
+
+Reading a chain back is one recursive query, but parsing every item of a 50-turn chain again on
+every turn makes turn 50 cost more than turn 1. Finished responses are immutable, so the items
+of recently finished chains are kept parsed in a bounded LRU; a hit costs one existence check
+(the response may have been deleted, possibly by another server process) and no parsing. A
+delete through this process clears the cache, since the deleted response may sit inside any
+cached chain; a delete through another process is seen only for the response itself.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+
+from agentloom.api.items import STORED_ITEMS, StoredItem
+from agentloom.errors import NotFoundError
+from agentloom.storage.base import ResponseStore
+
+DEFAULT_CACHE_SIZE = 1024
+
+
+class History:
+    def __init__(self, store: ResponseStore, *, cache_size: int = DEFAULT_CACHE_SIZE) -> None:
+        self._store = store
+        self._cache: OrderedDict[str, tuple[StoredItem, ...]] = OrderedDict()
+        self._size = cache_size
+
+    async def load(self, response_id: str | None) -> tuple[StoredItem, ...]:
+        """Every item of the chain ending at ``response_id`` (its inputs and outputs), oldest
+        first; 404 ``previous_response_not_found`` if it does not exist."""
+        if response_id is None:
+            return ()
+        cached = self._cache.get(response_id)
+        if cached is not None and await self._store.exists(response_id):
+            self._cache.move_to_end(response_id)
+            return cached
+        rows = await self._store.history(response_id)
+        if rows is None:
+            self.forget(response_id)
+            raise _not_found(response_id)
+        if not rows:
+            return ()
+        return tuple(STORED_ITEMS.validate_json("[" + ",".join(r.body for r in rows) + "]"))
+
+    def remember(self, response_id: str, items: Sequence[StoredItem]) -> None:
+        """Keep the whole chain of a finished, stored response."""
+        self._cache[response_id] = tuple(items)
+        self._cache.move_to_end(response_id)
+        while len(self._cache) > self._size:
+            self._cache.popitem(last=False)
+
+    def forget(self, response_id: str) -> None:
+        self._cache.pop(response_id, None)
+
+    def clear(self) -> None:
+        """Drop every cached chain (a deleted response may be part of any of them)."""
+        self._cache.clear()
+
+
+def _not_found(response_id: str) -> NotFoundError:
+    return NotFoundError(
+        f"Previous response with id '{response_id}' not found.",
+        param="previous_response_id",
+        code="previous_response_not_found",
+    )

@@ -1,0 +1,235 @@
+"""The agent loop: a sequence of named steps, streaming typed events.
+
+    assemble input -> call model -> emit output -> run server-side tools -> decide
+        (continue with another model call | hand function calls back | finish)
+
+The loop is an async iterator of :mod:`agentloom.api.events`; the non-streaming reply is the
+collected stream. When it ends, :attr:`AgentLoop.response` holds the final Response.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Literal
+
+from agentloom.api import events as ev
+from agentloom.api.response import (
+    IncompleteDetails,
+    IncompleteReason,
+    Response,
+    ResponseError,
+    ResponseUsage,
+)
+from agentloom.engine import truncation
+from agentloom.engine.tool_plan import ToolPlan
+from agentloom.engine.turn import Sequencer, TurnResult, TurnStreamer
+from agentloom.errors import ContextLengthExceededError, UpstreamError
+from agentloom.inference import base as inf
+
+
+@dataclass(frozen=True, slots=True)
+class LoopConfig:
+    provider: inf.Provider
+    request: inf.ChatRequest  # messages + sampling params of the first model call
+    tools: ToolPlan
+    max_output_tokens: int | None
+    max_model_calls: int
+    truncation: Literal["auto", "disabled"]
+    truncation_retries: int
+    context_window: int | None
+    include_logprobs: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Decision:
+    kind: Literal["finish", "continue", "incomplete"]
+    reason: IncompleteReason | None = None
+    messages: tuple[inf.ChatMessage, ...] = ()
+
+
+class AgentLoop:
+    def __init__(self, response: Response, config: LoopConfig) -> None:
+        self.response = response
+        self._config = config
+        self._seq = Sequencer()
+        self._messages = list(config.request.messages)
+        self._usage = ResponseUsage()
+        self._output_tokens = 0
+
+    async def run(self) -> AsyncIterator[ev.StreamEvent]:
+        yield ev.ResponseCreated(sequence_number=self._seq(), response=self.response)
+        yield ev.ResponseInProgress(sequence_number=self._seq(), response=self.response)
+        try:
+            async for event in self._steps():
+                yield event
+        except UpstreamError as exc:
+            self._end_failed(exc)
+        yield self._terminal_event()
+
+    # --- steps -------------------------------------------------------------------------------
+
+    async def _steps(self) -> AsyncIterator[ev.StreamEvent]:
+        self._assemble()
+        for _ in range(self._config.max_model_calls):
+            budget = self._remaining_budget()
+            if budget is not None and budget <= 0:
+                self._end_incomplete("max_output_tokens")
+                return
+            turn = TurnStreamer(
+                self._seq,
+                first_output_index=len(self.response.output),
+                policy=self._config.tools.policy,
+                include_logprobs=self._config.include_logprobs,
+            )
+            async for event in self._call_model(turn, budget):
+                yield event
+            self._record(turn.result)
+            decision = self._decide(turn.result)
+            if decision.kind == "continue":
+                self._messages.extend(decision.messages)
+                continue
+            if decision.kind == "incomplete":
+                assert decision.reason is not None
+                self._end_incomplete(decision.reason)
+            else:
+                self._end_completed()
+            return
+        self._end_incomplete("max_messages")
+
+    def _assemble(self) -> None:
+        """Fit the input into the model's context window when truncation is ``auto``."""
+        window = self._config.context_window
+        if self._config.truncation != "auto" or window is None:
+            return
+        reserve = self._config.max_output_tokens or 0
+        fitted = truncation.fit_to_window(self._messages, window, reserve)
+        if fitted is not None:
+            self._messages = fitted
+
+    async def _call_model(
+        self, turn: TurnStreamer, budget: int | None
+    ) -> AsyncIterator[ev.StreamEvent]:
+        retries = self._config.truncation_retries
+        while True:
+            request = self._chat_request(budget)
+            started = False
+            try:
+                async for event in turn.run(self._config.provider.stream(request)):
+                    started = True
+                    yield event
+                return
+            except ContextLengthExceededError:
+                if started or not self._truncate_after_overflow(retries):
+                    raise
+                retries -= 1
+
+    def _truncate_after_overflow(self, retries: int) -> bool:
+        if self._config.truncation != "auto" or retries <= 0:
+            return False
+        shorter = truncation.drop_oldest_turn(self._messages)
+        if shorter is None:
+            return False
+        self._messages = shorter
+        return True
+
+    def _chat_request(self, budget: int | None) -> inf.ChatRequest:
+        return dataclasses.replace(
+            self._config.request, messages=tuple(self._messages), max_tokens=budget
+        )
+
+    def _decide(self, result: TurnResult) -> _Decision:
+        if result.finish == "length":
+            return _Decision("incomplete", reason="max_output_tokens")
+        if result.finish == "content_filter":
+            return _Decision("incomplete", reason="content_filter")
+        if result.rejected and not result.calls:
+            return _Decision("continue", messages=_rejection_messages(result))
+        # Server-side tools run here (none are registered yet); function calls go to the client.
+        return _Decision("finish")
+
+    # --- bookkeeping -------------------------------------------------------------------------
+
+    def _record(self, result: TurnResult) -> None:
+        self.response = self.response.model_copy(
+            update={"output": [*self.response.output, *result.items]}
+        )
+        self._messages.append(_assistant_message(result))
+        usage = result.usage or _estimated_usage(self._messages, result)
+        self._output_tokens += usage.output_tokens
+        self._usage = self._usage.add(_usage(usage))
+
+    def _remaining_budget(self) -> int | None:
+        if self._config.max_output_tokens is None:
+            return None
+        return self._config.max_output_tokens - self._output_tokens
+
+    def _end_completed(self) -> None:
+        self._finish("completed", completed_at=int(time.time()))
+
+    def _end_incomplete(self, reason: IncompleteReason) -> None:
+        self._finish("incomplete", incomplete_details=IncompleteDetails(reason=reason))
+
+    def _end_failed(self, exc: UpstreamError) -> None:
+        self._finish(
+            "failed", error=ResponseError(code=exc.code or "server_error", message=exc.message)
+        )
+
+    def _finish(
+        self, status: Literal["completed", "incomplete", "failed"], **fields: object
+    ) -> None:
+        self.response = self.response.model_copy(
+            update={"status": status, "usage": self._usage, **fields}
+        )
+
+    def _terminal_event(self) -> ev.TerminalEvent:
+        seq, response = self._seq(), self.response
+        if response.status == "completed":
+            return ev.ResponseCompleted(sequence_number=seq, response=response)
+        if response.status == "incomplete":
+            return ev.ResponseIncomplete(sequence_number=seq, response=response)
+        return ev.ResponseFailed(sequence_number=seq, response=response)
+
+
+def _assistant_message(result: TurnResult) -> inf.ChatMessage:
+    text = "".join(
+        part.text
+        for item in result.items
+        if item.type == "message"
+        for part in item.content
+        if part.type == "output_text"
+    )
+    calls = tuple(
+        inf.ToolCall(id=c.call_id, name=c.name, arguments=c.arguments) for c in result.calls
+    ) + tuple(result.rejected)
+    return inf.ChatMessage(role="assistant", content=text or None, tool_calls=calls)
+
+
+def _rejection_messages(result: TurnResult) -> tuple[inf.ChatMessage, ...]:
+    return tuple(
+        inf.ChatMessage(
+            role="tool",
+            tool_call_id=call.id,
+            content=f"Error: tool '{call.name}' is not available. Use only the tools offered.",
+        )
+        for call in result.rejected
+    )
+
+
+def _estimated_usage(messages: list[inf.ChatMessage], result: TurnResult) -> inf.Usage:
+    output = max(1, result.output_chars // truncation.CHARS_PER_TOKEN)
+    return inf.Usage(input_tokens=truncation.estimate_tokens(messages), output_tokens=output)
+
+
+def _usage(usage: inf.Usage) -> ResponseUsage:
+    return ResponseUsage.model_validate(
+        {
+            "input_tokens": usage.input_tokens,
+            "input_tokens_details": {"cached_tokens": usage.cached_tokens},
+            "output_tokens": usage.output_tokens,
+            "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+            "total_tokens": usage.input_tokens + usage.output_tokens,
+        }
+    )

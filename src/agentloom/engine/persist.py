@@ -1,0 +1,71 @@
+"""Writing one response to the store: its in-progress row, then its final state.
+
+The final state is written *before* the terminal event is released, so a client that reacts to
+``response.completed`` always finds the stored response. The in-progress row (what a retrieve
+sees while the response runs, and what crash recovery fails) is written ``begin_delay``
+seconds after the start, beside the model call; a response that ends sooner is written once, in
+one transaction, instead of twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import anyio
+
+from agentloom.api.items import StoredItem
+from agentloom.api.response import OutputItem, Response
+from agentloom.storage.base import ItemRow, ResponseRow, ResponseStore
+
+DEFAULT_BEGIN_DELAY = 0.05
+
+
+class ResponseWriter:
+    def __init__(
+        self,
+        store: ResponseStore,
+        response: Response,
+        input_items: Sequence[StoredItem],
+        *,
+        begin_delay: float = DEFAULT_BEGIN_DELAY,
+    ) -> None:
+        self._store = store
+        self._row = response_row(response)
+        self._inputs = item_rows(input_items)
+        self._begun: asyncio.Future[None] | None = None
+        self._timer = asyncio.get_running_loop().call_later(begin_delay, self._begin)
+
+    def _begin(self) -> None:
+        self._begun = asyncio.ensure_future(self._store.begin(self._row, self._inputs))
+
+    async def finish(self, response: Response) -> None:
+        """Write the final state (shielded: a cancelled client does not lose the row)."""
+        self._timer.cancel()
+        with anyio.CancelScope(shield=True):
+            final, outputs = response_row(response), item_rows(response.output)
+            if self._begun is None:
+                await self._store.save(final, self._inputs, outputs)
+            else:
+                await self._begun
+                await self._store.finish(final, outputs)
+
+
+def response_row(response: Response) -> ResponseRow:
+    body = response.model_copy(update={"output": []}).model_dump_json()
+    return ResponseRow(
+        id=response.id,
+        created_at=response.created_at,
+        model=response.model,
+        status=response.status,
+        previous_response_id=response.previous_response_id,
+        body=body,
+    )
+
+
+def item_rows(items: Sequence[StoredItem | OutputItem]) -> list[ItemRow]:
+    rows: list[ItemRow] = []
+    for item in items:
+        assert item.id is not None, "items get their id before they are stored"
+        rows.append(ItemRow(id=item.id, body=item.model_dump_json()))
+    return rows

@@ -1,0 +1,161 @@
+"""The responses service: prepare, run the loop, persist; and read stored responses back.
+
+Persistence rules: ``store: false`` writes nothing. Otherwise see :mod:`agentloom.engine.persist`:
+the final state and output are written *before* the terminal event is released, so a client that
+reacts to ``response.completed`` always finds it. A stream abandoned by its consumer (client
+disconnect) is finalised as ``cancelled``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from agentloom.api import events as ev
+from agentloom.api.items import STORED_ITEMS, Message, OutputMessage, StoredItem
+from agentloom.api.lists import ListPage
+from agentloom.api.requests import CreateResponseRequest
+from agentloom.api.response import DeletedResponse, OutputItem, Response, ResponseError
+from agentloom.engine.history import History
+from agentloom.engine.loop import AgentLoop
+from agentloom.engine.persist import ResponseWriter
+from agentloom.engine.prepare import EngineLimits, Prepared, prepare
+from agentloom.errors import NotFoundError
+from agentloom.inference.catalog import ModelCatalog
+from agentloom.storage.base import Order, ResponseStore
+
+_TERMINAL_EVENTS = (ev.ResponseCompleted, ev.ResponseIncomplete, ev.ResponseFailed)
+
+
+@dataclass(frozen=True, slots=True)
+class ItemPageQuery:
+    after: str | None = None
+    before: str | None = None
+    limit: int = 20
+    order: Order = "desc"
+
+
+class ResponsesService:
+    def __init__(
+        self, *, catalog: ModelCatalog, store: ResponseStore, limits: EngineLimits
+    ) -> None:
+        self._catalog = catalog
+        self._store = store
+        self._limits = limits
+        self._histories = History(store)
+
+    # --- create ------------------------------------------------------------------------------
+
+    async def prepare(self, request: CreateResponseRequest) -> Prepared:
+        """Validate and resolve a request; raises the caller's mistakes before anything runs."""
+        return await prepare(
+            request,
+            catalog=self._catalog,
+            store=self._store,
+            histories=self._histories,
+            limits=self._limits,
+        )
+
+    async def stream(self, prepared: Prepared) -> AsyncIterator[ev.StreamEvent]:
+        loop = AgentLoop(prepared.response, prepared.loop)
+        if not prepared.store:
+            async for event in loop.run():
+                yield event
+            return
+        writer = ResponseWriter(self._store, prepared.response, prepared.input_items)
+        finished = False
+        try:
+            async for event in loop.run():
+                if isinstance(event, _TERMINAL_EVENTS):
+                    await self._finish(writer, prepared, event.response)
+                    finished = True
+                yield event
+        finally:
+            if not finished:
+                await self._finish(writer, prepared, _abandoned(loop.response))
+
+    async def collect(self, prepared: Prepared) -> Response:
+        """The non-streaming reply: the same stream, collected."""
+        final: Response | None = None
+        async for event in self.stream(prepared):
+            if isinstance(event, _TERMINAL_EVENTS):
+                final = event.response
+        assert final is not None, "the loop always ends with a terminal event"
+        return final
+
+    async def _finish(self, writer: ResponseWriter, prepared: Prepared, response: Response) -> None:
+        await writer.finish(response)
+        output = [_as_stored(item) for item in response.output]
+        self._histories.remember(response.id, [*prepared.history, *prepared.input_items, *output])
+
+    # --- read --------------------------------------------------------------------------------
+
+    async def get(self, response_id: str) -> Response:
+        stored = await self._store.get(response_id)
+        if stored is None:
+            raise _not_found(response_id)
+        body = json.loads(stored.response.body)
+        body["output"] = [json.loads(item.body) for item in stored.output]
+        return Response.model_validate(body)
+
+    async def delete(self, response_id: str) -> DeletedResponse:
+        self._histories.clear()
+        if not await self._store.delete(response_id):
+            raise _not_found(response_id)
+        return DeletedResponse(id=response_id)
+
+    async def list(
+        self, *, after: str | None, limit: int, order: Order, model: str | None
+    ) -> ListPage[Response]:
+        page = await self._store.list_page(after=after, limit=limit, order=order, model=model)
+        data = [Response.model_validate_json(row.body) for row in page.data]
+        return ListPage[Response](
+            data=data,
+            first_id=data[0].id if data else None,
+            last_id=data[-1].id if data else None,
+            has_more=page.has_more,
+        )
+
+    async def input_items(self, response_id: str, query: ItemPageQuery) -> ListPage[StoredItem]:
+        page = await self._store.input_items(
+            response_id,
+            after=query.after,
+            before=query.before,
+            limit=query.limit,
+            order=query.order,
+        )
+        if page is None:
+            raise _not_found(response_id)
+        items = STORED_ITEMS.validate_json("[" + ",".join(r.body for r in page.data) + "]")
+        return ListPage[StoredItem](
+            data=items,
+            first_id=page.data[0].id if page.data else None,
+            last_id=page.data[-1].id if page.data else None,
+            has_more=page.has_more,
+        )
+
+
+def _not_found(response_id: str) -> NotFoundError:
+    return NotFoundError(f"Response with id '{response_id}' not found.", param="response_id")
+
+
+def _as_stored(item: OutputItem) -> StoredItem:
+    """An output item as it reads back from storage (the assistant message as a ``Message``)."""
+    if isinstance(item, OutputMessage):
+        return Message.model_validate(item.model_dump())
+    return item
+
+
+def _abandoned(response: Response) -> Response:
+    if response.status != "in_progress":
+        return response
+    return response.model_copy(
+        update={
+            "status": "cancelled",
+            "error": ResponseError(
+                code="client_disconnected",
+                message="The client disconnected before the response finished.",
+            ),
+        }
+    )

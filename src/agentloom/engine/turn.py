@@ -1,0 +1,389 @@
+"""One model call: provider chunks in, output items and their stream events out.
+
+The streamer opens and closes output items as the chunks demand (reasoning, then a message with
+text or refusal parts, then function calls), numbers the events, and keeps the finished items,
+the finish reason and the usage for the loop to decide what comes next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+
+from agentloom.api import events as ev
+from agentloom.api.content import Logprob, OutputText, ReasoningText, Refusal, TopLogprob
+from agentloom.api.items import FunctionCall, OutputMessage, Reasoning
+from agentloom.api.response import OutputItem
+from agentloom.ids import new_id
+from agentloom.inference import base as inf
+
+
+class Sequencer:
+    """Hands out ``sequence_number`` values: 0, 1, 2 ... across a whole response."""
+
+    def __init__(self) -> None:
+        self._next = 0
+
+    def __call__(self) -> int:
+        value = self._next
+        self._next += 1
+        return value
+
+
+@dataclass
+class _Part:
+    kind: str  # "output_text" | "refusal"
+    chunks: list[str] = field(default_factory=list)
+    logprobs: list[Logprob] = field(default_factory=list)
+
+    def model(self, *, with_logprobs: bool) -> OutputText | Refusal:
+        text = "".join(self.chunks)
+        if self.kind == "refusal":
+            return Refusal(refusal=text)
+        return OutputText(text=text, logprobs=self.logprobs if with_logprobs else None)
+
+
+@dataclass
+class _OpenMessage:
+    id: str
+    index: int
+    parts: list[_Part] = field(default_factory=list)
+
+
+@dataclass
+class _OpenReasoning:
+    id: str
+    index: int
+    chunks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _OpenCall:
+    id: str
+    index: int
+    call_id: str
+    name: str
+    chunks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TurnResult:
+    items: list[OutputItem] = field(default_factory=list)
+    calls: list[FunctionCall] = field(default_factory=list)
+    rejected: list[inf.ToolCall] = field(default_factory=list)
+    finish: inf.FinishReason | None = None
+    usage: inf.Usage | None = None
+    output_chars: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CallPolicy:
+    """Which tool calls of the model are accepted and handed on."""
+
+    offered: frozenset[str]
+    single_call: bool = False  # parallel_tool_calls: false
+
+
+class TurnStreamer:
+    def __init__(
+        self,
+        seq: Callable[[], int],
+        *,
+        first_output_index: int,
+        policy: CallPolicy,
+        include_logprobs: bool = False,
+    ) -> None:
+        self._seq = seq
+        self._next_index = first_output_index
+        self._policy = policy
+        self._with_logprobs = include_logprobs
+        self._message: _OpenMessage | None = None
+        self._reasoning: _OpenReasoning | None = None
+        self._calls: dict[int, _OpenCall] = {}
+        self._pending: dict[int, inf.ToolCallDelta] = {}
+        self._skipped: dict[int, list[str]] = {}
+        self._skipped_names: dict[int, tuple[str, str]] = {}
+        self.result = TurnResult()
+
+    async def run(self, chunks: AsyncIterator[inf.Chunk]) -> AsyncIterator[ev.StreamEvent]:
+        async for chunk in chunks:
+            for event in self._on_chunk(chunk):
+                yield event
+        for event in self.close():
+            yield event
+
+    def close(self) -> list[ev.StreamEvent]:
+        """Close every open item (also used when the stream ends early)."""
+        events = self._close_reasoning() + self._close_message() + self._close_calls()
+        self.result.rejected.extend(
+            inf.ToolCall(id=call_id, name=name, arguments="".join(self._skipped[i]))
+            for i, (call_id, name) in self._skipped_names.items()
+        )
+        self._skipped_names.clear()
+        return events
+
+    # --- chunk dispatch ----------------------------------------------------------------------
+
+    def _on_chunk(self, chunk: inf.Chunk) -> list[ev.StreamEvent]:
+        if isinstance(chunk, inf.TextDelta):
+            return self._on_text(chunk)
+        if isinstance(chunk, inf.ReasoningDelta):
+            return self._on_reasoning(chunk)
+        if isinstance(chunk, inf.ToolCallDelta):
+            return self._on_tool_call(chunk)
+        if isinstance(chunk, inf.RefusalDelta):
+            return self._on_refusal(chunk)
+        if isinstance(chunk, inf.Finish):
+            self.result.finish = chunk.reason
+        else:
+            self.result.usage = chunk
+        return []
+
+    def _take_index(self) -> int:
+        index = self._next_index
+        self._next_index += 1
+        return index
+
+    # --- reasoning ---------------------------------------------------------------------------
+
+    def _on_reasoning(self, chunk: inf.ReasoningDelta) -> list[ev.StreamEvent]:
+        events: list[ev.StreamEvent] = []
+        if self._reasoning is None:
+            events += self._close_message() + self._close_calls()
+            events += self._open_reasoning()
+        assert self._reasoning is not None
+        self._reasoning.chunks.append(chunk.text)
+        self.result.output_chars += len(chunk.text)
+        events.append(
+            ev.ReasoningTextDelta(
+                sequence_number=self._seq(),
+                item_id=self._reasoning.id,
+                output_index=self._reasoning.index,
+                content_index=0,
+                delta=chunk.text,
+            )
+        )
+        return events
+
+    def _open_reasoning(self) -> list[ev.StreamEvent]:
+        item = _OpenReasoning(id=new_id("rs"), index=self._take_index())
+        self._reasoning = item
+        added = Reasoning(id=item.id, summary=[], content=[], status="in_progress")
+        return [
+            ev.OutputItemAdded(sequence_number=self._seq(), output_index=item.index, item=added),
+            ev.ContentPartAdded(
+                sequence_number=self._seq(),
+                item_id=item.id,
+                output_index=item.index,
+                content_index=0,
+                part=ReasoningText(text=""),
+            ),
+        ]
+
+    def _close_reasoning(self) -> list[ev.StreamEvent]:
+        item, self._reasoning = self._reasoning, None
+        if item is None:
+            return []
+        text = "".join(item.chunks)
+        done = Reasoning(
+            id=item.id, summary=[], content=[ReasoningText(text=text)], status="completed"
+        )
+        self.result.items.append(done)
+        where = {"item_id": item.id, "output_index": item.index, "content_index": 0}
+        return [
+            ev.ReasoningTextDone(sequence_number=self._seq(), text=text, **where),
+            ev.ContentPartDone(sequence_number=self._seq(), part=ReasoningText(text=text), **where),
+            ev.OutputItemDone(sequence_number=self._seq(), output_index=item.index, item=done),
+        ]
+
+    # --- message -----------------------------------------------------------------------------
+
+    def _ensure_part(self, kind: str) -> tuple[_OpenMessage, _Part, list[ev.StreamEvent]]:
+        events: list[ev.StreamEvent] = []
+        if self._message is None:
+            events += self._close_reasoning() + self._close_calls()
+            self._message = _OpenMessage(id=new_id("msg"), index=self._take_index())
+            added = OutputMessage(id=self._message.id, status="in_progress", content=[])
+            events.append(
+                ev.OutputItemAdded(
+                    sequence_number=self._seq(), output_index=self._message.index, item=added
+                )
+            )
+        message = self._message
+        if not message.parts or message.parts[-1].kind != kind:
+            if message.parts:
+                events += self._close_part(message)
+            message.parts.append(_Part(kind=kind))
+            events.append(
+                ev.ContentPartAdded(
+                    sequence_number=self._seq(),
+                    item_id=message.id,
+                    output_index=message.index,
+                    content_index=len(message.parts) - 1,
+                    part=_Part(kind=kind).model(with_logprobs=self._with_logprobs),
+                )
+            )
+        return message, message.parts[-1], events
+
+    def _on_text(self, chunk: inf.TextDelta) -> list[ev.StreamEvent]:
+        message, part, events = self._ensure_part("output_text")
+        part.chunks.append(chunk.text)
+        logprobs = [_logprob(lp) for lp in chunk.logprobs]
+        part.logprobs.extend(logprobs)
+        self.result.output_chars += len(chunk.text)
+        events.append(
+            ev.OutputTextDelta(
+                sequence_number=self._seq(),
+                item_id=message.id,
+                output_index=message.index,
+                content_index=len(message.parts) - 1,
+                delta=chunk.text,
+                logprobs=logprobs,
+            )
+        )
+        return events
+
+    def _on_refusal(self, chunk: inf.RefusalDelta) -> list[ev.StreamEvent]:
+        message, part, events = self._ensure_part("refusal")
+        part.chunks.append(chunk.text)
+        self.result.output_chars += len(chunk.text)
+        events.append(
+            ev.RefusalDelta(
+                sequence_number=self._seq(),
+                item_id=message.id,
+                output_index=message.index,
+                content_index=len(message.parts) - 1,
+                delta=chunk.text,
+            )
+        )
+        return events
+
+    def _close_part(self, message: _OpenMessage) -> list[ev.StreamEvent]:
+        part = message.parts[-1]
+        model = part.model(with_logprobs=self._with_logprobs)
+        where = {
+            "item_id": message.id,
+            "output_index": message.index,
+            "content_index": len(message.parts) - 1,
+        }
+        done: ev.StreamEvent
+        if isinstance(model, Refusal):
+            done = ev.RefusalDone(sequence_number=self._seq(), refusal=model.refusal, **where)
+        else:
+            done = ev.OutputTextDone(
+                sequence_number=self._seq(), text=model.text, logprobs=part.logprobs, **where
+            )
+        return [done, ev.ContentPartDone(sequence_number=self._seq(), part=model, **where)]
+
+    def _close_message(self) -> list[ev.StreamEvent]:
+        message, self._message = self._message, None
+        if message is None:
+            return []
+        events = self._close_part(message) if message.parts else []
+        content = [p.model(with_logprobs=self._with_logprobs) for p in message.parts]
+        done = OutputMessage(id=message.id, status="completed", content=content)
+        self.result.items.append(done)
+        events.append(
+            ev.OutputItemDone(sequence_number=self._seq(), output_index=message.index, item=done)
+        )
+        return events
+
+    # --- function calls ----------------------------------------------------------------------
+
+    def _on_tool_call(self, chunk: inf.ToolCallDelta) -> list[ev.StreamEvent]:
+        if chunk.index in self._skipped:
+            self._skipped[chunk.index].append(chunk.arguments)
+            return []
+        call = self._calls.get(chunk.index)
+        if call is None:
+            return self._start_call(chunk)
+        return self._call_delta(call, chunk.arguments)
+
+    def _start_call(self, chunk: inf.ToolCallDelta) -> list[ev.StreamEvent]:
+        pending = self._merge_pending(chunk)
+        if pending.name is None:
+            self._pending[chunk.index] = pending  # name not known yet: wait for it
+            return []
+        self._pending.pop(chunk.index, None)
+        call_id = pending.id or new_id("call")
+        if pending.name not in self._policy.offered:
+            self._skipped[chunk.index] = [pending.arguments]
+            self._skipped_names[chunk.index] = (call_id, pending.name)  # reported to the model
+            return []
+        if self._policy.single_call and (self._calls or self.result.calls):
+            self._skipped[chunk.index] = []  # parallel_tool_calls: false, dropped
+            return []
+        events = self._close_reasoning() + self._close_message()
+        call = _OpenCall(
+            id=new_id("fc"), index=self._take_index(), call_id=call_id, name=pending.name
+        )
+        self._calls[chunk.index] = call
+        added = FunctionCall(
+            id=call.id, call_id=call_id, name=call.name, arguments="", status="in_progress"
+        )
+        events.append(
+            ev.OutputItemAdded(sequence_number=self._seq(), output_index=call.index, item=added)
+        )
+        return events + self._call_delta(call, pending.arguments)
+
+    def _merge_pending(self, chunk: inf.ToolCallDelta) -> inf.ToolCallDelta:
+        earlier = self._pending.get(chunk.index)
+        if earlier is None:
+            return chunk
+        return inf.ToolCallDelta(
+            index=chunk.index,
+            id=earlier.id or chunk.id,
+            name=earlier.name or chunk.name,
+            arguments=earlier.arguments + chunk.arguments,
+        )
+
+    def _call_delta(self, call: _OpenCall, delta: str) -> list[ev.StreamEvent]:
+        if not delta:
+            return []
+        call.chunks.append(delta)
+        self.result.output_chars += len(delta)
+        return [
+            ev.FunctionCallArgumentsDelta(
+                sequence_number=self._seq(), item_id=call.id, output_index=call.index, delta=delta
+            )
+        ]
+
+    def _close_calls(self) -> list[ev.StreamEvent]:
+        events: list[ev.StreamEvent] = []
+        for call in sorted(self._calls.values(), key=lambda c: c.index):
+            arguments = "".join(call.chunks)
+            done = FunctionCall(
+                id=call.id,
+                call_id=call.call_id,
+                name=call.name,
+                arguments=arguments,
+                status="completed",
+            )
+            self.result.items.append(done)
+            self.result.calls.append(done)
+            events.append(
+                ev.FunctionCallArgumentsDone(
+                    sequence_number=self._seq(),
+                    item_id=call.id,
+                    output_index=call.index,
+                    name=call.name,
+                    arguments=arguments,
+                )
+            )
+            events.append(
+                ev.OutputItemDone(sequence_number=self._seq(), output_index=call.index, item=done)
+            )
+        self._calls.clear()
+        return events
+
+
+def _logprob(lp: inf.TokenLogprob) -> Logprob:
+    return Logprob(
+        token=lp.token,
+        logprob=lp.logprob,
+        bytes=list(lp.bytes or ()),
+        top_logprobs=[
+            TopLogprob(token=t.token, logprob=t.logprob, bytes=list(t.bytes or ()))
+            for t in lp.top_logprobs
+        ],
+    )

@@ -1,0 +1,96 @@
+"""One error hierarchy for the whole package.
+
+Caller mistakes, upstream (inference backend) failures and internal faults each have a class.
+Nothing here knows about HTTP: ``agentloom.server.errors`` maps these classes to status codes and
+to OpenAI's error envelope in one table.
+"""
+
+from __future__ import annotations
+
+
+class AgentloomError(Exception):
+    """Root of every error agentloom raises on purpose."""
+
+    default_code: str | None = None
+
+    def __init__(self, message: str, *, param: str | None = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.param = param
+        self.code = code if code is not None else self.default_code
+
+
+# --- caller mistakes -------------------------------------------------------------------------
+
+
+class InvalidRequestError(AgentloomError):
+    """The request is malformed or asks for something impossible."""
+
+
+class NotFoundError(AgentloomError):
+    """A referenced object (model, response, item ...) does not exist."""
+
+
+class ConflictError(AgentloomError):
+    """The request conflicts with the current state of an object."""
+
+
+class PayloadTooLargeError(AgentloomError):
+    """The request body is larger than the configured limit."""
+
+    default_code = "request_too_large"
+
+
+# --- upstream (inference backend) failures ---------------------------------------------------
+
+
+class UpstreamError(AgentloomError):
+    """The inference backend failed. ``status`` is the backend's HTTP status, if it gave one."""
+
+    default_code = "server_error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        code: str | None = None,
+        param: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, param=param, code=code)
+        self.status = status
+        self.retry_after = retry_after
+
+
+class UpstreamTimeoutError(UpstreamError):
+    """The backend did not answer (or stopped streaming) within the configured timeout."""
+
+    default_code = "server_error"
+
+
+class UpstreamRateLimitError(UpstreamError):
+    """The backend answered 429."""
+
+    default_code = "rate_limit_exceeded"
+
+
+class ContextLengthExceededError(UpstreamError):
+    """The backend refused the request because the context is longer than the model's window."""
+
+    default_code = "context_length_exceeded"
+
+
+class UpstreamRequestError(UpstreamError):
+    """The backend rejected the request as invalid (4xx other than 429 / context length)."""
+
+    default_code = "invalid_prompt"
+
+
+# --- internal faults -------------------------------------------------------------------------
+
+
+class InternalError(AgentloomError):
+    """A bug or an unexpected state inside agentloom."""
+
+    default_code = "server_error"

@@ -1,0 +1,220 @@
+"""The inference seam: a streamed chat completion in, typed chunks out.
+
+Everything a provider needs is in :class:`ChatRequest`; everything it yields is a :data:`Chunk`.
+Providers raise only :mod:`agentloom.errors` upstream errors, never HTTP or vendor types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, TypeAlias
+
+JSONValue: TypeAlias = "str | int | float | bool | list[JSONValue] | dict[str, JSONValue] | None"
+JSONObject: TypeAlias = dict[str, JSONValue]
+
+Role = Literal["system", "user", "assistant", "tool"]
+FinishReason = Literal["stop", "length", "tool_calls", "content_filter"]
+
+
+# --- request ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TextPart:
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class ImagePart:
+    url: str  # http(s) URL or data URL
+    detail: Literal["low", "high", "auto"] = "auto"
+    type: Literal["image"] = "image"
+
+
+@dataclass(frozen=True, slots=True)
+class FilePart:
+    filename: str | None
+    data: str | None  # data URL / base64 payload
+    url: str | None = None
+    type: Literal["file"] = "file"
+
+
+ContentPart: TypeAlias = TextPart | ImagePart | FilePart
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A complete tool call, as the model made it (assembled from deltas)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    """One chat-completions message.
+
+    ``content`` is a string or parts (user messages); assistant messages may carry ``tool_calls``
+    and ``reasoning`` (the backend's own reasoning text, given back to backends that accept it);
+    tool messages carry ``tool_call_id``.
+    """
+
+    role: Role
+    content: str | tuple[ContentPart, ...] | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    reasoning: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionSpec:
+    name: str
+    description: str | None
+    parameters: JSONObject
+    strict: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class NamedToolChoice:
+    name: str
+
+
+ToolChoice: TypeAlias = Literal["auto", "none", "required"] | NamedToolChoice
+
+
+@dataclass(frozen=True, slots=True)
+class JsonSchemaFormat:
+    name: str
+    schema: JSONObject
+    strict: bool = False
+    description: str | None = None
+
+
+ResponseFormat: TypeAlias = Literal["text", "json_object"] | JsonSchemaFormat
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRequest:
+    model: str  # the backend's own model id
+    messages: tuple[ChatMessage, ...]
+    tools: tuple[FunctionSpec, ...] = ()
+    tool_choice: ToolChoice | None = None
+    parallel_tool_calls: bool | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    max_tokens: int | None = None
+    top_logprobs: int | None = None
+    response_format: ResponseFormat = "text"
+    reasoning_effort: str | None = None
+    user: str | None = None
+    prompt_cache_key: str | None = None
+    safety_identifier: str | None = None
+    service_tier: str | None = None
+
+
+# --- chunks ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TopLogprob:
+    token: str
+    logprob: float
+    bytes: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TokenLogprob:
+    token: str
+    logprob: float
+    bytes: tuple[int, ...] | None = None
+    top_logprobs: tuple[TopLogprob, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+    logprobs: tuple[TokenLogprob, ...] = ()
+    type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class RefusalDelta:
+    text: str
+    type: Literal["refusal"] = "refusal"
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    text: str
+    type: Literal["reasoning"] = "reasoning"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A fragment of tool call ``index``: ``id`` and ``name`` arrive once, arguments in pieces."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+    type: Literal["tool_call"] = "tool_call"
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    reason: FinishReason
+    type: Literal["finish"] = "finish"
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    type: Literal["usage"] = "usage"
+
+
+Chunk: TypeAlias = TextDelta | RefusalDelta | ReasoningDelta | ToolCallDelta | Finish | Usage
+
+
+# --- the seam --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    id: str
+    created: int = 0
+    owned_by: str = "agentloom"
+    context_window: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderConfig:
+    """How to build one provider: its registry ``type``, its name and connection details."""
+
+    name: str
+    type: str = "openai_compatible"
+    base_url: str | None = None
+    api_key: str | None = None
+    models: tuple[str, ...] = ()  # static model list; empty means discover via GET /models
+    discover: bool = True
+    timeout: float = 600.0  # seconds without any byte from the backend before giving up
+    connect_timeout: float = 10.0
+    max_retries: int = 0
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+class Provider(Protocol):
+    """An inference backend. ``stream`` yields chunks; it raises ``UpstreamError`` on failure."""
+
+    def stream(self, request: ChatRequest) -> AsyncIterator[Chunk]: ...
+
+    async def list_models(self) -> list[ModelInfo]: ...
+
+    async def aclose(self) -> None: ...

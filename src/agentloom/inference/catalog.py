@@ -1,0 +1,104 @@
+"""The model catalog: which served model id goes to which provider and backend model.
+
+A model is served under its backend id and as ``provider/model``. Static model lists come from
+the configuration; the others are discovered from each backend's ``GET /models`` at startup and
+again (at most every ``refresh_interval`` seconds) when a request names a model we do not know.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from agentloom.errors import NotFoundError, UpstreamError
+from agentloom.inference.base import ModelInfo, Provider, ProviderConfig
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ServedModel:
+    id: str  # the id clients use
+    provider_name: str
+    backend_id: str  # the id the backend knows
+    info: ModelInfo
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    provider: Provider
+    model: ServedModel
+
+
+class ModelCatalog:
+    def __init__(
+        self,
+        providers: Mapping[str, Provider],
+        configs: Mapping[str, ProviderConfig],
+        *,
+        refresh_interval: float = 5.0,
+    ) -> None:
+        self._providers = dict(providers)
+        self._configs = dict(configs)
+        self._refresh_interval = refresh_interval
+        self._models: dict[str, list[ModelInfo]] = {
+            name: [ModelInfo(id=m, owned_by=name) for m in cfg.models]
+            for name, cfg in configs.items()
+        }
+        self._index: dict[str, ServedModel] = {}
+        self._last_refresh = -float("inf")
+        self._lock = asyncio.Lock()
+        self._reindex()
+
+    async def refresh(self) -> None:
+        """Discover models of every provider that asks for discovery, concurrently."""
+        names = [n for n, c in self._configs.items() if c.discover]
+        results = await asyncio.gather(*(self._discover(n) for n in names))
+        for name, models in zip(names, results, strict=True):
+            if models is not None:
+                self._models[name] = models
+        self._last_refresh = time.monotonic()
+        self._reindex()
+
+    async def resolve(self, model_id: str) -> Resolved:
+        served = self._index.get(model_id)
+        if served is None and await self._refresh_if_stale():
+            served = self._index.get(model_id)
+        if served is None:
+            raise NotFoundError(
+                f"The model '{model_id}' does not exist or you do not have access to it.",
+                param="model",
+                code="model_not_found",
+            )
+        return Resolved(provider=self._providers[served.provider_name], model=served)
+
+    def models(self) -> list[ServedModel]:
+        return list(self._index.values())
+
+    async def _refresh_if_stale(self) -> bool:
+        async with self._lock:
+            if time.monotonic() - self._last_refresh < self._refresh_interval:
+                return False
+            await self.refresh()
+            return True
+
+    async def _discover(self, name: str) -> list[ModelInfo] | None:
+        try:
+            return await self._providers[name].list_models()
+        except UpstreamError as exc:
+            log.warning("model discovery failed for provider %r: %s", name, exc.message)
+            return None
+
+    def _reindex(self) -> None:
+        index: dict[str, ServedModel] = {}
+        for name, models in self._models.items():
+            for info in models:
+                index.setdefault(info.id, ServedModel(info.id, name, info.id, info))
+        for name, models in self._models.items():
+            for info in models:
+                alias = f"{name}/{info.id}"
+                index.setdefault(alias, ServedModel(alias, name, info.id, info))
+        self._index = index

@@ -1,0 +1,40 @@
+"""The ASGI application: routes, error handlers and the lifespan that opens the runtime."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+
+import anyio
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+
+from agentloom.config import Settings
+from agentloom.errors import AgentloomError
+from agentloom.inference.base import Provider
+from agentloom.server import errors
+from agentloom.server.routes import models, responses
+from agentloom.server.runtime import housekeeping, open_runtime
+
+
+def create_app(settings: Settings, *, providers: Mapping[str, Provider] | None = None) -> Starlette:
+    """Build the app. ``providers`` replaces the configured ones (tests, embedding)."""
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with open_runtime(settings, providers=providers) as runtime:
+            app.state.runtime = runtime
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(housekeeping, runtime)
+                yield
+                tasks.cancel_scope.cancel()
+
+    return Starlette(
+        routes=[*responses.routes, *models.routes],
+        exception_handlers={
+            AgentloomError: errors.handle_agentloom_error,
+            HTTPException: errors.handle_http_exception,
+            Exception: errors.handle_unexpected,
+        },
+        lifespan=lifespan,
+    )

@@ -1,0 +1,109 @@
+"""Errors at the HTTP edge: one table from exception class to status and OpenAI error type."""
+
+from __future__ import annotations
+
+import logging
+
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from agentloom import errors
+
+log = logging.getLogger(__name__)
+
+# Most specific first: the first matching class wins.
+ERROR_TABLE: tuple[tuple[type[errors.AgentloomError], int, str], ...] = (
+    (errors.InvalidRequestError, 400, "invalid_request_error"),
+    (errors.NotFoundError, 404, "invalid_request_error"),
+    (errors.ConflictError, 409, "invalid_request_error"),
+    (errors.PayloadTooLargeError, 413, "invalid_request_error"),
+    (errors.UpstreamRateLimitError, 429, "rate_limit_error"),
+    (errors.ContextLengthExceededError, 400, "invalid_request_error"),
+    (errors.UpstreamTimeoutError, 504, "server_error"),
+    (errors.UpstreamError, 502, "server_error"),
+    (errors.InternalError, 500, "server_error"),
+)
+
+_HTTP_MESSAGES = {
+    404: ("Not found: no route matches this path.", "not_found"),
+    405: ("Method not allowed for this path.", "method_not_allowed"),
+}
+
+
+def envelope(
+    message: str, *, type: str, param: str | None = None, code: str | None = None
+) -> dict[str, dict[str, str | None]]:
+    return {"error": {"message": message, "type": type, "param": param, "code": code}}
+
+
+def status_and_type(exc: errors.AgentloomError) -> tuple[int, str]:
+    for cls, status, kind in ERROR_TABLE:
+        if isinstance(exc, cls):
+            return status, kind
+    return 500, "server_error"
+
+
+def error_response(exc: errors.AgentloomError) -> JSONResponse:
+    status, kind = status_and_type(exc)
+    headers = {}
+    if isinstance(exc, errors.UpstreamRateLimitError) and exc.retry_after is not None:
+        headers["retry-after"] = str(max(1, round(exc.retry_after)))
+    body = envelope(exc.message, type=kind, param=exc.param, code=exc.code)
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def validation_error(exc: ValidationError) -> errors.InvalidRequestError:
+    """The first problem of a pydantic validation error, as OpenAI states it."""
+    first = exc.errors(include_url=False)[0]
+    if first["type"] == "json_invalid":
+        return errors.InvalidRequestError(
+            "We could not parse the JSON body of your request. (HINT: This likely means you "
+            "aren't using your HTTP library correctly. The OpenAI API expects a JSON payload.)",
+            code="invalid_json",
+        )
+    param = param_path(first["loc"])
+    if first["type"] == "missing":
+        return errors.InvalidRequestError(
+            f"Missing required parameter: '{param}'.",
+            param=param,
+            code="missing_required_parameter",
+        )
+    message = f"Invalid value for '{param}': {first['msg']}." if param else first["msg"]
+    return errors.InvalidRequestError(message, param=param or None, code="invalid_value")
+
+
+def param_path(loc: tuple[int | str, ...]) -> str:
+    """``('input', '~items', 0, 'content')`` -> ``input[0].content``; union tags are dropped."""
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif _is_field(part):
+            path += f".{part}" if path else part
+    return path
+
+
+def _is_field(part: str) -> bool:
+    if part.startswith("~") or not part or part[0].isupper():
+        return False
+    return not any(ch in part for ch in "[]()-,:") and part not in {"str", "int", "float", "bool"}
+
+
+async def handle_agentloom_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, errors.AgentloomError)
+    return error_response(exc)
+
+
+async def handle_http_exception(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    message, code = _HTTP_MESSAGES.get(exc.status_code, (str(exc.detail), "http_error"))
+    body = envelope(message, type="invalid_request_error", code=code)
+    return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+
+
+async def handle_unexpected(request: Request, exc: Exception) -> Response:
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    body = envelope("The server had an error while processing your request.", type="server_error")
+    return JSONResponse(body, status_code=500)

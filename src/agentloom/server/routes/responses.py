@@ -1,0 +1,100 @@
+"""``/v1/responses``: create (JSON or SSE), retrieve, delete, list, input items, cancel."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from agentloom.api.requests import CreateResponseRequest
+from agentloom.api.response import Response as ResponseObject
+from agentloom.engine.service import ItemPageQuery
+from agentloom.errors import ContextLengthExceededError, InvalidRequestError
+from agentloom.server.body import parse_body
+from agentloom.server.query import limit_param, optional_param, order_param
+from agentloom.server.render import json_response
+from agentloom.server.runtime import runtime_of
+from agentloom.server.sse import encode_stream
+
+SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+
+
+async def create_response(request: Request) -> Response:
+    runtime = runtime_of(request)
+    body = await parse_body(request, CreateResponseRequest, runtime.settings.server.max_body_bytes)
+    prepared = await runtime.responses.prepare(body)
+    if body.stream:
+        events = runtime.responses.stream(prepared)
+        return StreamingResponse(
+            encode_stream(events), media_type="text/event-stream", headers=SSE_HEADERS
+        )
+    final = await runtime.responses.collect(prepared)
+    _raise_if_rejected(final)
+    return json_response(final)
+
+
+def _raise_if_rejected(response: ResponseObject) -> None:
+    """A non-streaming request whose context did not fit is the caller's 400, as at OpenAI."""
+    error = response.error
+    overflow = error is not None and error.code == ContextLengthExceededError.default_code
+    if response.status == "failed" and overflow and error is not None and not response.output:
+        raise InvalidRequestError(error.message, param="input", code=error.code)
+
+
+async def retrieve_response(request: Request) -> Response:
+    if request.query_params.get("stream") in ("true", "1"):
+        raise InvalidRequestError(
+            "Streaming a stored response is only possible for background responses, which this "
+            "server does not support yet.",
+            param="stream",
+        )
+    runtime = runtime_of(request)
+    return json_response(await runtime.responses.get(request.path_params["response_id"]))
+
+
+async def delete_response(request: Request) -> Response:
+    runtime = runtime_of(request)
+    return json_response(await runtime.responses.delete(request.path_params["response_id"]))
+
+
+async def cancel_response(request: Request) -> Response:
+    runtime = runtime_of(request)
+    await runtime.responses.get(request.path_params["response_id"])  # 404 if unknown
+    raise InvalidRequestError(
+        "Only responses created with background=true can be cancelled.", param="response_id"
+    )
+
+
+async def list_responses(request: Request) -> Response:
+    runtime = runtime_of(request)
+    params = request.query_params
+    page = await runtime.responses.list(
+        after=optional_param(params, "after"),
+        limit=limit_param(params),
+        order=order_param(params),
+        model=optional_param(params, "model"),
+    )
+    return json_response(page)
+
+
+async def list_input_items(request: Request) -> Response:
+    runtime = runtime_of(request)
+    params = request.query_params
+    query = ItemPageQuery(
+        after=optional_param(params, "after"),
+        before=optional_param(params, "before"),
+        limit=limit_param(params),
+        order=order_param(params),
+    )
+    page = await runtime.responses.input_items(request.path_params["response_id"], query)
+    return json_response(page)
+
+
+routes = [
+    Route("/v1/responses", create_response, methods=["POST"]),
+    Route("/v1/responses", list_responses, methods=["GET"]),
+    Route("/v1/responses/{response_id}", retrieve_response, methods=["GET"]),
+    Route("/v1/responses/{response_id}", delete_response, methods=["DELETE"]),
+    Route("/v1/responses/{response_id}/cancel", cancel_response, methods=["POST"]),
+    Route("/v1/responses/{response_id}/input_items", list_input_items, methods=["GET"]),
+]

@@ -1,0 +1,86 @@
+"""The running server's parts, opened and closed together by the app's lifespan."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+
+import anyio
+from starlette.requests import Request
+
+from agentloom.config import Settings
+from agentloom.engine.prepare import EngineLimits
+from agentloom.engine.service import ResponsesService
+from agentloom.inference.base import Provider, ProviderConfig
+from agentloom.inference.catalog import ModelCatalog
+from agentloom.inference.registry import build_provider
+from agentloom.storage.database import Database
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    settings: Settings
+    database: Database
+    catalog: ModelCatalog
+    responses: ResponsesService
+
+
+@asynccontextmanager
+async def open_runtime(
+    settings: Settings, *, providers: Mapping[str, Provider] | None = None
+) -> AsyncIterator[Runtime]:
+    """Connect the database (migrating it), build providers, discover models, recover."""
+    async with AsyncExitStack() as stack:
+        database = await Database.connect(
+            settings.database.url, instance_id=settings.server.instance_id
+        )
+        stack.push_async_callback(database.aclose)
+        await database.migrate()
+        await database.heartbeat()
+        recovered = await database.fail_abandoned(settings.server.abandoned_after)
+        if recovered:
+            log.warning(
+                "marked %d responses left in progress by a stopped server as failed", recovered
+            )
+        configs = {c.name: c for c in settings.provider_configs()}
+        built = dict(providers) if providers is not None else await _build(configs, stack)
+        if providers is not None:
+            configs = {name: configs.get(name, ProviderConfig(name=name)) for name in built}
+        catalog = ModelCatalog(built, configs)
+        await catalog.refresh()
+        limits = EngineLimits(
+            max_model_calls=settings.engine.max_model_calls,
+            truncation_retries=settings.engine.truncation_retries,
+        )
+        service = ResponsesService(catalog=catalog, store=database.responses, limits=limits)
+        yield Runtime(settings=settings, database=database, catalog=catalog, responses=service)
+
+
+async def _build(
+    configs: Mapping[str, ProviderConfig], stack: AsyncExitStack
+) -> dict[str, Provider]:
+    built: dict[str, Provider] = {}
+    for name, config in configs.items():
+        provider = build_provider(config)
+        stack.push_async_callback(provider.aclose)
+        built[name] = provider
+    return built
+
+
+async def housekeeping(runtime: Runtime) -> None:
+    """Heartbeat this instance and fail responses of instances that stopped beating."""
+    server = runtime.settings.server
+    while True:
+        await anyio.sleep(server.heartbeat_interval)
+        await runtime.database.heartbeat()
+        await runtime.database.fail_abandoned(server.abandoned_after)
+
+
+def runtime_of(request: Request) -> Runtime:
+    runtime = request.app.state.runtime
+    assert isinstance(runtime, Runtime)
+    return runtime

@@ -1,0 +1,188 @@
+"""The database: SQLAlchemy on SQLite (embedded, WAL) or PostgreSQL (asyncpg).
+
+``Database.connect(url)`` takes ``sqlite:///PATH`` or ``postgresql://user@host:port/db``;
+``migrate()`` applies the Alembic migrations shipped in :mod:`agentloom.storage.migrations`
+(under an advisory lock on PostgreSQL, so several server processes can start together).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from alembic.operations import Operations
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import StaticPool
+
+from agentloom.storage import schema
+from agentloom.storage.responses import SqlResponseStore
+from agentloom.storage.runner import AsyncRunner, Runner, ThreadRunner
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+_MIGRATION_LOCK = 0x616C6F6F6D  # "aloom": pg_advisory_xact_lock key for migrations
+_ACTIVE = ("queued", "in_progress")
+
+
+class DatabaseURLError(ValueError):
+    """The database URL names a scheme agentloom does not support."""
+
+
+def driver_url(url: str) -> sa.URL:
+    """``sqlite:///p`` (the stdlib driver, in threads); ``postgresql://`` -> ``+asyncpg``."""
+    parsed = make_url(url)
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        return parsed.set(drivername="sqlite+pysqlite")
+    if backend in ("postgresql", "postgres"):
+        return parsed.set(drivername="postgresql+asyncpg")
+    raise DatabaseURLError(
+        f"unsupported database URL {url!r}: use sqlite:///PATH or postgresql://user@host:port/db"
+    )
+
+
+def _runner(url: sa.URL) -> Runner:
+    if url.get_backend_name() != "sqlite":
+        # Every use ends in COMMIT or ROLLBACK, so returning a connection needs no extra reset.
+        pool: dict[str, Any] = {"pool_size": 10, "max_overflow": 20}
+        engine = create_async_engine(url, pool_reset_on_return=None, **pool)
+        autocommit = create_async_engine(url, isolation_level="AUTOCOMMIT", **pool)
+        return AsyncRunner(engine, autocommit)
+    memory = url.database in (None, "", ":memory:")
+    if not memory and url.database is not None:
+        Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+    options: dict[str, Any] = (
+        {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
+        if memory
+        else {"pool_size": 8, "max_overflow": 8}
+    )
+    sync_engine = create_engine(url, **options)
+    event.listen(sync_engine, "connect", _sqlite_pragmas)
+    return ThreadRunner(sync_engine)
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: object) -> None:
+    cursor = dbapi_connection.cursor()
+    for pragma in (
+        "journal_mode=WAL",
+        "synchronous=NORMAL",
+        "busy_timeout=10000",
+        "foreign_keys=ON",
+    ):
+        cursor.execute(f"PRAGMA {pragma}")
+    cursor.close()
+
+
+def _upgrade(connection: Connection) -> None:
+    if connection.dialect.name == "postgresql":
+        connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
+    script = ScriptDirectory(str(MIGRATIONS))
+
+    def upgrade_to_head(revision: Any, _context: MigrationContext) -> Any:
+        return script._upgrade_revs("head", revision)
+
+    context = MigrationContext.configure(connection, opts={"script": script, "fn": upgrade_to_head})
+    with Operations.context(context):
+        context.run_migrations()
+
+
+class Database:
+    def __init__(self, runner: Runner, *, instance_id: str) -> None:
+        self.runner = runner
+        self.instance_id = instance_id
+        self.responses = SqlResponseStore(runner, instance_id=instance_id)
+
+    @classmethod
+    async def connect(cls, url: str, *, instance_id: str) -> Database:
+        return cls(_runner(driver_url(url)), instance_id=instance_id)
+
+    @property
+    def dialect(self) -> str:
+        return self.runner.dialect
+
+    async def migrate(self) -> None:
+        await self.runner.write(_upgrade)
+
+    async def heartbeat(self) -> None:
+        """Record that this instance is alive (see :meth:`fail_abandoned`)."""
+        await self.runner.write(partial(_heartbeat, self.instance_id, time.time()))
+
+    async def fail_abandoned(self, after: float) -> int:
+        """Fail responses left in progress by instances that stopped: silent for ``after``
+        seconds, or (at once) a process of this host that no longer runs."""
+        await self.runner.write(_forget_dead_local_instances)
+        return await self.runner.write(partial(_fail_abandoned, time.time() - after))
+
+    async def aclose(self) -> None:
+        """Leave the set of live instances, then close every connection."""
+        await self.runner.write(partial(_leave, self.instance_id))
+        await self.runner.aclose()
+
+
+def _heartbeat(instance_id: str, now: float, conn: Connection) -> None:
+    table = schema.instances
+    updated = conn.execute(table.update().where(table.c.id == instance_id).values(heartbeat_at=now))
+    if updated.rowcount == 0:
+        host, pid = socket.gethostname(), os.getpid()
+        conn.execute(table.insert().values(id=instance_id, heartbeat_at=now, host=host, pid=pid))
+
+
+def _forget_dead_local_instances(conn: Connection) -> None:
+    """Drop the heartbeat rows of this host's processes that are gone (a crash, a kill -9)."""
+    table = schema.instances
+    local = conn.execute(
+        sa.select(table.c.id, table.c.pid).where(table.c.host == socket.gethostname())
+    ).all()
+    dead = [row.id for row in local if row.pid is not None and not _running(row.pid)]
+    if dead:
+        conn.execute(table.delete().where(table.c.id.in_(dead)))
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, under another user
+    return True
+
+
+def _fail_abandoned(since: float, conn: Connection) -> int:
+    live = sa.select(schema.instances.c.id).where(schema.instances.c.heartbeat_at >= since)
+    table = schema.responses
+    abandoned = sa.and_(
+        table.c.status.in_(_ACTIVE),
+        sa.or_(table.c.instance_id.is_(None), table.c.instance_id.not_in(live)),
+    )
+    rows = conn.execute(sa.select(table.c.id, table.c.body).where(abandoned)).all()
+    for row in rows:
+        conn.execute(
+            table.update()
+            .where(sa.and_(table.c.id == row.id, table.c.status.in_(_ACTIVE)))
+            .values(status="failed", body=_failed_body(row.body))
+        )
+    return len(rows)
+
+
+def _leave(instance_id: str, conn: Connection) -> None:
+    conn.execute(schema.instances.delete().where(schema.instances.c.id == instance_id))
+
+
+def _failed_body(body: str) -> str:
+    data = json.loads(body)
+    data["status"] = "failed"
+    data["error"] = {
+        "code": "server_error",
+        "message": "The server stopped while this response was in progress.",
+    }
+    return json.dumps(data)

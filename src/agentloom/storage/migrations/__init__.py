@@ -1,0 +1,1 @@
+"""Alembic migrations, applied at startup by :meth:`agentloom.storage.database.Database.migrate`."""

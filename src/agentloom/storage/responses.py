@@ -1,0 +1,335 @@
+"""The response store: SQLAlchemy Core statements, the same on SQLite and PostgreSQL.
+
+Each operation is a synchronous function of a connection, run by the database's
+:class:`~agentloom.storage.runner.Runner` (a worker thread for SQLite, ``run_sync`` on asyncpg
+for PostgreSQL). Statements are built once, so SQLAlchemy's compiled cache serves every call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from agentloom.errors import NotFoundError
+from agentloom.storage import schema
+from agentloom.storage.base import ItemRow, Order, Page, ResponseRow, StoredResponse
+from agentloom.storage.runner import Runner
+
+R = schema.responses
+I = schema.items  # noqa: E741
+
+_INSERT_RESPONSE = R.insert()
+_UPDATE_RESPONSE = (
+    R.update()
+    .where(R.c.id == sa.bindparam("rid"))
+    .values(status=sa.bindparam("status"), body=sa.bindparam("body"))
+)
+_INSERT_ITEMS = I.insert()
+_RESPONSE_COLUMNS = (R.c.id, R.c.created_at, R.c.model, R.c.status, R.c.previous_response_id)
+_SELECT_RESPONSE = sa.select(*_RESPONSE_COLUMNS, R.c.body)
+_GET_RESPONSE = _SELECT_RESPONSE.where(R.c.id == sa.bindparam("rid"))
+_GET_OUTPUT = (
+    sa.select(I.c.id, I.c.body)
+    .where(I.c.response_id == sa.bindparam("rid"), I.c.kind == schema.OUTPUT)
+    .order_by(I.c.position)
+)
+_SEQ_OF = sa.select(R.c.seq).where(R.c.id == sa.bindparam("rid"))
+_FIND_ITEM = (
+    sa.select(I.c.id, I.c.body).where(I.c.id == sa.bindparam("iid")).order_by(I.c.seq.desc())
+).limit(1)
+
+
+def _history_query() -> sa.Select[tuple[int, str | None, str | None]]:
+    """Items of the response and of its ``previous_response_id`` ancestors, oldest first."""
+    start = sa.select(R.c.id, R.c.previous_response_id, sa.literal(0).label("depth")).where(
+        R.c.id == sa.bindparam("rid")
+    )
+    chain = start.cte("chain", recursive=True)
+    step = sa.select(R.c.id, R.c.previous_response_id, (chain.c.depth + 1).label("depth")).join(
+        chain, R.c.id == chain.c.previous_response_id
+    )
+    chain = chain.union_all(step)
+    return (
+        sa.select(chain.c.depth, I.c.id, I.c.body)
+        .select_from(chain.outerjoin(I, I.c.response_id == chain.c.id))
+        .order_by(chain.c.depth.desc(), I.c.kind, I.c.position)
+    )
+
+
+_HISTORY = _history_query()
+
+# PostgreSQL writes a response and its items in one statement (data-modifying CTEs), so the two
+# writes on a response's path are one round trip each. Other databases use a transaction.
+_PG_ITEMS = """
+INSERT INTO items (id, response_id, kind, position, body)
+SELECT t.id, (SELECT id FROM r), t.kind, t.position, t.body
+FROM unnest(
+    CAST(:ids AS text[]), CAST(:kinds AS smallint[]), CAST(:positions AS int[]),
+    CAST(:bodies AS text[])
+) AS t(id, kind, position, body)
+"""
+_PG_BEGIN = sa.text(
+    """
+WITH r AS (
+    INSERT INTO responses (id, created_at, model, status, previous_response_id, instance_id, body)
+    VALUES (:id, :created_at, :model, :status, :previous_response_id, :instance_id, :body)
+    RETURNING id
+)"""
+    + _PG_ITEMS
+)
+_PG_FINISH = sa.text(
+    """
+WITH r AS (
+    UPDATE responses SET status = :status, body = :body WHERE id = :id RETURNING id
+)"""
+    + _PG_ITEMS
+)
+
+
+class SqlResponseStore:
+    def __init__(self, runner: Runner, *, instance_id: str) -> None:
+        self._runner = runner
+        self._instance_id = instance_id
+
+    async def begin(self, response: ResponseRow, input_items: Sequence[ItemRow]) -> None:
+        if self._runner.dialect == "postgresql":
+            values = {**_values(response), "instance_id": self._instance_id}
+            params = {**values, **_item_arrays((schema.INPUT, input_items))}
+            await self._runner.write_statement(partial(_execute, _PG_BEGIN, params))
+        else:
+            await self._runner.write(partial(_begin, response, input_items, self._instance_id))
+
+    async def save(
+        self,
+        response: ResponseRow,
+        input_items: Sequence[ItemRow],
+        output_items: Sequence[ItemRow],
+    ) -> None:
+        if self._runner.dialect == "postgresql":
+            values = {**_values(response), "instance_id": self._instance_id}
+            items = _item_arrays((schema.INPUT, input_items), (schema.OUTPUT, output_items))
+            await self._runner.write_statement(partial(_execute, _PG_BEGIN, {**values, **items}))
+        else:
+            write = partial(_save, response, input_items, output_items, self._instance_id)
+            await self._runner.write(write)
+
+    async def finish(self, response: ResponseRow, output_items: Sequence[ItemRow]) -> None:
+        if self._runner.dialect == "postgresql":
+            params = {**_values(response), **_item_arrays((schema.OUTPUT, output_items))}
+            await self._runner.write_statement(partial(_execute, _PG_FINISH, params))
+        else:
+            await self._runner.write(partial(_finish, response, output_items))
+
+    async def get(self, response_id: str) -> StoredResponse | None:
+        return await self._runner.read(partial(_get, response_id))
+
+    async def exists(self, response_id: str) -> bool:
+        return await self._runner.read(partial(_exists, response_id))
+
+    async def delete(self, response_id: str) -> bool:
+        return await self._runner.write(partial(_delete, response_id))
+
+    async def list_page(
+        self, *, after: str | None, limit: int, order: Order, model: str | None
+    ) -> Page[ResponseRow]:
+        return await self._runner.read(partial(_list, after, limit, order, model))
+
+    async def input_items(
+        self,
+        response_id: str,
+        *,
+        after: str | None,
+        before: str | None,
+        limit: int,
+        order: Order,
+    ) -> Page[ItemRow] | None:
+        query = partial(_input_items, response_id, after, before, limit, order)
+        return await self._runner.read(query)
+
+    async def history(self, response_id: str) -> list[ItemRow] | None:
+        return await self._runner.read(partial(_history, response_id))
+
+    async def find_item(self, item_id: str) -> ItemRow | None:
+        return await self._runner.read(partial(_find_item, item_id))
+
+
+# --- operations ------------------------------------------------------------------------------
+
+
+def _values(response: ResponseRow) -> dict[str, object]:
+    return {
+        "id": response.id,
+        "created_at": response.created_at,
+        "model": response.model,
+        "status": response.status,
+        "previous_response_id": response.previous_response_id,
+        "body": response.body,
+    }
+
+
+def _item_arrays(*groups: tuple[int, Sequence[ItemRow]]) -> dict[str, object]:
+    """``(kind, items)`` groups as the parallel arrays that ``_PG_ITEMS`` unnests."""
+    ids: list[str] = []
+    kinds: list[int] = []
+    positions: list[int] = []
+    bodies: list[str] = []
+    for kind, items in groups:
+        ids += [i.id for i in items]
+        bodies += [i.body for i in items]
+        kinds += [kind] * len(items)
+        positions += range(len(items))
+    return {"ids": ids, "kinds": kinds, "positions": positions, "bodies": bodies}
+
+
+def _execute(statement: sa.TextClause, params: dict[str, object], conn: Connection) -> None:
+    conn.execute(statement, params)
+
+
+def _begin(
+    response: ResponseRow, items: Sequence[ItemRow], instance_id: str, conn: Connection
+) -> None:
+    conn.execute(_INSERT_RESPONSE, {**_values(response), "instance_id": instance_id})
+    _insert_items(conn, response.id, schema.INPUT, items)
+
+
+def _save(
+    response: ResponseRow,
+    inputs: Sequence[ItemRow],
+    outputs: Sequence[ItemRow],
+    instance_id: str,
+    conn: Connection,
+) -> None:
+    _begin(response, inputs, instance_id, conn)
+    _insert_items(conn, response.id, schema.OUTPUT, outputs)
+
+
+def _finish(response: ResponseRow, items: Sequence[ItemRow], conn: Connection) -> None:
+    conn.execute(
+        _UPDATE_RESPONSE, {"rid": response.id, "status": response.status, "body": response.body}
+    )
+    _insert_items(conn, response.id, schema.OUTPUT, items)
+
+
+def _insert_items(conn: Connection, response_id: str, kind: int, rows: Sequence[ItemRow]) -> None:
+    if rows:
+        conn.execute(
+            _INSERT_ITEMS,
+            [
+                {
+                    "id": r.id,
+                    "response_id": response_id,
+                    "kind": kind,
+                    "position": i,
+                    "body": r.body,
+                }
+                for i, r in enumerate(rows)
+            ],
+        )
+
+
+def _get(response_id: str, conn: Connection) -> StoredResponse | None:
+    row = conn.execute(_GET_RESPONSE, {"rid": response_id}).first()
+    if row is None:
+        return None
+    output = [
+        ItemRow(id=r.id, body=r.body) for r in conn.execute(_GET_OUTPUT, {"rid": response_id})
+    ]
+    return StoredResponse(response=_response_row(row), output=output)
+
+
+def _exists(response_id: str, conn: Connection) -> bool:
+    return conn.scalar(_SEQ_OF, {"rid": response_id}) is not None
+
+
+def _delete(response_id: str, conn: Connection) -> bool:
+    conn.execute(I.delete().where(I.c.response_id == response_id))
+    deleted = conn.execute(R.delete().where(R.c.id == response_id))
+    return deleted.rowcount > 0
+
+
+def _list(
+    after: str | None, limit: int, order: Order, model: str | None, conn: Connection
+) -> Page[ResponseRow]:
+    query = _SELECT_RESPONSE
+    if model is not None:
+        query = query.where(R.c.model == model)
+    if after is not None:
+        cursor = _seq_of(conn, after)
+        query = query.where(R.c.seq < cursor if order == "desc" else R.c.seq > cursor)
+    ordering = R.c.seq.desc() if order == "desc" else R.c.seq.asc()
+    rows = conn.execute(query.order_by(ordering).limit(limit + 1)).all()
+    return Page(data=[_response_row(r) for r in rows[:limit]], has_more=len(rows) > limit)
+
+
+def _input_items(
+    response_id: str,
+    after: str | None,
+    before: str | None,
+    limit: int,
+    order: Order,
+    conn: Connection,
+) -> Page[ItemRow] | None:
+    if conn.scalar(_SEQ_OF, {"rid": response_id}) is None:
+        return None
+    where = [I.c.response_id == response_id, I.c.kind == schema.INPUT]
+    if after is not None:
+        where.append(_beyond(_position(conn, response_id, after, "after"), order))
+    if before is not None:
+        edge = _position(conn, response_id, before, "before")
+        where.append(_beyond(edge, "asc" if order == "desc" else "desc"))
+    ordering = I.c.position.desc() if order == "desc" else I.c.position.asc()
+    query = sa.select(I.c.id, I.c.body).where(*where).order_by(ordering).limit(limit + 1)
+    rows = conn.execute(query).all()
+    data = [ItemRow(id=r.id, body=r.body) for r in rows[:limit]]
+    return Page(data=data, has_more=len(rows) > limit)
+
+
+def _history(response_id: str, conn: Connection) -> list[ItemRow] | None:
+    rows = conn.execute(_HISTORY, {"rid": response_id}).all()
+    if not rows:
+        return None
+    return [ItemRow(id=r.id, body=r.body) for r in rows if r.id is not None]
+
+
+def _find_item(item_id: str, conn: Connection) -> ItemRow | None:
+    row = conn.execute(_FIND_ITEM, {"iid": item_id}).first()
+    return None if row is None else ItemRow(id=row.id, body=row.body)
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _response_row(row: Any) -> ResponseRow:
+    return ResponseRow(
+        id=row.id,
+        created_at=row.created_at,
+        model=row.model,
+        status=row.status,
+        previous_response_id=row.previous_response_id,
+        body=row.body,
+    )
+
+
+def _seq_of(conn: Connection, response_id: str) -> int:
+    seq = conn.scalar(_SEQ_OF, {"rid": response_id})
+    if seq is None:
+        raise NotFoundError(f"Response with id '{response_id}' not found.", param="after")
+    return int(seq)
+
+
+def _position(conn: Connection, response_id: str, item_id: str, param: str) -> int:
+    query = sa.select(I.c.position).where(
+        I.c.response_id == response_id, I.c.kind == schema.INPUT, I.c.id == item_id
+    )
+    position = conn.scalar(query.limit(1))
+    if position is None:
+        raise NotFoundError(f"Item with id '{item_id}' not found in this response.", param=param)
+    return int(position)
+
+
+def _beyond(position: int, order: Order) -> sa.ColumnElement[bool]:
+    return I.c.position < position if order == "desc" else I.c.position > position

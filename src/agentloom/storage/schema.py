@@ -1,0 +1,59 @@
+"""The tables, as SQLAlchemy Core metadata. Migrations create them; queries use these objects."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+# An integer key that autoincrements on SQLite (INTEGER PRIMARY KEY) and PostgreSQL (BIGSERIAL).
+SeqKey = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
+metadata = sa.MetaData()
+
+responses = sa.Table(
+    "responses",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False, unique=True),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("model", sa.String(256), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("previous_response_id", sa.String(96), nullable=True),
+    sa.Column("instance_id", sa.String(96), nullable=True),
+    sa.Column("body", sa.Text, nullable=False),
+    sa.Index("ix_responses_model_seq", "model", "seq"),
+    sa.Index("ix_responses_status", "status"),
+)
+
+# Items are stored once, under the response that introduced them: kind 0 = its new input,
+# kind 1 = its output, ``position`` = the order within that kind.
+items = sa.Table(
+    "items",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False),
+    sa.Column(
+        "response_id",
+        sa.String(96),
+        sa.ForeignKey("responses.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("kind", sa.SmallInteger, nullable=False),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("body", sa.Text, nullable=False),
+    sa.Index("ix_items_response", "response_id", "kind", "position"),
+    sa.Index("ix_items_id", "id"),
+)
+
+# Server processes sharing the database: a response ``in_progress`` whose instance stopped
+# beating is failed by any live instance.
+instances = sa.Table(
+    "instances",
+    metadata,
+    sa.Column("id", sa.String(96), primary_key=True),
+    sa.Column("heartbeat_at", sa.Float, nullable=False),
+    sa.Column("host", sa.String(255), nullable=True),
+    sa.Column("pid", sa.Integer, nullable=True),
+)
+
+INPUT = 0
+OUTPUT = 1

@@ -1,0 +1,805 @@
+"""A fake OpenAI-compatible inference server over real HTTP that serves any ``Provider``.
+
+```python
+model = ScriptedModel(["Hello!"])
+backend = FakeBackend(model)
+with backend.serve() as base_url:        # http://127.0.0.1:PORT/v1
+    ...                                  # point a provider (or agentloom) at base_url
+backend.requests[0]["messages"]          # the raw JSON bodies it received
+backend.chat_requests[0]                 # ... read back into ChatRequest
+```
+
+It answers ``GET /v1/models`` and ``POST /v1/chat/completions`` (also without ``/v1``), streamed
+(SSE, a final usage chunk when ``stream_options.include_usage``) or not. Errors the provider
+raises before its first chunk become the matching HTTP status and OpenAI error body; later ones
+an in-stream ``{"error": ...}`` event, as vLLM sends. The faults of a
+:class:`~agentloom.testing.scripted.ScriptedModel` are acted out on the wire: ``break_stream()``
+drops the connection, ``invalid_chunk()`` sends a line that is not a chunk, ``stall()`` goes
+silent after the headers. The app is raw ASGI, so the benchmark can use it as a fast backend.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import math
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any, Final, Literal, TypeVar
+
+import uvicorn
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from agentloom.errors import (
+    ContextLengthExceededError,
+    UpstreamError,
+    UpstreamRateLimitError,
+    UpstreamRequestError,
+    UpstreamTimeoutError,
+)
+from agentloom.inference.base import (
+    ChatMessage,
+    ChatRequest,
+    Chunk,
+    ContentPart,
+    FilePart,
+    Finish,
+    FunctionSpec,
+    ImagePart,
+    JSONObject,
+    JsonSchemaFormat,
+    ModelInfo,
+    NamedToolChoice,
+    Provider,
+    ReasoningDelta,
+    RefusalDelta,
+    ResponseFormat,
+    Role,
+    TextDelta,
+    TextPart,
+    TokenLogprob,
+    ToolCall,
+    ToolCallDelta,
+    ToolChoice,
+    Usage,
+)
+from agentloom.testing.scripted import BreakStream, Fault, InvalidChunk, ScriptedModel, Stall
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "BadRequestError",
+    "FakeBackend",
+    "create_backend_app",
+    "parse_chat_request",
+    "serve",
+    "serve_async",
+]
+
+DEFAULT_MODEL: Final = "fake-model"
+ReasoningField = Literal["reasoning_content", "reasoning"]
+
+_T = TypeVar("_T")
+_encode_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_JSON_HEADERS: Final = [(b"content-type", b"application/json")]
+_SSE_HEADERS: Final = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+_DONE: Final = b"data: [DONE]\n\n"
+_ERROR_STATUS: Final[tuple[tuple[type[UpstreamError], int], ...]] = (
+    (UpstreamRateLimitError, 429),
+    (ContextLengthExceededError, 400),
+    (UpstreamRequestError, 400),
+    (UpstreamTimeoutError, 504),
+    (UpstreamError, 500),
+)
+
+
+def _dumps(value: object) -> bytes:
+    return _encode_json(value).encode()
+
+
+# --- reading requests ------------------------------------------------------------------------
+
+
+class BadRequestError(ValueError):
+    """The body is not a chat completions request this backend understands."""
+
+
+_ROLES: Final[Mapping[object, Role]] = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "assistant": "assistant",
+    "tool": "tool",
+}
+_DETAILS: Final[Mapping[object, Literal["low", "high", "auto"]]] = {
+    "low": "low",
+    "high": "high",
+    "auto": "auto",
+}
+_CHOICES: Final[Mapping[object, Literal["auto", "none", "required"]]] = {
+    "auto": "auto",
+    "none": "none",
+    "required": "required",
+}
+
+
+def _object(value: object, what: str) -> JSONObject:
+    """``value`` (decoded by ``json.loads``, so its members are JSON) as a JSON object."""
+    if not isinstance(value, dict):
+        raise BadRequestError(f"{what} must be a JSON object")
+    return value
+
+
+def _list(value: object, what: str) -> list[object]:
+    if not isinstance(value, list):
+        raise BadRequestError(f"'{what}' must be an array")
+    return value
+
+
+def _opt(obj: Mapping[str, object], key: str, kind: type[_T]) -> _T | None:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if isinstance(value, kind) and (kind is bool or not isinstance(value, bool)):
+        return value
+    raise BadRequestError(f"'{key}' must be of type {kind.__name__}")
+
+
+def _float(obj: Mapping[str, object], key: str) -> float | None:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    raise BadRequestError(f"'{key}' must be a number")
+
+
+def _str(obj: Mapping[str, object], key: str) -> str:
+    value = _opt(obj, key, str)
+    if value is None:
+        raise BadRequestError(f"'{key}' is required")
+    return value
+
+
+def parse_chat_request(body: object) -> ChatRequest:
+    """Read a chat completions JSON body back into the :class:`ChatRequest` it expresses."""
+    obj = _object(body, "the request body")
+    top_logprobs = _opt(obj, "top_logprobs", int) or 0
+    max_tokens = _opt(obj, "max_completion_tokens", int)
+    return ChatRequest(
+        model=_str(obj, "model"),
+        messages=tuple(_message(m) for m in _list(obj.get("messages"), "messages")),
+        tools=tuple(_tool(t) for t in _list(obj.get("tools") or [], "tools")),
+        tool_choice=_tool_choice(obj.get("tool_choice")),
+        parallel_tool_calls=_opt(obj, "parallel_tool_calls", bool),
+        temperature=_float(obj, "temperature"),
+        top_p=_float(obj, "top_p"),
+        presence_penalty=_float(obj, "presence_penalty"),
+        frequency_penalty=_float(obj, "frequency_penalty"),
+        max_tokens=max_tokens if max_tokens is not None else _opt(obj, "max_tokens", int),
+        top_logprobs=top_logprobs if obj.get("logprobs") is True else None,
+        response_format=_response_format(obj.get("response_format")),
+        reasoning_effort=_opt(obj, "reasoning_effort", str),
+        user=_opt(obj, "user", str),
+        prompt_cache_key=_opt(obj, "prompt_cache_key", str),
+        safety_identifier=_opt(obj, "safety_identifier", str),
+        service_tier=_opt(obj, "service_tier", str),
+    )
+
+
+def _message(value: object) -> ChatMessage:
+    obj = _object(value, "a message")
+    role = _ROLES.get(obj.get("role"))
+    if role is None:
+        raise BadRequestError(f"unsupported message role {obj.get('role')!r}")
+    reasoning = _opt(obj, "reasoning_content", str)
+    return ChatMessage(
+        role=role,
+        content=_content(obj.get("content")),
+        tool_calls=tuple(_call(c) for c in _list(obj.get("tool_calls") or [], "tool_calls")),
+        tool_call_id=_opt(obj, "tool_call_id", str),
+        reasoning=reasoning if reasoning is not None else _opt(obj, "reasoning", str),
+    )
+
+
+def _content(value: object) -> str | tuple[ContentPart, ...] | None:
+    if value is None or isinstance(value, str):
+        return value
+    return tuple(_part(part) for part in _list(value, "content"))
+
+
+def _part(value: object) -> ContentPart:
+    obj = _object(value, "a content part")
+    kind = obj.get("type")
+    if kind == "text":
+        return TextPart(_str(obj, "text"))
+    if kind == "image_url":
+        image = _object(obj.get("image_url"), "'image_url'")
+        detail = _DETAILS.get(image.get("detail", "auto"))
+        if detail is None:
+            raise BadRequestError(f"unsupported image detail {image.get('detail')!r}")
+        return ImagePart(url=_str(image, "url"), detail=detail)
+    if kind == "file":
+        file = _object(obj.get("file"), "'file'")
+        return FilePart(
+            filename=_opt(file, "filename", str),
+            data=_opt(file, "file_data", str),
+            url=_opt(file, "file_url", str),
+        )
+    raise BadRequestError(f"unsupported content part type {kind!r}")
+
+
+def _call(value: object) -> ToolCall:
+    obj = _object(value, "a tool call")
+    function = _object(obj.get("function"), "'function'")
+    return ToolCall(
+        id=_str(obj, "id"), name=_str(function, "name"), arguments=_str(function, "arguments")
+    )
+
+
+def _tool(value: object) -> FunctionSpec:
+    obj = _object(value, "a tool")
+    if obj.get("type") != "function":
+        raise BadRequestError(f"unsupported tool type {obj.get('type')!r}")
+    function = _object(obj.get("function"), "'function'")
+    return FunctionSpec(
+        name=_str(function, "name"),
+        description=_opt(function, "description", str),
+        parameters=_object(function.get("parameters") or {}, "'parameters'"),
+        strict=_opt(function, "strict", bool) or False,
+    )
+
+
+def _tool_choice(value: object) -> ToolChoice | None:
+    if value is None:
+        return None
+    choice = _CHOICES.get(value) if isinstance(value, str) else None
+    if choice is not None:
+        return choice
+    obj = _object(value, "'tool_choice'")
+    return NamedToolChoice(_str(_object(obj.get("function"), "'function'"), "name"))
+
+
+def _response_format(value: object) -> ResponseFormat:
+    if value is None:
+        return "text"
+    obj = _object(value, "'response_format'")
+    kind = obj.get("type")
+    if kind == "text":
+        return "text"
+    if kind == "json_object":
+        return "json_object"
+    if kind != "json_schema":
+        raise BadRequestError(f"unsupported response_format type {kind!r}")
+    schema = _object(obj.get("json_schema"), "'json_schema'")
+    return JsonSchemaFormat(
+        name=_str(schema, "name"),
+        schema=_object(schema.get("schema") or {}, "'schema'"),
+        strict=_opt(schema, "strict", bool) or False,
+        description=_opt(schema, "description", str),
+    )
+
+
+# --- writing responses -----------------------------------------------------------------------
+
+
+def _logprobs_json(tokens: tuple[TokenLogprob, ...]) -> JSONObject:
+    return {
+        "content": [
+            {
+                "token": t.token,
+                "logprob": t.logprob,
+                "bytes": list(t.bytes) if t.bytes is not None else None,
+                "top_logprobs": [
+                    {
+                        "token": top.token,
+                        "logprob": top.logprob,
+                        "bytes": list(top.bytes) if top.bytes is not None else None,
+                    }
+                    for top in t.top_logprobs
+                ],
+            }
+            for t in tokens
+        ],
+        "refusal": None,
+    }
+
+
+def _tool_call_json(delta: ToolCallDelta) -> JSONObject:
+    function: JSONObject = {"arguments": delta.arguments}
+    if delta.name is not None:
+        function["name"] = delta.name
+    call: JSONObject = {"index": delta.index, "function": function}
+    if delta.id is not None:
+        call["id"] = delta.id
+        call["type"] = "function"
+    return call
+
+
+def _usage_json(usage: Usage) -> JSONObject:
+    return {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
+        "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+    }
+
+
+def _error_status(exc: UpstreamError) -> int:
+    default = next(status for kind, status in _ERROR_STATUS if isinstance(exc, kind))
+    return exc.status or default
+
+
+def _error_json(
+    message: str, status: int, *, code: object = None, param: str | None = None
+) -> bytes:
+    kind = "invalid_request_error" if status < 500 else "server_error"
+    error = {"message": message, "type": kind, "param": param, "code": code}
+    return _dumps({"error": error})
+
+
+async def _send_body(
+    send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]
+) -> None:
+    length = (b"content-length", str(len(body)).encode())
+    await send({"type": "http.response.start", "status": status, "headers": [*headers, length]})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _send_json(send: Send, status: int, body: bytes) -> None:
+    await _send_body(send, status, body, _JSON_HEADERS)
+
+
+async def _send_error(send: Send, exc: UpstreamError) -> None:
+    status = _error_status(exc)
+    headers = list(_JSON_HEADERS)
+    if isinstance(exc, UpstreamRateLimitError) and exc.retry_after is not None:
+        headers.append((b"retry-after", str(math.ceil(exc.retry_after)).encode()))
+        headers.append((b"retry-after-ms", str(round(exc.retry_after * 1000)).encode()))
+    body = _error_json(exc.message, status, code=exc.code, param=exc.param)
+    await _send_body(send, status, body, headers)
+
+
+async def _send_broken(send: Send) -> None:
+    """Start a JSON answer, then return without finishing it: the server drops the connection."""
+    await send({"type": "http.response.start", "status": 200, "headers": _JSON_HEADERS})
+    await send({"type": "http.response.body", "body": b'{"id": "chatcmpl', "more_body": True})
+
+
+class _SSEWriter:
+    """Frames chunks as chat completion chunk events on one streamed response."""
+
+    def __init__(self, send: Send, head: JSONObject, field: ReasoningField, usage: bool) -> None:
+        self._send = send
+        self._head = _dumps(head)[:-1] + b',"choices":'
+        self._reasoning_field = field
+        self._include_usage = usage
+        self._usage: Usage | None = None
+        self._role_sent = False
+
+    async def start(self) -> None:
+        await self._send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+
+    async def play(self, event: Chunk | Fault) -> bool:
+        """Write one event; ``False`` means the stream must break off here."""
+        if isinstance(event, BreakStream):
+            return False
+        if isinstance(event, Stall):
+            await asyncio.sleep(event.seconds)
+        elif isinstance(event, InvalidChunk):
+            await self._write(b"data: " + event.data.encode() + b"\n\n")
+        elif isinstance(event, Usage):
+            self._usage = event
+        else:
+            await self._write(self._chunk(event))
+        return True
+
+    async def error(self, exc: UpstreamError) -> None:
+        status = _error_status(exc)
+        body = _error_json(exc.message, status, code=status, param=exc.param)
+        await self._write(b"data: " + body + b"\n\n")
+        await self._send({"type": "http.response.body", "body": _DONE})
+
+    async def end(self) -> None:
+        tail = _DONE
+        if self._include_usage and self._usage is not None:
+            usage = _dumps(_usage_json(self._usage))
+            tail = b"data: " + self._head + b'[],"usage":' + usage + b"}\n\n" + _DONE
+        await self._send({"type": "http.response.body", "body": tail})
+
+    async def _write(self, data: bytes) -> None:
+        await self._send({"type": "http.response.body", "body": data, "more_body": True})
+
+    def _chunk(self, chunk: Chunk) -> bytes:
+        delta: JSONObject = {}
+        if not self._role_sent:
+            delta["role"] = "assistant"
+            self._role_sent = True
+        logprobs: JSONObject | None = None
+        finish: str | None = None
+        if isinstance(chunk, TextDelta):
+            delta["content"] = chunk.text
+            logprobs = _logprobs_json(chunk.logprobs) if chunk.logprobs else None
+        elif isinstance(chunk, ReasoningDelta):
+            delta[self._reasoning_field] = chunk.text
+        elif isinstance(chunk, RefusalDelta):
+            delta["refusal"] = chunk.text
+        elif isinstance(chunk, ToolCallDelta):
+            delta["tool_calls"] = [_tool_call_json(chunk)]
+        elif isinstance(chunk, Finish):
+            finish = chunk.reason
+        choice = {"index": 0, "delta": delta, "logprobs": logprobs, "finish_reason": finish}
+        return b"data: " + self._head + _dumps([choice]) + b"}\n\n"
+
+
+class _Completion:
+    """A whole (non-streamed) chat completion, assembled from chunks."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.refusal: list[str] = []
+        self.reasoning: list[str] = []
+        self.logprobs: list[TokenLogprob] = []
+        self.calls: dict[int, list[ToolCallDelta]] = {}
+        self.finish: str = "stop"
+        self.usage = Usage()
+
+    def add(self, chunk: Chunk) -> None:
+        if isinstance(chunk, TextDelta):
+            self.text.append(chunk.text)
+            self.logprobs.extend(chunk.logprobs)
+        elif isinstance(chunk, ReasoningDelta):
+            self.reasoning.append(chunk.text)
+        elif isinstance(chunk, RefusalDelta):
+            self.refusal.append(chunk.text)
+        elif isinstance(chunk, ToolCallDelta):
+            self.calls.setdefault(chunk.index, []).append(chunk)
+        elif isinstance(chunk, Finish):
+            self.finish = chunk.reason
+        else:
+            self.usage = chunk
+
+    def json(self, head: JSONObject, field: ReasoningField) -> JSONObject:
+        message: JSONObject = {
+            "role": "assistant",
+            "content": "".join(self.text) if self.text else None,
+            "refusal": "".join(self.refusal) if self.refusal else None,
+        }
+        if self.reasoning:
+            message[field] = "".join(self.reasoning)
+        if self.calls:
+            message["tool_calls"] = [_whole_call(self.calls[i]) for i in sorted(self.calls)]
+        logprobs = _logprobs_json(tuple(self.logprobs)) if self.logprobs else None
+        choice: JSONObject = {
+            "index": 0,
+            "message": message,
+            "logprobs": logprobs,
+            "finish_reason": self.finish,
+        }
+        return {**head, "choices": [choice], "usage": _usage_json(self.usage)}
+
+
+def _whole_call(deltas: list[ToolCallDelta]) -> JSONObject:
+    call_id = next((d.id for d in deltas if d.id is not None), "")
+    name = next((d.name for d in deltas if d.name is not None), "")
+    arguments = "".join(d.arguments for d in deltas)
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+# --- the backend -----------------------------------------------------------------------------
+
+
+async def _read_body(receive: Receive) -> bytes:
+    parts: list[bytes] = []
+    while True:
+        message = await receive()
+        parts.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(parts)
+
+
+async def _wait_disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+async def _close(events: AsyncIterator[object]) -> None:
+    aclose = getattr(events, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
+class FakeBackend:
+    """Serves ``provider`` as an OpenAI-compatible backend and records what it was sent.
+
+    ``app`` is the ASGI app; ``requests`` the raw JSON bodies of chat requests, ``chat_requests``
+    the same read back as :class:`ChatRequest`; ``disconnects`` counts clients that went away
+    before their answer was complete. ``model`` is the model id tests should ask for (any id
+    is answered). ``reasoning_field`` names the delta field reasoning is sent in.
+    """
+
+    def __init__(self, provider: Provider, *, models: Sequence[str] | None = None) -> None:
+        self.provider = provider
+        self.models = tuple(models) if models is not None else None
+        self.reasoning_field: ReasoningField = "reasoning_content"
+        self.requests: list[JSONObject] = []
+        self.chat_requests: list[ChatRequest] = []
+        self.disconnects = 0
+        self._base_url: str | None = None
+        self._ids = itertools.count(1)
+
+        async def app(scope: Scope, receive: Receive, send: Send) -> None:
+            await self._handle(scope, receive, send)
+
+        self.app: ASGIApp = app
+
+    @property
+    def model(self) -> str:
+        return self.models[0] if self.models else DEFAULT_MODEL
+
+    @property
+    def base_url(self) -> str:
+        """``http://HOST:PORT/v1`` while :meth:`serve` runs."""
+        if self._base_url is None:
+            raise RuntimeError("the fake backend is not being served; use `with backend.serve():`")
+        return self._base_url
+
+    @property
+    def last_request(self) -> JSONObject:
+        if not self.requests:
+            raise LookupError("the fake backend has not received a chat request")
+        return self.requests[-1]
+
+    def reset(self, provider: Provider | None = None) -> None:
+        """Forget what was received (and serve ``provider`` from now on, if given)."""
+        if provider is not None:
+            self.provider = provider
+        self.reasoning_field = "reasoning_content"
+        self.requests = []
+        self.chat_requests = []
+        self.disconnects = 0
+
+    @contextmanager
+    def serve(self, *, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
+        """Run the backend over HTTP in a background thread; yields its base URL."""
+        with serve(self.app, host=host, port=port) as base_url:
+            self._base_url = base_url
+            try:
+                yield base_url
+            finally:
+                self._base_url = None
+
+    # --- ASGI --------------------------------------------------------------------------------
+
+    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        path = scope["path"].removeprefix("/v1")
+        if path == "/chat/completions" and scope["method"] == "POST":
+            await self._chat(receive, send)
+        elif path == "/models" and scope["method"] == "GET":
+            await self._models(send)
+        else:
+            await _send_json(send, 404, _error_json(f"no route {path}", 404, code="not_found"))
+
+    async def _models(self, send: Send) -> None:
+        if self.models is not None:
+            infos = [ModelInfo(id=m, owned_by="fake-backend") for m in self.models]
+        else:
+            infos = await self.provider.list_models()
+        data = [_model_json(info) for info in infos]
+        await _send_json(send, 200, _dumps({"object": "list", "data": data}))
+
+    async def _chat(self, receive: Receive, send: Send) -> None:
+        try:
+            body = _object(json.loads(await _read_body(receive)), "the request body")
+            self.requests.append(body)
+            request = parse_chat_request(body)
+        except ValueError as exc:  # JSONDecodeError or BadRequestError
+            await _send_json(send, 400, _error_json(str(exc), 400))
+            return
+        self.chat_requests.append(request)
+        head: JSONObject = {
+            "id": f"chatcmpl-fake{next(self._ids)}",
+            "created": int(time.time()),
+            "model": request.model,
+        }
+        if body.get("stream") is True:
+            options = body.get("stream_options")
+            usage = isinstance(options, dict) and options.get("include_usage") is True
+            work = self._stream(send, request, head, usage)
+        else:
+            work = self._complete(send, request, head)
+        await self._until_disconnect(work, receive)
+
+    async def _until_disconnect(self, work: Coroutine[Any, Any, None], receive: Receive) -> None:
+        """Run ``work``; cancel it if the client goes away first."""
+        task = asyncio.ensure_future(work)
+        watcher = asyncio.ensure_future(_wait_disconnect(receive))
+        try:
+            await asyncio.wait((task, watcher), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            watcher.cancel()
+            if not task.done():
+                self.disconnects += 1
+                task.cancel()
+            await asyncio.wait((task, watcher))
+        if not task.cancelled():
+            task.result()
+
+    def _events(self, request: ChatRequest) -> AsyncIterator[Chunk | Fault]:
+        if isinstance(self.provider, ScriptedModel):
+            return self.provider.events(request)
+        return self.provider.stream(request)
+
+    async def _stream(
+        self, send: Send, request: ChatRequest, head: JSONObject, usage: bool
+    ) -> None:
+        events = self._events(request)
+        try:
+            first = await anext(events, None)
+        except UpstreamError as exc:
+            await _close(events)
+            await _send_error(send, exc)
+            return
+        writer = _SSEWriter(
+            send, {**head, "object": "chat.completion.chunk"}, self.reasoning_field, usage
+        )
+        await writer.start()
+        try:
+            broken = await _write_events(writer, first, events)
+        except UpstreamError as exc:
+            await writer.error(exc)
+            return
+        finally:
+            await _close(events)
+        if not broken:
+            await writer.end()
+
+    async def _complete(self, send: Send, request: ChatRequest, head: JSONObject) -> None:
+        events = self._events(request)
+        completion = _Completion()
+        try:
+            async for event in events:
+                if isinstance(event, BreakStream):
+                    await _send_broken(send)
+                    return
+                if isinstance(event, InvalidChunk):
+                    await _send_body(send, 200, event.data.encode(), _JSON_HEADERS)
+                    return
+                if isinstance(event, Stall):
+                    await asyncio.sleep(event.seconds)
+                else:
+                    completion.add(event)
+        except UpstreamError as exc:
+            await _send_error(send, exc)
+            return
+        finally:
+            await _close(events)
+        answer = completion.json({**head, "object": "chat.completion"}, self.reasoning_field)
+        await _send_json(send, 200, _dumps(answer))
+
+
+async def _write_events(
+    writer: _SSEWriter, first: Chunk | Fault | None, events: AsyncIterator[Chunk | Fault]
+) -> bool:
+    """Write every event; ``True`` if the stream was broken off."""
+    if first is None:
+        return False
+    if not await writer.play(first):
+        return True
+    async for event in events:
+        if not await writer.play(event):
+            return True
+    return False
+
+
+def _model_json(info: ModelInfo) -> JSONObject:
+    entry: JSONObject = {
+        "id": info.id,
+        "object": "model",
+        "created": info.created,
+        "owned_by": info.owned_by,
+    }
+    if info.context_window is not None:
+        entry["max_model_len"] = info.context_window
+    return entry
+
+
+def create_backend_app(provider: Provider, *, models: Sequence[str] | None = None) -> ASGIApp:
+    """The ASGI app of a :class:`FakeBackend` (use the class to see what it received)."""
+    return FakeBackend(provider, models=models).app
+
+
+# --- serving over HTTP -----------------------------------------------------------------------
+
+
+class _Server(uvicorn.Server):
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield  # a test server leaves the process's signal handlers alone
+
+
+def _prepare(app: ASGIApp, host: str, port: int) -> tuple[_Server, socket.socket]:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    config = uvicorn.Config(
+        app,
+        interface="asgi3",
+        lifespan="off",
+        log_config=None,
+        access_log=False,
+        proxy_headers=False,
+        server_header=False,
+        date_header=False,
+        timeout_graceful_shutdown=1,
+    )
+    return _Server(config), sock
+
+
+def _base_url(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/v1"
+
+
+def _wait_started(server: _Server, thread: threading.Thread, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the fake backend server did not start")
+        time.sleep(0.002)
+
+
+@contextmanager
+def serve(app: ASGIApp, *, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
+    """Serve ``app`` with uvicorn in a background thread; yields ``http://HOST:PORT/v1``."""
+    server, sock = _prepare(app, host, port)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name="fake-backend", daemon=True
+    )
+    try:
+        thread.start()
+        _wait_started(server, thread)
+        yield _base_url(sock)
+    finally:
+        server.should_exit = True
+        if thread.is_alive():
+            thread.join(timeout=10)
+        sock.close()
+
+
+@asynccontextmanager
+async def serve_async(
+    app: ASGIApp, *, host: str = "127.0.0.1", port: int = 0
+) -> AsyncIterator[str]:
+    """Serve ``app`` with uvicorn on the running event loop; yields ``http://HOST:PORT/v1``."""
+    server, sock = _prepare(app, host, port)
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        while not server.started:
+            if task.done():
+                raise RuntimeError("the fake backend server did not start")
+            await asyncio.sleep(0.002)
+        yield _base_url(sock)
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()

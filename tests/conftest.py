@@ -1,0 +1,1 @@
+pytest_plugins = ["tests.plugins.db", "tests.plugins.backend"]

@@ -1,0 +1,48 @@
+"""The response writer: one write for a quick response, two for a long one, on real storage."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from agentloom.api.items import Message
+from agentloom.api.response import Response
+from agentloom.engine.persist import ResponseWriter
+from agentloom.storage.database import Database
+
+
+def _response(status: str = "in_progress") -> Response:
+    return Response.model_validate(
+        {"id": "resp_w", "created_at": int(time.time()), "status": status, "model": "m"}
+    )
+
+
+def _input() -> list[Message]:
+    return [Message.model_validate({"id": "msg_in", "role": "user", "content": "hi"})]
+
+
+async def test_quick_response_is_written_once_and_complete(database: Database) -> None:
+    writer = ResponseWriter(database.responses, _response(), _input(), begin_delay=60)
+    assert await database.responses.get("resp_w") is None
+    await writer.finish(_response("completed"))
+    stored = await database.responses.get("resp_w")
+    assert stored is not None
+    assert stored.response.status == "completed"
+    history = await database.responses.history("resp_w")
+    assert history is not None
+    assert [i.id for i in history] == ["msg_in"]
+
+
+async def test_long_response_is_visible_in_progress_then_finished(database: Database) -> None:
+    writer = ResponseWriter(database.responses, _response(), _input(), begin_delay=0)
+    for _ in range(200):  # bounded wait for the in-progress row
+        if await database.responses.exists("resp_w"):
+            break
+        await asyncio.sleep(0.01)
+    stored = await database.responses.get("resp_w")
+    assert stored is not None
+    assert stored.response.status == "in_progress"
+    await writer.finish(_response("completed"))
+    stored = await database.responses.get("resp_w")
+    assert stored is not None
+    assert stored.response.status == "completed"
