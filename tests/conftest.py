@@ -1,1 +1,1 @@
-pytest_plugins = ["tests.plugins.db", "tests.plugins.backend"]
+pytest_plugins = ["tests.plugins.db", "tests.plugins.backend", "tests.plugins.server"]

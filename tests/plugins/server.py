@@ -1,0 +1,109 @@
+"""Server fixtures: the agentloom app driven through the official ``openai`` client.
+
+``settings`` configures one provider named ``fake`` pointed at the fake backend (real HTTP) and
+the parametrised database (SQLite and PostgreSQL). ``app`` is the app with its lifespan running;
+``client`` is an ``openai.AsyncOpenAI`` talking to it in-process over httpx's ASGI transport;
+``http`` is a raw httpx client on the same app for what the SDK cannot send (bad JSON, wrong
+methods, raw SSE).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx2
+import openai
+import pytest
+from starlette.applications import Starlette
+
+from agentloom.config import (
+    DatabaseSettings,
+    EngineSettings,
+    ProviderSettings,
+    ServerSettings,
+    Settings,
+)
+from agentloom.server.app import create_app
+from agentloom.testing.backend import FakeBackend
+
+BASE_URL = "http://agentloom.test/v1"
+
+
+def make_settings(
+    backend: FakeBackend,
+    database_url: str,
+    *,
+    max_body_bytes: int = 1024 * 1024,
+    max_model_calls: int = 10,
+    timeout: float = 2.0,
+) -> Settings:
+    """Settings for one ``fake`` provider serving ``backend.model``, on ``database_url``."""
+    provider = ProviderSettings(
+        name="fake",
+        base_url=backend.base_url,
+        models=[backend.model],
+        timeout=timeout,
+        connect_timeout=timeout,
+    )
+    return Settings(
+        server=ServerSettings(max_body_bytes=max_body_bytes),
+        database=DatabaseSettings(url=database_url),
+        engine=EngineSettings(max_model_calls=max_model_calls),
+        providers=[provider],
+    )
+
+
+@pytest.fixture
+def settings(backend: FakeBackend, database_url: str) -> Settings:
+    return make_settings(backend, database_url)
+
+
+@asynccontextmanager
+async def running(application: Starlette) -> AsyncIterator[Starlette]:
+    """Run the app's lifespan in a task of its own, as a server would.
+
+    Fixture setup and teardown run in different tasks, and the lifespan's task group must be
+    entered and exited in the same one.
+    """
+    started = asyncio.Event()
+    stop = asyncio.Event()
+
+    async def lifespan() -> None:
+        async with application.router.lifespan_context(application):
+            started.set()
+            await stop.wait()
+
+    task = asyncio.create_task(lifespan())
+    waiter = asyncio.create_task(started.wait())
+    await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    if not started.is_set():
+        waiter.cancel()
+        await task  # raises what the startup raised
+    try:
+        yield application
+    finally:
+        stop.set()
+        await task
+
+
+@pytest.fixture
+async def app(settings: Settings) -> AsyncIterator[Starlette]:
+    async with running(create_app(settings)) as application:
+        yield application
+
+
+@pytest.fixture
+async def http(app: Starlette) -> AsyncIterator[httpx2.AsyncClient]:
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url=BASE_URL) as raw:
+        yield raw
+
+
+@pytest.fixture
+async def client(http: httpx2.AsyncClient) -> AsyncIterator[openai.AsyncOpenAI]:
+    async with openai.AsyncOpenAI(
+        base_url=BASE_URL, api_key="unused", http_client=http, max_retries=0
+    ) as sdk:
+        yield sdk
