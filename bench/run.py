@@ -1,0 +1,344 @@
+"""``make bench``: agentloom against its inference backend called directly.
+
+Starts the fast fake backend (``bench.backend``) and ``agentloom serve`` as separate processes,
+measures each scenario once straight against the backend and once through agentloom, prints a
+table and writes it to ``bench/RESULTS.md``. SQLite always; PostgreSQL too when reachable
+(``AGENTLOOM_BENCH_POSTGRES_URL``, default the local ``test`` database; a scratch database is
+created and dropped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import platform
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncpg
+from sqlalchemy.engine import make_url
+
+from bench import scenarios
+from bench.backend import MODEL
+from bench.wire import Connection
+
+HOST = "127.0.0.1"
+RESULTS = Path(__file__).with_name("RESULTS.md")
+DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
+
+ADDED_MS_TARGET = 3.0
+CHAIN_RATIO_TARGET = 1.5
+THROUGHPUT_TARGET = 0.40
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    requests: int
+    warmup: int
+    clients: int
+    seconds: float
+    chains: int
+    turns: int
+    paced_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    scenario: str
+    direct: str
+    server: str
+    measure: str
+    target: str
+    passed: bool | None
+
+    def cells(self) -> list[str]:
+        verdict = "" if self.passed is None else ("PASS" if self.passed else "FAIL")
+        return [self.scenario, self.direct, self.server, self.measure, self.target, verdict]
+
+
+# --- processes -------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _wait_ready(port: int, path: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+    async def probe() -> bool:
+        try:
+            async with Connection(HOST, port) as conn:
+                return (await conn.get(path)).status == 200
+        except OSError:
+            return False
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{proc.args!r} exited with {proc.returncode}")
+        if asyncio.run(probe()):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"{proc.args!r} not ready on port {port} after {timeout}s")
+
+
+@contextlib.contextmanager
+def _process(args: list[str], port: int, ready: str, env: dict[str, str]) -> Iterator[None]:
+    proc = subprocess.Popen(args, env={**os.environ, **env})
+    try:
+        _wait_ready(port, ready, proc)
+        yield
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@contextlib.contextmanager
+def backend(delay_ms: float = 0.0) -> Iterator[int]:
+    port = _free_port()
+    args = [sys.executable, "-m", "bench.backend", "--port", str(port)]
+    args += ["--delay-ms", str(delay_ms)]
+    with _process(args, port, "/v1/models", {}):
+        yield port
+
+
+@contextlib.contextmanager
+def server(backend_port: int, database_url: str) -> Iterator[int]:
+    port = _free_port()
+    args = [sys.executable, "-m", "agentloom.cli.main", "serve", "--port", str(port)]
+    env = {
+        "AGENTLOOM_DATABASE_URL": database_url,
+        "AGENTLOOM_INFERENCE_BASE_URL": f"http://{HOST}:{backend_port}/v1",
+        "AGENTLOOM_INFERENCE_MODELS": MODEL,
+    }
+    with _process([*args, "--log-level", "warning"], port, "/v1/health", env):
+        yield port
+
+
+# --- PostgreSQL scratch database -------------------------------------------------------------
+
+
+async def _admin(url: str, sql: str) -> None:
+    dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+    conn = await asyncpg.connect(dsn, timeout=5)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+@contextlib.contextmanager
+def postgres_database(admin_url: str) -> Iterator[str]:
+    name = f"agentloom_bench_{secrets.token_hex(4)}"
+    asyncio.run(_admin(admin_url, f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        asyncio.run(_admin(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+# --- measuring -------------------------------------------------------------------------------
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f}"
+
+
+def _pair(lat: scenarios.Latency) -> str:
+    return f"{_ms(lat.median)} / {_ms(lat.p95)}"
+
+
+async def _latency_rows(backend_port: int, server_port: int, opts: Options) -> list[Row]:
+    cases: list[tuple[str, scenarios.Step, scenarios.Step, bool]] = [
+        ("stored response", scenarios.chat, scenarios.respond, True),
+        ("`store: false`", scenarios.chat, _unstored, False),
+        ("streamed, read to the end", _chat_stream, _respond_stream, True),
+        (
+            "function-tool round trip (2 calls)",
+            scenarios.chat_tool_round_trip,
+            scenarios.responses_tool_round_trip,
+            False,
+        ),
+    ]
+    rows = []
+    async with Connection(HOST, backend_port) as direct, Connection(HOST, server_port) as ours:
+        for name, direct_step, server_step, targeted in cases:
+            base = await scenarios.latency(
+                direct, direct_step, requests=opts.requests, warmup=opts.warmup
+            )
+            lat = await scenarios.latency(
+                ours, server_step, requests=opts.requests, warmup=opts.warmup
+            )
+            added = (lat.median - base.median) * 1000
+            passed = added <= ADDED_MS_TARGET if targeted else None
+            target = f"<= {ADDED_MS_TARGET:.0f} ms" if targeted else ""
+            rows.append(Row(name, _pair(base), _pair(lat), f"+{added:.2f} ms", target, passed))
+    return rows
+
+
+async def _unstored(conn: Connection) -> None:
+    await scenarios.respond(conn, store=False)
+
+
+async def _chat_stream(conn: Connection) -> None:
+    await scenarios.chat(conn, stream=True)
+
+
+async def _respond_stream(conn: Connection) -> None:
+    await scenarios.respond(conn, stream=True)
+
+
+async def _chain_row(server_port: int, opts: Options) -> Row:
+    early: list[float] = []
+    late: list[float] = []
+    async with Connection(HOST, server_port) as conn:
+        await scenarios.chain_turns(conn, turns=5)  # warm up
+        for _ in range(opts.chains):
+            seconds = await scenarios.chain_turns(conn, turns=opts.turns)
+            early += seconds[:5]
+            late += seconds[-5:]
+    first, last = statistics.median(early), statistics.median(late)
+    ratio = last / first
+    return Row(
+        f"`previous_response_id` chain, turns 1-5 vs {opts.turns - 4}-{opts.turns}",
+        "",
+        f"{_ms(first)} -> {_ms(last)}",
+        f"{ratio:.2f}x",
+        f"<= {CHAIN_RATIO_TARGET}x",
+        ratio <= CHAIN_RATIO_TARGET,
+    )
+
+
+async def _throughput_row(
+    backend_port: int, server_port: int, opts: Options, backend_kind: str = "instant backend"
+) -> Row:
+    common = {"clients": opts.clients, "seconds": opts.seconds, "warmup": 1.0}
+    base = await scenarios.throughput(HOST, backend_port, scenarios.chat, **common)
+    ours = await scenarios.throughput(HOST, server_port, scenarios.respond, **common)
+    share = ours / base
+    return Row(
+        f"requests/s, {opts.clients} concurrent clients, stored ({backend_kind})",
+        f"{base:.0f}",
+        f"{ours:.0f}",
+        f"{share:.0%} of direct",
+        f">= {THROUGHPUT_TARGET:.0%}",
+        share >= THROUGHPUT_TARGET,
+    )
+
+
+async def measure(backend_port: int, server_port: int, opts: Options) -> list[Row]:
+    rows = await _latency_rows(backend_port, server_port, opts)
+    rows.append(await _chain_row(server_port, opts))
+    rows.append(await _throughput_row(backend_port, server_port, opts))
+    return rows
+
+
+# --- reporting -------------------------------------------------------------------------------
+
+HEADER = [
+    "scenario",
+    "backend direct (median / p95 ms)",
+    "agentloom (median / p95 ms)",
+    "cost",
+    "target",
+    "",
+]
+
+
+def table(rows: list[Row]) -> str:
+    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    lines += ["| " + " | ".join(row.cells()) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def report(sections: list[tuple[str, list[Row]]], opts: Options) -> str:
+    machine = f"{os.cpu_count()} CPUs, Python {platform.python_version()}, {platform.system()}"
+    parts = [
+        "# Benchmark results",
+        "",
+        f"Written by `make bench` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+        f" ({machine}). The fake backend (`bench/backend.py`), agentloom and the load generator"
+        f" (`bench/wire.py`) run as three processes on the same machine. Latencies over"
+        f" {opts.requests} sequential requests after {opts.warmup} warm-up ones; chain costs are"
+        f" medians over {opts.chains} chains of {opts.turns} turns; throughput over"
+        f" {opts.seconds:.0f} s.",
+    ]
+    for title, rows in sections:
+        parts += ["", f"## {title}", "", table(rows)]
+    return "\n".join(parts) + "\n"
+
+
+def run_one(title: str, database_url: str, opts: Options) -> tuple[str, list[Row]]:
+    with backend() as backend_port, server(backend_port, database_url) as server_port:
+        rows = asyncio.run(measure(backend_port, server_port, opts))
+    paced = f"backend paced at {opts.paced_ms:.0f} ms an answer"
+    with backend(opts.paced_ms) as backend_port, server(backend_port, database_url) as port:
+        rows.append(asyncio.run(_throughput_row(backend_port, port, opts, paced)))
+    print(f"\n## {title}\n\n{table(rows)}", flush=True)
+    return title, rows
+
+
+def _postgres_reachable(url: str) -> bool:
+    try:
+        asyncio.run(_admin(url, "SELECT 1"))
+    except (OSError, asyncpg.PostgresError):
+        return False
+    return True
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--requests", type=int, default=300)
+    parser.add_argument("--warmup", type=int, default=30)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--chains", type=int, default=3)
+    parser.add_argument("--turns", type=int, default=50)
+    parser.add_argument(
+        "--paced-ms", type=float, default=20.0, help="answer time of the paced backend"
+    )
+    parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument("--no-write", action="store_true", help="do not write bench/RESULTS.md")
+    args = parser.parse_args()
+    opts = Options(
+        args.requests,
+        args.warmup,
+        args.clients,
+        args.seconds,
+        args.chains,
+        args.turns,
+        args.paced_ms,
+    )
+    sections = []
+    with tempfile.TemporaryDirectory() as tmp:
+        sqlite = f"sqlite:///{Path(tmp) / 'bench.db'}"
+        sections.append(run_one("SQLite (embedded default)", sqlite, opts))
+    pg_admin = os.environ.get("AGENTLOOM_BENCH_POSTGRES_URL", DEFAULT_POSTGRES)
+    if not args.no_postgres and _postgres_reachable(pg_admin):
+        with postgres_database(pg_admin) as pg:
+            sections.append(run_one("PostgreSQL", pg, opts))
+    elif not args.no_postgres:
+        print(f"\nPostgreSQL at {pg_admin} not reachable: skipped", flush=True)
+    if not args.no_write:
+        RESULTS.write_text(report(sections, opts))
+        print(f"\nwritten to {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,172 @@
+"""What the benchmark measures: each scenario once against the backend, once through agentloom.
+
+Every function sends real requests over a keep-alive connection and checks the answer, so a
+server that answers fast but wrong fails the benchmark instead of winning it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from bench.backend import MODEL
+from bench.wire import Connection, ProtocolError, Reply
+
+Step = Callable[[Connection], Awaitable[None]]
+
+HELLO = [{"role": "user", "content": "Hello"}]
+WEATHER_TOOL = {
+    "type": "function",
+    "name": "get_weather",
+    "description": "The weather in a city.",
+    "parameters": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+    },
+}
+CHAT_TOOL = {
+    "type": "function",
+    "function": {k: v for k, v in WEATHER_TOOL.items() if k != "type"},
+}
+
+
+def _ok(reply: Reply) -> Reply:
+    if reply.status != 200:
+        raise ProtocolError(f"HTTP {reply.status}: {reply.body[:300]!r}")
+    return reply
+
+
+def _completed(reply: Reply) -> dict[str, object]:
+    body = _ok(reply).json()
+    if body.get("status") != "completed":
+        raise ProtocolError(f"response not completed: {reply.body[:300]!r}")
+    return body
+
+
+def _streamed(reply: Reply, terminal: bytes) -> None:
+    if terminal not in _ok(reply).body or not reply.body.endswith(b"data: [DONE]\n\n"):
+        raise ProtocolError(f"stream did not finish: {reply.body[-300:]!r}")
+
+
+# --- one request each ------------------------------------------------------------------------
+
+
+async def chat(conn: Connection, *, stream: bool = False) -> None:
+    payload: dict[str, object] = {"model": MODEL, "messages": HELLO, "stream": stream}
+    if stream:
+        payload["stream_options"] = {"include_usage": True}
+    reply = await conn.post("/v1/chat/completions", payload)
+    if stream:
+        _streamed(reply, b'"finish_reason": "stop"')
+    else:
+        _ok(reply)
+
+
+async def respond(conn: Connection, *, store: bool = True, stream: bool = False) -> None:
+    payload = {"model": MODEL, "input": "Hello", "store": store, "stream": stream}
+    reply = await conn.post("/v1/responses", payload)
+    if stream:
+        _streamed(reply, b"event: response.completed")
+    else:
+        _completed(reply)
+
+
+# --- a function-tool round trip: the model calls a tool, the client answers ------------------
+
+
+async def chat_tool_round_trip(conn: Connection) -> None:
+    payload = {"model": MODEL, "messages": HELLO, "tools": [CHAT_TOOL]}
+    first = _ok(await conn.post("/v1/chat/completions", payload)).json()
+    message = first["choices"][0]["message"]  # type: ignore[index]
+    result = {"role": "tool", "tool_call_id": "call_bench", "content": "sunny"}
+    payload["messages"] = [*HELLO, message, result]
+    _ok(await conn.post("/v1/chat/completions", payload))
+
+
+async def responses_tool_round_trip(conn: Connection) -> None:
+    payload: dict[str, object] = {"model": MODEL, "input": "Hello", "tools": [WEATHER_TOOL]}
+    first = _completed(await conn.post("/v1/responses", payload))
+    output = first["output"]
+    if not isinstance(output, list) or output[-1].get("type") != "function_call":
+        raise ProtocolError(f"expected a function_call, got {output!r}")
+    answer = {"type": "function_call_output", "call_id": output[-1]["call_id"], "output": "sunny"}
+    payload.update(input=[answer], previous_response_id=first["id"])
+    _completed(await conn.post("/v1/responses", payload))
+
+
+# --- measuring -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Latency:
+    samples: list[float]  # seconds
+
+    def quantile(self, q: float) -> float:
+        ordered = sorted(self.samples)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+    @property
+    def median(self) -> float:
+        return self.quantile(0.5)
+
+    @property
+    def p95(self) -> float:
+        return self.quantile(0.95)
+
+
+async def latency(conn: Connection, step: Step, *, requests: int, warmup: int) -> Latency:
+    for _ in range(warmup):
+        await step(conn)
+    samples = []
+    for _ in range(requests):
+        start = time.perf_counter()
+        await step(conn)
+        samples.append(time.perf_counter() - start)
+    return Latency(samples)
+
+
+async def chain_turns(conn: Connection, *, turns: int) -> list[float]:
+    """Seconds taken by each turn of one ``previous_response_id`` chain."""
+    previous: object = None
+    seconds = []
+    for turn in range(turns):
+        payload = {"model": MODEL, "input": f"Turn {turn}", "previous_response_id": previous}
+        start = time.perf_counter()
+        body = _completed(await conn.post("/v1/responses", payload))
+        seconds.append(time.perf_counter() - start)
+        previous = body["id"]
+    return seconds
+
+
+async def throughput(
+    host: str, port: int, step: Step, *, clients: int, seconds: float, warmup: float
+) -> float:
+    """Completed requests per second with ``clients`` connections sending back to back."""
+    done = 0
+    counting = False
+
+    async def client() -> None:
+        nonlocal done
+        async with Connection(host, port) as conn:
+            deadline = time.perf_counter() + warmup + seconds
+            while time.perf_counter() < deadline:
+                await step(conn)
+                done += counting
+
+    async def clock() -> float:
+        nonlocal counting, done
+        await asyncio.sleep(warmup)
+        counting, done = True, 0
+        start = time.perf_counter()
+        await asyncio.sleep(seconds)
+        counting = False
+        return done / (time.perf_counter() - start)
+
+    async with asyncio.TaskGroup() as group:
+        for _ in range(clients):
+            group.create_task(client())
+        rate = group.create_task(clock())
+    return rate.result()

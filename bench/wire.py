@@ -1,0 +1,96 @@
+"""A minimal HTTP/1.1 keep-alive client: the benchmark's load generator.
+
+General clients (httpx, the openai SDK) spend more CPU per request than the server under test
+saves; on a 2-core machine that would hide the server's cost behind the client's. This one writes
+a prebuilt request and reads a ``Content-Length`` or chunked body, nothing more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+
+
+class ProtocolError(RuntimeError):
+    """The server answered something this client does not understand."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    status: int
+    body: bytes
+
+    def json(self) -> dict[str, object]:
+        value = json.loads(self.body)
+        if not isinstance(value, dict):
+            raise ProtocolError(f"expected a JSON object, got {self.body[:200]!r}")
+        return value
+
+
+class Connection:
+    """One keep-alive connection; requests on it run one after another."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host = host
+        self.port = port
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+
+    async def __aenter__(self) -> Connection:
+        self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            await self._writer.wait_closed()
+
+    async def post(self, path: str, payload: object) -> Reply:
+        body = json.dumps(payload).encode()
+        head = (
+            f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
+        return await self._exchange(head.encode() + body)
+
+    async def get(self, path: str) -> Reply:
+        return await self._exchange(f"GET {path} HTTP/1.1\r\nHost: {self.host}\r\n\r\n".encode())
+
+    async def _exchange(self, request: bytes) -> Reply:
+        reader, writer = self._streams()
+        writer.write(request)
+        status, headers = await _read_head(reader)
+        if headers.get("transfer-encoding") == "chunked":
+            return Reply(status, await _read_chunked(reader))
+        length = int(headers.get("content-length", "0"))
+        return Reply(status, await reader.readexactly(length))
+
+    def _streams(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        if self._reader is None or self._writer is None:
+            raise RuntimeError("use `async with Connection(...)`")
+        return self._reader, self._writer
+
+
+async def _read_head(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]:
+    raw = await reader.readuntil(b"\r\n\r\n")
+    lines = raw.decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ", 2)
+    if len(parts) < 2 or not parts[1].isdigit():
+        raise ProtocolError(f"bad status line {lines[0]!r}")
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        if name:
+            headers[name.strip().lower()] = value.strip()
+    return int(parts[1]), headers
+
+
+async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
+    body = bytearray()
+    while True:
+        size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
+        if size == 0:
+            await reader.readuntil(b"\r\n")
+            return bytes(body)
+        body += (await reader.readexactly(size + 2))[:-2]
