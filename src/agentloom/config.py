@@ -28,6 +28,7 @@ import tomllib
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -75,6 +76,7 @@ class ProviderSettings(_Strict):
     timeout: float = Field(default=600.0, gt=0)
     connect_timeout: float = Field(default=10.0, gt=0)
     max_retries: int = Field(default=0, ge=0)
+    http_client: Literal["auto", "lean", "sdk"] = "auto"
 
     def to_config(self, env: Mapping[str, str]) -> ProviderConfig:
         api_key = self.api_key
@@ -90,6 +92,7 @@ class ProviderSettings(_Strict):
             timeout=self.timeout,
             connect_timeout=self.connect_timeout,
             max_retries=self.max_retries,
+            http_client=self.http_client,
         )
 
 

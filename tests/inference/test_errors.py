@@ -35,9 +35,12 @@ LONG_SILENCE = 30.0  # far longer than SHORT_TIMEOUT: only the provider's timeou
 
 
 @pytest.fixture
-async def impatient(backend: FakeBackend) -> AsyncIterator[OpenAICompatibleProvider]:
+async def impatient(
+    backend: FakeBackend, http_client: str
+) -> AsyncIterator[OpenAICompatibleProvider]:
     """A provider that gives up after ``SHORT_TIMEOUT`` seconds of backend silence."""
-    client = OpenAICompatibleProvider(backend_config(backend, timeout=SHORT_TIMEOUT))
+    config = backend_config(backend, timeout=SHORT_TIMEOUT, http_client=http_client)
+    client = OpenAICompatibleProvider(config)
     yield client
     await client.aclose()
 
@@ -68,8 +71,9 @@ async def test_client_errors_become_upstream_request_errors(
     assert caught.value.code == "invalid_prompt"
 
 
-async def test_unknown_route_is_a_404_request_error(backend: FakeBackend) -> None:
-    config = ProviderConfig(name="fake", base_url=backend.base_url + "/nowhere", timeout=5)
+async def test_unknown_route_is_a_404_request_error(backend: FakeBackend, http_client: str) -> None:
+    url = backend.base_url + "/nowhere"
+    config = ProviderConfig(name="fake", base_url=url, timeout=5, http_client=http_client)
     client = OpenAICompatibleProvider(config)
     try:
         with pytest.raises(UpstreamRequestError) as caught:
@@ -132,9 +136,10 @@ async def test_context_length_exceeded_is_recognised(
 # --- the connection --------------------------------------------------------------------------
 
 
-async def test_connection_refused_names_the_backend() -> None:
+async def test_connection_refused_names_the_backend(http_client: str) -> None:
     url = closed_port_url()
-    client = OpenAICompatibleProvider(ProviderConfig(name="down", base_url=url, timeout=5))
+    config = ProviderConfig(name="down", base_url=url, timeout=5, http_client=http_client)
+    client = OpenAICompatibleProvider(config)
     try:
         with pytest.raises(UpstreamError) as caught:
             await collect(client)

@@ -17,6 +17,7 @@ from agentloom.inference.openai_compatible import OpenAICompatibleProvider
 from agentloom.testing.backend import FakeBackend
 from agentloom.testing.scripted import ScriptedModel
 
+HTTP_CLIENTS = ["lean", "sdk"]
 PROVIDER_TIMEOUT = 1.0  # seconds of backend silence before the provider gives up
 
 
@@ -41,15 +42,30 @@ def backend(_served_backend: FakeBackend, scripted: ScriptedModel) -> FakeBacken
     return _served_backend
 
 
-def backend_config(backend: FakeBackend, *, timeout: float = PROVIDER_TIMEOUT) -> ProviderConfig:
+def backend_config(
+    backend: FakeBackend, *, timeout: float = PROVIDER_TIMEOUT, http_client: str = "lean"
+) -> ProviderConfig:
     """A provider config named ``fake`` for ``backend``, giving up after ``timeout`` of silence."""
     return ProviderConfig(
-        name="fake", base_url=backend.base_url, timeout=timeout, connect_timeout=timeout
+        name="fake",
+        base_url=backend.base_url,
+        timeout=timeout,
+        connect_timeout=timeout,
+        http_client=http_client,
     )
 
 
+@pytest.fixture(params=HTTP_CLIENTS)
+def http_client(request: pytest.FixtureRequest) -> str:
+    """Which client sends the streamed request: the lean one, or the ``openai`` SDK."""
+    value: str = request.param
+    return value
+
+
 @pytest.fixture
-async def provider(backend: FakeBackend) -> AsyncIterator[OpenAICompatibleProvider]:
-    client = OpenAICompatibleProvider(backend_config(backend))
+async def provider(
+    backend: FakeBackend, http_client: str
+) -> AsyncIterator[OpenAICompatibleProvider]:
+    client = OpenAICompatibleProvider(backend_config(backend, http_client=http_client))
     yield client
     await client.aclose()

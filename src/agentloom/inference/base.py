@@ -207,6 +207,7 @@ class ProviderConfig:
     timeout: float = 600.0  # seconds without any byte from the backend before giving up
     connect_timeout: float = 10.0
     max_retries: int = 0
+    http_client: str = "auto"  # "auto" (lean unless a proxy applies), "lean" or "sdk"
     extra: dict[str, str] = field(default_factory=dict)
 
 

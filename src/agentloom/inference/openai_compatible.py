@@ -13,7 +13,9 @@ from __future__ import annotations
 import email.utils
 import json
 import time
-from collections.abc import AsyncIterator, Mapping
+import urllib.request
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import aclosing
 from typing import Final
 
 import anyio
@@ -21,6 +23,7 @@ import httpx2
 import openai
 from openai import AsyncStream, RequestOptions
 
+from agentloom import __version__
 from agentloom.errors import (
     ContextLengthExceededError,
     UpstreamError,
@@ -51,6 +54,14 @@ from agentloom.inference.base import (
     ToolChoice,
     TopLogprob,
     Usage,
+)
+from agentloom.inference.http import (
+    HTTPConnectError,
+    HTTPError,
+    HTTPTimeout,
+    Origin,
+    Pool,
+    iter_sse_data,
 )
 
 __all__ = ["OpenAICompatibleProvider", "chat_body"]
@@ -401,12 +412,32 @@ def _status_error(exc: openai.APIStatusError) -> UpstreamError:
     return _classify(status, _backend_message(exc), code=exc.code, param=exc.param, wait=wait)
 
 
-def _reported_error(exc: openai.APIError) -> UpstreamError:
+def _reported_error(error: object) -> UpstreamError:
     """An error the backend reported inside a stream (vLLM: ``data: {"error": {...}}``)."""
-    code = exc.code
+    fields = error if isinstance(error, dict) else {}
+    message = fields.get("message")
+    text = message if isinstance(message, str) and message else "an error occurred while streaming"
+    code = None if fields.get("code") is None else str(fields["code"])
+    param = fields.get("param") if isinstance(fields.get("param"), str) else None
     status = int(code) if code is not None and code.isdigit() else None
     status = status if status is not None and 400 <= status < 600 else None
-    return _classify(status, _backend_message(exc), code=code, param=exc.param)
+    return _classify(status, text, code=code, param=param)
+
+
+def _http_status_error(status: int, headers: Mapping[str, str], raw: bytes) -> UpstreamError:
+    """A non-2xx answer read by the lean client, classified as the SDK's would be."""
+    try:
+        body: object = json.loads(raw)
+    except ValueError:
+        body = raw.decode("utf-8", "replace").strip()
+    data = body.get("error", body) if isinstance(body, dict) else body
+    fields = data if isinstance(data, dict) else {}
+    message = fields.get("message") if fields else data
+    text = message if isinstance(message, str) and message else f"HTTP {status}"
+    code = None if fields.get("code") is None else str(fields["code"])
+    param = fields.get("param") if isinstance(fields.get("param"), str) else None
+    wait = retry_after(headers) if status == 429 else None
+    return _classify(status, text, code=code, param=param, wait=wait)
 
 
 def _invalid_chunk(data: object) -> UpstreamError:
@@ -418,7 +449,12 @@ def _invalid_chunk(data: object) -> UpstreamError:
 
 
 class OpenAICompatibleProvider:
-    """Streams chat completions from ``config.base_url`` with the ``openai`` SDK."""
+    """Streams chat completions from ``config.base_url``.
+
+    The streamed request goes through the lean keep-alive client (:mod:`.http`) unless the
+    config asks for the SDK (``http_client = "sdk"``) or a proxy from the environment applies to
+    the backend; the ``openai`` SDK does everything else (model listing) and that fallback.
+    """
 
     def __init__(self, config: ProviderConfig) -> None:
         self.config = config
@@ -431,25 +467,21 @@ class OpenAICompatibleProvider:
             http_client=httpx2.AsyncClient(timeout=timeout, limits=_LIMITS, follow_redirects=True),
         )
         self._where = str(self._client.base_url).rstrip("/")
+        self._pool = _lean_pool(config, self._where)
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[Chunk]:
-        events = await self._open(chat_body(request))
+        body = chat_body(request)
+        events = self._sdk_events(body) if self._pool is None else self._lean_events(body)
         usage: Usage | None = None
-        try:
+        async with aclosing(events):
             async for data in events:
-                chunks, seen = _chunks(data)
+                try:
+                    chunks, seen = _chunks(data)
+                except _InvalidChunk as exc:
+                    raise _invalid_chunk(data) from exc
                 usage = seen or usage
                 for chunk in chunks:
                     yield chunk
-        except openai.APIError as exc:
-            raise self._stream_error(exc) from exc
-        except json.JSONDecodeError as exc:
-            raise _invalid_chunk(exc.doc) from exc
-        except _InvalidChunk as exc:
-            raise _invalid_chunk(data) from exc
-        finally:
-            with anyio.CancelScope(shield=True):
-                await events.close()
         if usage is not None:
             yield usage
 
@@ -461,7 +493,60 @@ class OpenAICompatibleProvider:
         return _models(listing, self.config.name)
 
     async def aclose(self) -> None:
+        if self._pool is not None:
+            await self._pool.aclose()
         await self._client.close()
+
+    # --- the lean client ---------------------------------------------------------------------
+
+    async def _lean_events(self, body: dict[str, object]) -> AsyncGenerator[object, None]:
+        assert self._pool is not None
+        payload = json.dumps(body, separators=(",", ":")).encode()
+        started = False
+        try:
+            async with self._pool.post("/chat/completions", payload) as response:
+                if not 200 <= response.status < 300:
+                    raw = await response.read()
+                    raise _http_status_error(response.status, response.headers, raw)
+                started = True
+                async for data in iter_sse_data(response.iter_bytes()):
+                    if data != "[DONE]":
+                        yield _decoded(data)
+        except HTTPError as exc:
+            raise self._lean_error(exc, started) from exc
+
+    def _lean_error(self, exc: HTTPError, started: bool) -> UpstreamError:
+        if isinstance(exc, HTTPTimeout):
+            return self._timeout_error(started)
+        if isinstance(exc, HTTPConnectError) or not started:
+            return UpstreamError(f"could not reach the inference backend at {self._where}: {exc}")
+        return UpstreamError(f"the inference backend closed the stream before it finished: {exc}")
+
+    def _timeout_error(self, started: bool) -> UpstreamTimeoutError:
+        if started:
+            return UpstreamTimeoutError(
+                f"the inference backend at {self._where} stopped streaming"
+                f" for more than {self.config.timeout:g}s"
+            )
+        return UpstreamTimeoutError(
+            f"the inference backend at {self._where} did not answer"
+            f" within {self.config.timeout:g}s"
+        )
+
+    # --- the SDK -----------------------------------------------------------------------------
+
+    async def _sdk_events(self, body: dict[str, object]) -> AsyncGenerator[object, None]:
+        events = await self._open(body)
+        try:
+            async for data in events:
+                yield data
+        except openai.APIError as exc:
+            raise self._stream_error(exc) from exc
+        except json.JSONDecodeError as exc:
+            raise _invalid_chunk(exc.doc) from exc
+        finally:
+            with anyio.CancelScope(shield=True):
+                await events.close()
 
     async def _open(self, body: dict[str, object]) -> AsyncStream[object]:
         try:
@@ -480,27 +565,57 @@ class OpenAICompatibleProvider:
         if isinstance(exc, openai.APIStatusError):
             return _status_error(exc)
         if isinstance(exc, openai.APITimeoutError):
-            return UpstreamTimeoutError(
-                f"the inference backend at {self._where} did not answer"
-                f" within {self.config.timeout:g}s"
-            )
+            return self._timeout_error(started=False)
         if isinstance(exc, openai.APIConnectionError):
             return UpstreamError(
                 f"could not reach the inference backend at {self._where}: {_cause(exc)}"
             )
-        return _reported_error(exc)
+        return _reported_error(exc.body)
 
     def _stream_error(self, exc: openai.APIError) -> UpstreamError:
         if isinstance(exc, openai.APITimeoutError):
-            return UpstreamTimeoutError(
-                f"the inference backend at {self._where} stopped streaming"
-                f" for more than {self.config.timeout:g}s"
-            )
+            return self._timeout_error(started=True)
         if isinstance(exc, openai.APIConnectionError):
             return UpstreamError(
                 "the inference backend closed the stream before it finished: " + _cause(exc)
             )
-        return _reported_error(exc)
+        return _reported_error(exc.body)
+
+
+def _decoded(data: str) -> object:
+    """One ``data:`` payload as JSON; an error the backend reports in-stream is raised."""
+    try:
+        value: object = json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise _invalid_chunk(data) from exc
+    if isinstance(value, dict) and value.get("error"):
+        raise _reported_error(value["error"])
+    return value
+
+
+def _lean_pool(config: ProviderConfig, where: str) -> Pool | None:
+    """The lean client for ``where``, or None when the SDK must send the request."""
+    if config.http_client == "sdk":
+        return None
+    origin = Origin.parse(where)
+    if config.http_client == "auto" and _proxied(origin):
+        return None
+    headers = {"Accept": "text/event-stream", "User-Agent": f"agentloom/{__version__}"}
+    if config.api_key:
+        headers["Authorization"] = f"Bearer {config.api_key}"
+    return Pool(
+        origin,
+        connect_timeout=config.connect_timeout,
+        read_timeout=config.timeout,
+        headers=headers,
+    )
+
+
+def _proxied(origin: Origin) -> bool:
+    proxies = urllib.request.getproxies()
+    if origin.scheme not in proxies and "all" not in proxies:
+        return False
+    return not urllib.request.proxy_bypass(origin.host)
 
 
 # --- models ----------------------------------------------------------------------------------

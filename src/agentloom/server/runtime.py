@@ -50,6 +50,11 @@ async def open_runtime(
         built = dict(providers) if providers is not None else await _build(configs, stack)
         if providers is not None:
             configs = {name: configs.get(name, ProviderConfig(name=name)) for name in built}
+        if not built:
+            log.warning(
+                "no inference provider configured: no model can answer. Set "
+                "AGENTLOOM_INFERENCE_BASE_URL or declare [[providers]] in --config FILE"
+            )
         catalog = ModelCatalog(built, configs)
         await catalog.refresh()
         limits = EngineLimits(

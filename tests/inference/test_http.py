@@ -1,0 +1,213 @@
+"""The lean HTTP/1.1 client against a raw socket server that answers exactly what a test says."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, field
+
+import pytest
+
+from agentloom.inference.http import (
+    HTTPConnectError,
+    HTTPProtocolError,
+    HTTPTimeout,
+    Origin,
+    Pool,
+    iter_sse_data,
+)
+
+Answer = Callable[[bytes], list[bytes]]  # request bytes -> what to write (each piece flushed)
+
+
+@dataclass
+class RawServer:
+    """Answers each request on a connection with ``answer``; closes after ``close_after``."""
+
+    answer: Answer
+    close_after: int | None = None
+    connections: int = 0
+    requests: list[bytes] = field(default_factory=list)
+    port: int = 0
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        served = 0
+        try:
+            while self.close_after is None or served < self.close_after:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+                request = head + await reader.readexactly(length)
+                self.requests.append(request)
+                for piece in self.answer(request):
+                    writer.write(piece)
+                    await writer.drain()
+                served += 1
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+
+@pytest.fixture
+async def raw() -> AsyncIterator[Callable[..., RawServer]]:
+    servers: list[asyncio.Server] = []
+
+    async def start(answer: Answer, close_after: int | None = None) -> RawServer:
+        state = RawServer(answer, close_after)
+        server = await asyncio.start_server(state.handle, "127.0.0.1", 0)
+        servers.append(server)
+        state.port = server.sockets[0].getsockname()[1]
+        return state
+
+    yield start  # type: ignore[misc]
+    for server in servers:
+        server.close()
+        await server.wait_closed()
+
+
+def pool(port: int, *, timeout: float = 2.0) -> Pool:
+    origin = Origin.parse(f"http://127.0.0.1:{port}/v1")
+    return Pool(origin, connect_timeout=timeout, read_timeout=timeout, headers={"X-Test": "1"})
+
+
+def json_answer(body: bytes = b'{"ok": true}', status: str = "200 OK") -> Answer:
+    head = f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\n"
+    return lambda _: [f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body]
+
+
+def chunked(*pieces: bytes) -> Answer:
+    head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    framed = [b"%x\r\n%s\r\n" % (len(p), p) for p in pieces]
+    return lambda _: [head, *framed, b"0\r\n\r\n"]
+
+
+async def test_request_line_headers_and_body(raw: Callable[..., RawServer]) -> None:
+    server = await raw(json_answer())
+    client = pool(server.port)
+    async with client.post("/chat/completions", b'{"a":1}') as response:
+        assert response.status == 200
+        assert await response.read() == b'{"ok": true}'
+    await client.aclose()
+
+    request = server.requests[0]
+    assert request.startswith(b"POST /v1/chat/completions HTTP/1.1\r\n")
+    assert f"Host: 127.0.0.1:{server.port}\r\n".encode() in request
+    assert b"X-Test: 1\r\n" in request
+    assert request.endswith(b'\r\n\r\n{"a":1}')
+
+
+async def test_connections_are_kept_alive_when_bodies_are_read(
+    raw: Callable[..., RawServer],
+) -> None:
+    server = await raw(chunked(b"data: 1\n\n", b"data: 2\n\n"))
+    client = pool(server.port)
+    for _ in range(3):
+        async with client.post("/x", b"{}") as response:
+            assert await response.read() == b"data: 1\n\ndata: 2\n\n"
+    await client.aclose()
+    assert server.connections == 1
+
+
+async def test_an_unread_body_does_not_return_the_connection(
+    raw: Callable[..., RawServer],
+) -> None:
+    server = await raw(json_answer())
+    client = pool(server.port)
+    for _ in range(2):
+        async with client.post("/x", b"{}") as response:
+            assert response.status == 200
+    await client.aclose()
+    assert server.connections == 2
+
+
+async def test_a_kept_alive_connection_closed_by_the_server_is_retried_once(
+    raw: Callable[..., RawServer],
+) -> None:
+    server = await raw(json_answer(), close_after=1)
+    client = pool(server.port)
+    for _ in range(2):
+        async with client.post("/x", b"{}") as response:
+            assert await response.read() == b'{"ok": true}'
+    await client.aclose()
+    assert server.connections == 2
+
+
+async def test_a_body_cut_short_is_a_protocol_error(raw: Callable[..., RawServer]) -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n"
+    server = await raw(lambda _: [head + b"only this"], close_after=1)
+    client = pool(server.port)
+    with pytest.raises(HTTPProtocolError):
+        async with client.post("/x", b"{}") as response:
+            await response.read()
+    await client.aclose()
+
+
+async def test_garbage_instead_of_a_status_line(raw: Callable[..., RawServer]) -> None:
+    server = await raw(lambda _: [b"SSH-2.0-OpenSSH\r\n\r\n"], close_after=1)
+    client = pool(server.port)
+    with pytest.raises(HTTPProtocolError, match="status line"):
+        async with client.post("/x", b"{}"):
+            pass
+    await client.aclose()
+
+
+async def test_silence_is_a_timeout(raw: Callable[..., RawServer]) -> None:
+    server = await raw(lambda _: [])
+    client = pool(server.port, timeout=0.2)
+    with pytest.raises(HTTPTimeout):
+        async with client.post("/x", b"{}"):
+            pass
+    await client.aclose()
+
+
+async def test_refused_connection() -> None:
+    client = pool(1)
+    with pytest.raises(HTTPConnectError):
+        async with client.post("/x", b"{}"):
+            pass
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("http://h/v1", Origin("http", "h", 80, "/v1")),
+        ("https://h:8443/", Origin("https", "h", 8443, "")),
+        ("http://10.0.0.1:8000/v1/", Origin("http", "10.0.0.1", 8000, "/v1")),
+    ],
+)
+def test_origin_parse(url: str, expected: Origin) -> None:
+    assert Origin.parse(url) == expected
+
+
+def test_origin_rejects_other_schemes() -> None:
+    with pytest.raises(ValueError, match="not an http"):
+        Origin.parse("ftp://h/v1")
+
+
+# --- server-sent events ----------------------------------------------------------------------
+
+
+async def _pieces(*pieces: bytes) -> AsyncIterator[bytes]:
+    for piece in pieces:
+        yield piece
+
+
+async def _data(*pieces: bytes) -> list[str]:
+    return [data async for data in iter_sse_data(_pieces(*pieces))]
+
+
+def _split_everywhere(stream: bytes) -> Iterator[tuple[bytes, bytes]]:
+    for cut in range(len(stream) + 1):
+        yield stream[:cut], stream[cut:]
+
+
+async def test_sse_events_survive_any_split() -> None:
+    stream = ': comment\r\nevent: x\r\ndata: {"a": "é"}\r\n\r\ndata:b\ndata: c\n\ndata: [DONE]\n\n'
+    encoded = stream.encode()
+    for left, right in _split_everywhere(encoded):
+        assert await _data(left, right) == ['{"a": "é"}', "b\nc", "[DONE]"]
+
+
+async def test_sse_last_event_without_blank_line() -> None:
+    assert await _data(b"data: one\n\ndata: two") == ["one", "two"]
