@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Final
@@ -85,7 +85,11 @@ class _Connection:
 
 @dataclass(slots=True)
 class Response:
-    """A response whose body has not been read yet."""
+    """A response whose body has not been read yet.
+
+    The body is read in large blocks into a buffer of its own and the chunked framing parsed
+    from there, so a streamed body costs one timed read per network read, not one per chunk.
+    """
 
     status: int
     headers: dict[str, str]
@@ -93,6 +97,7 @@ class Response:
     _read_timeout: float
     _mode: str = field(default="close")  # "length", "chunked" or "close"
     _remaining: int = 0
+    _buf: bytearray = field(default_factory=bytearray)
     complete: bool = False
 
     async def iter_bytes(self) -> AsyncIterator[bytes]:
@@ -102,13 +107,14 @@ class Response:
                 yield piece
         elif self._mode == "length":
             while self._remaining > 0:
-                piece = await self._read(self._conn.reader.read(min(_READ_SIZE, self._remaining)))
+                piece = await self._read()
                 if not piece:
                     raise HTTPProtocolError("the connection closed before the body was complete")
+                piece = piece[: self._remaining]
                 self._remaining -= len(piece)
                 yield piece
         else:
-            while piece := await self._read(self._conn.reader.read(_READ_SIZE)):
+            while piece := await self._read():
                 yield piece
         self.complete = self._mode != "close"
 
@@ -121,37 +127,49 @@ class Response:
         return bytes(body)
 
     async def _chunked(self) -> AsyncIterator[bytes]:
-        reader = self._conn.reader
+        buf = self._buf
         while True:
-            line = await self._read(reader.readuntil(b"\r\n"))
+            line = await self._line()
             try:
                 size = int(line.split(b";", 1)[0], 16)
             except ValueError as exc:
                 raise HTTPProtocolError(f"bad chunk size line {line[:40]!r}") from exc
             if size == 0:
-                await self._read(_trailer(reader))
+                while await self._line():  # the trailer section ends with an empty line
+                    pass
                 return
-            data = await self._read(reader.readexactly(size + 2))
-            yield data[:-2]
+            while len(buf) < size + 2:
+                await self._fill()
+            data = bytes(buf[:size])
+            del buf[: size + 2]
+            yield data
 
-    async def _read(self, operation: Awaitable[bytes]) -> bytes:
+    async def _line(self) -> bytes:
+        buf = self._buf
+        while (end := buf.find(b"\r\n")) < 0:
+            await self._fill()
+        line = bytes(buf[:end])
+        del buf[: end + 2]
+        return line
+
+    async def _fill(self) -> None:
+        piece = await self._read()
+        if not piece:
+            raise HTTPProtocolError("the connection closed before the body was complete")
+        self._buf += piece
+
+    async def _read(self) -> bytes:
+        if self._buf and self._mode != "chunked":
+            piece = bytes(self._buf)
+            self._buf.clear()
+            return piece
         try:
             async with asyncio.timeout(self._read_timeout):
-                return await operation
+                return await self._conn.reader.read(_READ_SIZE)
         except TimeoutError as exc:
             raise HTTPTimeout(f"no data for {self._read_timeout:g}s") from exc
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, OSError) as exc:
+        except OSError as exc:
             raise HTTPProtocolError(f"the connection broke: {exc or type(exc).__name__}") from exc
-
-
-async def _trailer(reader: asyncio.StreamReader) -> bytes:
-    """Read the trailer section after the last chunk (usually just the empty line)."""
-    lines = bytearray()
-    while True:
-        line = await reader.readuntil(b"\r\n")
-        lines += line
-        if line == b"\r\n":
-            return bytes(lines)
 
 
 class Pool:
