@@ -107,10 +107,12 @@ async def _chat(receive: Receive, send: Send, delay: float) -> None:
         return
     await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
     events = stream_events(request)
-    await _pause(delay / 2)
-    for event in events:
+    start = asyncio.get_running_loop().time()
+    step = delay / 2 / len(events)
+    for number, event in enumerate(events):
+        # deadlines from the start, so sleeps that overshoot do not add up
+        await _pause(start + delay / 2 + number * step - asyncio.get_running_loop().time())
         await send({"type": "http.response.body", "body": event, "more_body": True})
-        await _pause(delay / 2 / len(events))
     await send({"type": "http.response.body", "body": b""})
 
 
