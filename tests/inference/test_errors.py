@@ -15,7 +15,7 @@ from agentloom.errors import (
     UpstreamRequestError,
     UpstreamTimeoutError,
 )
-from agentloom.inference.base import Chunk, ProviderConfig, TextDelta
+from agentloom.inference.base import Chunk, HTTPClientKind, ProviderConfig, TextDelta
 from agentloom.inference.openai_compatible import OpenAICompatibleProvider
 from agentloom.testing.backend import FakeBackend
 from agentloom.testing.scripted import (
@@ -36,7 +36,7 @@ LONG_SILENCE = 30.0  # far longer than SHORT_TIMEOUT: only the provider's timeou
 
 @pytest.fixture
 async def impatient(
-    backend: FakeBackend, http_client: str
+    backend: FakeBackend, http_client: HTTPClientKind
 ) -> AsyncIterator[OpenAICompatibleProvider]:
     """A provider that gives up after ``SHORT_TIMEOUT`` seconds of backend silence."""
     config = backend_config(backend, timeout=SHORT_TIMEOUT, http_client=http_client)
@@ -71,7 +71,9 @@ async def test_client_errors_become_upstream_request_errors(
     assert caught.value.code == "invalid_prompt"
 
 
-async def test_unknown_route_is_a_404_request_error(backend: FakeBackend, http_client: str) -> None:
+async def test_unknown_route_is_a_404_request_error(
+    backend: FakeBackend, http_client: HTTPClientKind
+) -> None:
     url = backend.base_url + "/nowhere"
     config = ProviderConfig(name="fake", base_url=url, timeout=5, http_client=http_client)
     client = OpenAICompatibleProvider(config)
@@ -136,7 +138,7 @@ async def test_context_length_exceeded_is_recognised(
 # --- the connection --------------------------------------------------------------------------
 
 
-async def test_connection_refused_names_the_backend(http_client: str) -> None:
+async def test_connection_refused_names_the_backend(http_client: HTTPClientKind) -> None:
     url = closed_port_url()
     config = ProviderConfig(name="down", base_url=url, timeout=5, http_client=http_client)
     client = OpenAICompatibleProvider(config)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 
 import pytest
@@ -50,7 +50,7 @@ class RawServer:
 
 
 @pytest.fixture
-async def raw() -> AsyncIterator[Callable[..., RawServer]]:
+async def raw() -> AsyncIterator[Callable[..., Awaitable[RawServer]]]:
     servers: list[asyncio.Server] = []
 
     async def start(answer: Answer, close_after: int | None = None) -> RawServer:
@@ -60,7 +60,7 @@ async def raw() -> AsyncIterator[Callable[..., RawServer]]:
         state.port = server.sockets[0].getsockname()[1]
         return state
 
-    yield start  # type: ignore[misc]
+    yield start
     for server in servers:
         server.close()
         await server.wait_closed()
@@ -82,7 +82,7 @@ def chunked(*pieces: bytes) -> Answer:
     return lambda _: [head, *framed, b"0\r\n\r\n"]
 
 
-async def test_request_line_headers_and_body(raw: Callable[..., RawServer]) -> None:
+async def test_request_line_headers_and_body(raw: Callable[..., Awaitable[RawServer]]) -> None:
     server = await raw(json_answer())
     client = pool(server.port)
     async with client.post("/chat/completions", b'{"a":1}') as response:
@@ -98,7 +98,7 @@ async def test_request_line_headers_and_body(raw: Callable[..., RawServer]) -> N
 
 
 async def test_connections_are_kept_alive_when_bodies_are_read(
-    raw: Callable[..., RawServer],
+    raw: Callable[..., Awaitable[RawServer]],
 ) -> None:
     server = await raw(chunked(b"data: 1\n\n", b"data: 2\n\n"))
     client = pool(server.port)
@@ -110,7 +110,7 @@ async def test_connections_are_kept_alive_when_bodies_are_read(
 
 
 async def test_an_unread_body_does_not_return_the_connection(
-    raw: Callable[..., RawServer],
+    raw: Callable[..., Awaitable[RawServer]],
 ) -> None:
     server = await raw(json_answer())
     client = pool(server.port)
@@ -122,7 +122,7 @@ async def test_an_unread_body_does_not_return_the_connection(
 
 
 async def test_a_kept_alive_connection_closed_by_the_server_is_retried_once(
-    raw: Callable[..., RawServer],
+    raw: Callable[..., Awaitable[RawServer]],
 ) -> None:
     server = await raw(json_answer(), close_after=1)
     client = pool(server.port)
@@ -133,7 +133,9 @@ async def test_a_kept_alive_connection_closed_by_the_server_is_retried_once(
     assert server.connections == 2
 
 
-async def test_a_body_cut_short_is_a_protocol_error(raw: Callable[..., RawServer]) -> None:
+async def test_a_body_cut_short_is_a_protocol_error(
+    raw: Callable[..., Awaitable[RawServer]],
+) -> None:
     head = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n"
     server = await raw(lambda _: [head + b"only this"], close_after=1)
     client = pool(server.port)
@@ -143,7 +145,7 @@ async def test_a_body_cut_short_is_a_protocol_error(raw: Callable[..., RawServer
     await client.aclose()
 
 
-async def test_garbage_instead_of_a_status_line(raw: Callable[..., RawServer]) -> None:
+async def test_garbage_instead_of_a_status_line(raw: Callable[..., Awaitable[RawServer]]) -> None:
     server = await raw(lambda _: [b"SSH-2.0-OpenSSH\r\n\r\n"], close_after=1)
     client = pool(server.port)
     with pytest.raises(HTTPProtocolError, match="status line"):
@@ -152,7 +154,7 @@ async def test_garbage_instead_of_a_status_line(raw: Callable[..., RawServer]) -
     await client.aclose()
 
 
-async def test_silence_is_a_timeout(raw: Callable[..., RawServer]) -> None:
+async def test_silence_is_a_timeout(raw: Callable[..., Awaitable[RawServer]]) -> None:
     server = await raw(lambda _: [])
     client = pool(server.port, timeout=0.2)
     with pytest.raises(HTTPTimeout):

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from agentloom.inference.base import ProviderConfig
+from agentloom.inference.base import HTTPClientKind, ProviderConfig
 from agentloom.inference.openai_compatible import OpenAICompatibleProvider
 from agentloom.testing.backend import FakeBackend
 from agentloom.testing.scripted import ScriptedModel
@@ -43,7 +43,10 @@ def backend(_served_backend: FakeBackend, scripted: ScriptedModel) -> FakeBacken
 
 
 def backend_config(
-    backend: FakeBackend, *, timeout: float = PROVIDER_TIMEOUT, http_client: str = "lean"
+    backend: FakeBackend,
+    *,
+    timeout: float = PROVIDER_TIMEOUT,
+    http_client: HTTPClientKind = "lean",
 ) -> ProviderConfig:
     """A provider config named ``fake`` for ``backend``, giving up after ``timeout`` of silence."""
     return ProviderConfig(
@@ -56,15 +59,15 @@ def backend_config(
 
 
 @pytest.fixture(params=HTTP_CLIENTS)
-def http_client(request: pytest.FixtureRequest) -> str:
+def http_client(request: pytest.FixtureRequest) -> HTTPClientKind:
     """Which client sends the streamed request: the lean one, or the ``openai`` SDK."""
-    value: str = request.param
+    value: HTTPClientKind = request.param
     return value
 
 
 @pytest.fixture
 async def provider(
-    backend: FakeBackend, http_client: str
+    backend: FakeBackend, http_client: HTTPClientKind
 ) -> AsyncIterator[OpenAICompatibleProvider]:
     client = OpenAICompatibleProvider(backend_config(backend, http_client=http_client))
     yield client

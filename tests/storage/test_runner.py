@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ async def sqlite(tmp_path: Path) -> Database:
     return db
 
 
-def insert(n: int) -> object:
+def insert(n: int) -> Callable[[Connection], int]:
     def run(conn: Connection) -> int:
         if n == 13:
             raise ValueError("unlucky")
@@ -33,7 +34,7 @@ def insert(n: int) -> object:
 
 
 async def test_one_failing_write_does_not_undo_the_others(sqlite: Database) -> None:
-    writes = [sqlite.runner.write(insert(n)) for n in range(40)]  # type: ignore[arg-type]
+    writes = [sqlite.runner.write(insert(n)) for n in range(40)]
     results = await asyncio.gather(*writes, return_exceptions=True)
 
     assert [r for r in results if isinstance(r, ValueError)] == [results[13]]
@@ -44,10 +45,10 @@ async def test_one_failing_write_does_not_undo_the_others(sqlite: Database) -> N
 
 
 async def test_a_cancelled_waiter_does_not_stop_the_writer(sqlite: Database) -> None:
-    waiter = asyncio.ensure_future(sqlite.runner.write(insert(1)))  # type: ignore[arg-type]
+    waiter = asyncio.ensure_future(sqlite.runner.write(insert(1)))
     await asyncio.sleep(0)  # the write is queued
     waiter.cancel()
-    assert await sqlite.runner.write(insert(2)) == 2  # type: ignore[arg-type]
+    assert await sqlite.runner.write(insert(2)) == 2
     count = await sqlite.runner.read(lambda c: c.scalar(sa.text("SELECT count(*) FROM scratch")))
     assert count == 2  # the cancelled caller's write still happened
     await sqlite.aclose()

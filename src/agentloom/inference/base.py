@@ -194,6 +194,9 @@ class ModelInfo:
     context_window: int | None = None
 
 
+HTTPClientKind = Literal["auto", "lean", "sdk"]
+
+
 @dataclass(frozen=True, slots=True)
 class ProviderConfig:
     """How to build one provider: its registry ``type``, its name and connection details."""
@@ -207,7 +210,7 @@ class ProviderConfig:
     timeout: float = 600.0  # seconds without any byte from the backend before giving up
     connect_timeout: float = 10.0
     max_retries: int = 0
-    http_client: str = "auto"  # "auto" (lean unless a proxy applies), "lean" or "sdk"
+    http_client: HTTPClientKind = "auto"  # lean unless a proxy applies; or "lean", "sdk"
     extra: dict[str, str] = field(default_factory=dict)
 
 
