@@ -1,0 +1,289 @@
+"""load_settings: a TOML file, then environment overrides (which win), then defaults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentloom.config import (
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    ConfigError,
+    Settings,
+    load_settings,
+)
+from agentloom.inference.base import ProviderConfig
+
+FULL = """
+[server]
+host = "0.0.0.0"
+port = 9000
+max_body_bytes = 2048
+heartbeat_interval = 2.5
+abandoned_after = 30
+
+[database]
+url = "postgresql://agentloom@db:5432/agentloom"
+
+[engine]
+max_model_calls = 7
+truncation_retries = 2
+
+[[providers]]
+name = "vllm"
+base_url = "http://127.0.0.1:8000/v1"
+api_key_env = "VLLM_API_KEY"
+models = ["Qwen/Qwen3-8B", "Qwen/Qwen3-32B"]
+timeout = 120
+
+[[providers]]
+name = "ollama"
+base_url = "http://127.0.0.1:11434/v1"
+api_key = "inline-key"
+
+[[providers]]
+name = "quiet"
+base_url = "http://127.0.0.1:9999/v1"
+discover = false
+"""
+
+
+def _write(tmp_path: Path, content: str, name: str = "agentloom.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(content)
+    return path
+
+
+@pytest.fixture
+def full(tmp_path: Path) -> Path:
+    return _write(tmp_path, FULL)
+
+
+def test_defaults_without_file_or_environment() -> None:
+    settings = load_settings(env={})
+
+    assert settings.server.host == DEFAULT_HOST
+    assert settings.server.port == DEFAULT_PORT
+    assert settings.database.url == "sqlite:///data/agentloom.db"
+    assert settings.engine.max_model_calls == 10
+    assert settings.providers == []
+    assert settings.server.instance_id.startswith("inst_")
+    assert load_settings(env={}).server.instance_id != settings.server.instance_id
+
+
+def test_reads_every_section_of_the_file(full: Path) -> None:
+    settings = load_settings(full, env={})
+
+    assert settings.server.host == "0.0.0.0"
+    assert settings.server.port == 9000
+    assert settings.server.max_body_bytes == 2048
+    assert settings.server.heartbeat_interval == 2.5
+    assert settings.server.abandoned_after == 30.0
+    assert settings.database.url == "postgresql://agentloom@db:5432/agentloom"
+    assert settings.engine.max_model_calls == 7
+    assert settings.engine.truncation_retries == 2
+    assert [p.name for p in settings.providers] == ["vllm", "ollama", "quiet"]
+    assert settings.providers[0].timeout == 120.0
+
+
+def test_a_str_path_works_too(full: Path) -> None:
+    assert load_settings(str(full), env={}).server.port == 9000
+
+
+def test_environment_wins_over_the_file(full: Path) -> None:
+    env = {
+        "AGENTLOOM_HOST": "127.0.0.2",
+        "AGENTLOOM_PORT": "9100",
+        "AGENTLOOM_MAX_BODY_BYTES": "4096",
+        "AGENTLOOM_DATABASE_URL": "sqlite:///elsewhere.db",
+        "AGENTLOOM_MAX_MODEL_CALLS": "3",
+    }
+
+    settings = load_settings(full, env=env)
+
+    assert settings.server.host == "127.0.0.2"
+    assert settings.server.port == 9100
+    assert settings.server.max_body_bytes == 4096
+    assert settings.database.url == "sqlite:///elsewhere.db"
+    assert settings.engine.max_model_calls == 3
+    assert settings.server.heartbeat_interval == 2.5  # untouched keys keep the file's value
+    assert settings.engine.truncation_retries == 2
+
+
+def test_environment_alone_configures_a_server() -> None:
+    settings = load_settings(env={"AGENTLOOM_PORT": "0", "AGENTLOOM_DATABASE_URL": "sqlite://"})
+
+    assert settings.server.port == 0
+    assert settings.database.url == "sqlite://"
+
+
+def test_os_environ_is_the_default_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTLOOM_PORT", "8765")
+
+    assert load_settings().server.port == 8765
+
+
+def test_providers_resolve_api_keys_and_model_lists(full: Path) -> None:
+    settings = load_settings(full, env={})
+
+    configs = settings.provider_configs({"VLLM_API_KEY": "from-env"})
+
+    vllm, ollama, quiet = configs
+    assert vllm == ProviderConfig(
+        name="vllm",
+        base_url="http://127.0.0.1:8000/v1",
+        api_key="from-env",
+        models=("Qwen/Qwen3-8B", "Qwen/Qwen3-32B"),
+        discover=False,  # a static model list is not discovered
+        timeout=120.0,
+    )
+    assert ollama.api_key == "inline-key"
+    assert ollama.models == ()
+    assert ollama.discover is True
+    assert quiet.discover is False
+    assert quiet.api_key is None
+
+
+def test_api_key_env_that_is_not_set_gives_no_key(full: Path) -> None:
+    vllm = load_settings(full, env={}).provider_configs({})[0]
+
+    assert vllm.api_key is None
+
+
+def test_an_inline_api_key_wins_over_api_key_env(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        '[[providers]]\nname = "p"\napi_key = "inline"\napi_key_env = "P_KEY"\n',
+    )
+
+    config = load_settings(path, env={}).provider_configs({"P_KEY": "env"})[0]
+
+    assert config.api_key == "inline"
+
+
+def test_provider_configs_read_os_environ_by_default(
+    full: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VLLM_API_KEY", "from-os-environ")
+
+    assert load_settings(full, env={}).provider_configs()[0].api_key == "from-os-environ"
+
+
+def test_inference_environment_adds_a_first_provider(full: Path) -> None:
+    env = {
+        "AGENTLOOM_INFERENCE_BASE_URL": "http://gpu:8000/v1",
+        "AGENTLOOM_INFERENCE_NAME": "gpu",
+        "AGENTLOOM_INFERENCE_API_KEY": "secret",
+        "AGENTLOOM_INFERENCE_MODELS": " m1 , m2,, ",
+    }
+
+    settings = load_settings(full, env=env)
+
+    assert [p.name for p in settings.providers] == ["gpu", "vllm", "ollama", "quiet"]
+    gpu = settings.provider_configs({})[0]
+    assert gpu.base_url == "http://gpu:8000/v1"
+    assert gpu.api_key == "secret"
+    assert gpu.models == ("m1", "m2")
+    assert gpu.discover is False
+
+
+def test_inference_environment_defaults() -> None:
+    settings = load_settings(env={"AGENTLOOM_INFERENCE_BASE_URL": "http://gpu:8000/v1"})
+
+    (provider,) = settings.provider_configs({})
+    assert provider.name == "default"
+    assert provider.type == "openai_compatible"
+    assert provider.api_key is None
+    assert provider.models == ()
+    assert provider.discover is True
+
+
+def test_an_empty_inference_base_url_adds_nothing() -> None:
+    assert load_settings(env={"AGENTLOOM_INFERENCE_BASE_URL": ""}).providers == []
+
+
+def test_settings_are_frozen() -> None:
+    settings = load_settings(env={})
+
+    with pytest.raises(ValueError, match="frozen"):
+        settings.server.port = 1  # type: ignore[misc]
+    assert isinstance(settings, Settings)
+
+
+def test_invalid_toml_is_a_config_error(tmp_path: Path) -> None:
+    path = _write(tmp_path, "[server\nport = 1\n")
+
+    with pytest.raises(ConfigError, match="is not valid TOML"):
+        load_settings(path, env={})
+
+
+def test_a_missing_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_settings(tmp_path / "nope.toml", env={})
+
+
+@pytest.mark.parametrize(
+    ("content", "key"),
+    [
+        ("[server]\nprot = 1\n", "prot"),
+        ("[databse]\nurl = 'sqlite://'\n", "databse"),
+        ("[engine]\nmax_calls = 3\n", "max_calls"),
+        ("[[providers]]\nname = 'p'\nbase = 'http://x'\n", "base"),
+        ("verbose = true\n", "verbose"),
+    ],
+)
+def test_unknown_keys_are_config_errors(tmp_path: Path, content: str, key: str) -> None:
+    path = _write(tmp_path, content)
+
+    with pytest.raises(ConfigError, match="invalid configuration") as caught:
+        load_settings(path, env={})
+    assert key in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "[server]\nport = 70000\n",
+        "[server]\nport = 'eighty'\n",
+        "[server]\nmax_body_bytes = 10\n",
+        "[server]\nheartbeat_interval = 0\n",
+        "[engine]\nmax_model_calls = 0\n",
+        "[[providers]]\nname = ''\n",
+        "[[providers]]\nname = 'has space'\n",
+        "[[providers]]\nbase_url = 'http://x'\n",
+        "[[providers]]\nname = 'p'\ntimeout = -1\n",
+        "[[providers]]\nname = 'p'\nmodels = 'one'\n",
+    ],
+)
+def test_invalid_values_are_config_errors(tmp_path: Path, content: str) -> None:
+    with pytest.raises(ConfigError, match="invalid configuration"):
+        load_settings(_write(tmp_path, content), env={})
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"AGENTLOOM_PORT": "not-a-port"},
+        {"AGENTLOOM_PORT": "-1"},
+        {"AGENTLOOM_MAX_MODEL_CALLS": "many"},
+        {"AGENTLOOM_INFERENCE_BASE_URL": "http://x", "AGENTLOOM_INFERENCE_NAME": "a b"},
+    ],
+)
+def test_invalid_environment_is_a_config_error(env: dict[str, str]) -> None:
+    with pytest.raises(ConfigError, match="invalid configuration"):
+        load_settings(env=env)
+
+
+def test_an_override_of_a_section_that_is_not_a_table(tmp_path: Path) -> None:
+    path = _write(tmp_path, "server = 1\n")
+
+    with pytest.raises(ConfigError, match=r"\[server\] must be a table"):
+        load_settings(path, env={"AGENTLOOM_PORT": "1"})
+
+
+def test_an_inference_provider_with_providers_not_a_list(tmp_path: Path) -> None:
+    path = _write(tmp_path, "providers = 'vllm'\n")
+
+    with pytest.raises(ConfigError, match="providers must be an array of tables"):
+        load_settings(path, env={"AGENTLOOM_INFERENCE_BASE_URL": "http://x"})
