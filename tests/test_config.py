@@ -287,3 +287,23 @@ def test_an_inference_provider_with_providers_not_a_list(tmp_path: Path) -> None
 
     with pytest.raises(ConfigError, match="providers must be an array of tables"):
         load_settings(path, env={"AGENTLOOM_INFERENCE_BASE_URL": "http://x"})
+
+
+def test_the_environment_provider_replaces_a_file_provider_of_the_same_name(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "agentloom.toml"
+    path.write_text('[[providers]]\nname = "default"\nbase_url = "http://file:1/v1"\n')
+    env = {"AGENTLOOM_INFERENCE_BASE_URL": "http://env:2/v1"}
+
+    settings = load_settings(path, env=env)
+
+    assert [(p.name, p.base_url) for p in settings.providers] == [("default", "http://env:2/v1")]
+
+
+def test_repeated_provider_names_are_rejected(tmp_path: Path) -> None:
+    path = tmp_path / "agentloom.toml"
+    path.write_text('[[providers]]\nname = "a"\n\n[[providers]]\nname = "a"\n')
+
+    with pytest.raises(ConfigError, match="repeated: a"):
+        load_settings(path, env={})

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agentloom.inference.base import ProviderConfig
 
@@ -102,6 +102,14 @@ class Settings(_Strict):
     engine: EngineSettings = Field(default_factory=EngineSettings)
     providers: list[ProviderSettings] = Field(default_factory=list)
 
+    @model_validator(mode="after")
+    def _unique_provider_names(self) -> Settings:
+        names = [p.name for p in self.providers]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"provider names must be unique; repeated: {', '.join(duplicates)}")
+        return self
+
     def provider_configs(self, env: Mapping[str, str] | None = None) -> list[ProviderConfig]:
         env = os.environ if env is None else env
         return [p.to_config(env) for p in self.providers]
@@ -149,7 +157,14 @@ def _apply_env(raw: dict[str, object], env: Mapping[str, str]) -> None:
         providers = raw.setdefault("providers", [])
         if not isinstance(providers, list):
             raise ConfigError("providers must be an array of tables")
-        providers.insert(0, _env_provider(base_url, env))
+        provider = _env_provider(base_url, env)
+        # the environment wins: it replaces a file provider of the same name
+        providers[:] = [p for p in providers if not _named(p, provider["name"])]
+        providers.insert(0, provider)
+
+
+def _named(provider: object, name: object) -> bool:
+    return isinstance(provider, dict) and provider.get("name") == name
 
 
 def _env_provider(base_url: str, env: Mapping[str, str]) -> dict[str, object]:

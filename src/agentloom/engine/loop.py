@@ -19,6 +19,7 @@ from agentloom.api import events as ev
 from agentloom.api.response import (
     IncompleteDetails,
     IncompleteReason,
+    OutputItem,
     Response,
     ResponseError,
     ResponseUsage,
@@ -58,6 +59,7 @@ class AgentLoop:
         self._messages = list(config.request.messages)
         self._usage = ResponseUsage()
         self._output_tokens = 0
+        self._turn: TurnStreamer | None = None  # the model call under way, not yet recorded
 
     async def run(self) -> AsyncIterator[ev.StreamEvent]:
         yield ev.ResponseCreated(sequence_number=self._seq(), response=self.response)
@@ -84,9 +86,11 @@ class AgentLoop:
                 policy=self._config.tools.policy,
                 include_logprobs=self._config.include_logprobs,
             )
+            self._turn = turn
             async for event in self._call_model(turn, budget):
                 yield event
             self._record(turn.result)
+            self._turn = None
             decision = self._decide(turn.result)
             if decision.kind == "continue":
                 self._messages.extend(decision.messages)
@@ -149,6 +153,18 @@ class AgentLoop:
             return _Decision("continue", messages=_rejection_messages(result))
         # Server-side tools run here (none are registered yet); function calls go to the client.
         return _Decision("finish")
+
+    def abandoned(self) -> Response:
+        """The response when its consumer went away mid-way: ``cancelled``, with the output
+        produced so far (items of the interrupted model call marked ``incomplete``)."""
+        if self.response.status != "in_progress":
+            return self.response
+        partial: list[OutputItem] = []
+        if self._turn is not None:
+            self._turn.close()
+            partial = [_interrupted(item) for item in self._turn.result.items]
+        output = [*self.response.output, *partial]
+        return self.response.model_copy(update={"status": "cancelled", "output": output})
 
     # --- bookkeeping -------------------------------------------------------------------------
 
@@ -233,3 +249,9 @@ def _usage(usage: inf.Usage) -> ResponseUsage:
             "total_tokens": usage.input_tokens + usage.output_tokens,
         }
     )
+
+
+def _interrupted(item: OutputItem) -> OutputItem:
+    if "status" not in type(item).model_fields:
+        return item
+    return item.model_copy(update={"status": "incomplete"})

@@ -16,7 +16,7 @@ from agentloom.api import events as ev
 from agentloom.api.items import STORED_ITEMS, Message, OutputMessage, StoredItem
 from agentloom.api.lists import ListPage
 from agentloom.api.requests import CreateResponseRequest
-from agentloom.api.response import DeletedResponse, OutputItem, Response, ResponseError
+from agentloom.api.response import DeletedResponse, OutputItem, Response
 from agentloom.engine.history import History
 from agentloom.engine.loop import AgentLoop
 from agentloom.engine.persist import ResponseWriter
@@ -73,7 +73,7 @@ class ResponsesService:
                 yield event
         finally:
             if not finished:
-                await self._finish(writer, prepared, _abandoned(loop.response))
+                await self._finish(writer, prepared, loop.abandoned())
 
     async def collect(self, prepared: Prepared) -> Response:
         """The non-streaming reply: the same stream, collected."""
@@ -145,17 +145,3 @@ def _as_stored(item: OutputItem) -> StoredItem:
     if isinstance(item, OutputMessage):
         return Message.model_validate(item.model_dump())
     return item
-
-
-def _abandoned(response: Response) -> Response:
-    if response.status != "in_progress":
-        return response
-    return response.model_copy(
-        update={
-            "status": "cancelled",
-            "error": ResponseError(
-                code="client_disconnected",
-                message="The client disconnected before the response finished.",
-            ),
-        }
-    )
