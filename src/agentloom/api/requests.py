@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, TypeAlias
 
-from pydantic import Discriminator, Field, Tag, field_validator
+from pydantic import (
+    Discriminator,
+    Field,
+    SerializerFunctionWrapHandler,
+    Tag,
+    field_validator,
+    model_serializer,
+)
 
 from agentloom.api.content import WireModel
 from agentloom.api.items import InputItem
@@ -41,6 +48,12 @@ class TextFormatJsonSchema(WireModel):
     schema_: dict[str, object] = Field(alias="schema")
     description: str | None = None
     strict: bool | None = None
+
+    @model_serializer(mode="wrap")
+    def _schema_key(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """Echo the schema under its wire name ``schema`` (``schema_`` is only the attribute)."""
+        data: dict[str, object] = handler(self)
+        return {("schema" if key == "schema_" else key): value for key, value in data.items()}
 
 
 TextFormat: TypeAlias = Annotated[

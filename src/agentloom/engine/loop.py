@@ -68,6 +68,8 @@ class AgentLoop:
             async for event in self._steps():
                 yield event
         except UpstreamError as exc:
+            for event in self._interrupt():
+                yield event
             self._end_failed(exc)
         yield self._terminal_event()
 
@@ -151,20 +153,32 @@ class AgentLoop:
             return _Decision("incomplete", reason="content_filter")
         if result.rejected and not result.calls:
             return _Decision("continue", messages=_rejection_messages(result))
+        policy = self._config.tools.policy
+        if policy.required and not result.calls:
+            return _Decision("continue", messages=(_must_call(policy.offered),))
         # Server-side tools run here (none are registered yet); function calls go to the client.
         return _Decision("finish")
 
     def abandoned(self) -> Response:
         """The response when its consumer went away mid-way: ``cancelled``, with the output
-        produced so far (items of the interrupted model call marked ``incomplete``)."""
+        produced so far."""
         if self.response.status != "in_progress":
             return self.response
-        partial: list[OutputItem] = []
-        if self._turn is not None:
-            self._turn.close()
-            partial = [_interrupted(item) for item in self._turn.result.items]
-        output = [*self.response.output, *partial]
-        return self.response.model_copy(update={"status": "cancelled", "output": output})
+        self._interrupt()
+        return self.response.model_copy(update={"status": "cancelled"})
+
+    def _interrupt(self) -> list[ev.StreamEvent]:
+        """Close the items of an interrupted model call: they join the output ``incomplete``.
+        Returns the closing events (``output_item.done`` ...) for a consumer still listening."""
+        if self._turn is None:
+            return []
+        events = [_interrupted_event(event) for event in self._turn.close()]
+        partial = [_interrupted(item) for item in self._turn.result.items]
+        self._turn = None
+        self.response = self.response.model_copy(
+            update={"output": [*self.response.output, *partial]}
+        )
+        return events
 
     # --- bookkeeping -------------------------------------------------------------------------
 
@@ -189,9 +203,8 @@ class AgentLoop:
         self._finish("incomplete", incomplete_details=IncompleteDetails(reason=reason))
 
     def _end_failed(self, exc: UpstreamError) -> None:
-        self._finish(
-            "failed", error=ResponseError(code=exc.code or "server_error", message=exc.message)
-        )
+        error = ResponseError(code=exc.code or "server_error", message=exc.message)
+        self._finish("failed", error=error)
 
     def _finish(
         self, status: Literal["completed", "incomplete", "failed"], **fields: object
@@ -234,6 +247,16 @@ def _rejection_messages(result: TurnResult) -> tuple[inf.ChatMessage, ...]:
     )
 
 
+def _must_call(offered: frozenset[str]) -> inf.ChatMessage:
+    """What the model is told when ``tool_choice`` requires a call and it answered without one
+    (for backends that do not enforce ``tool_choice`` themselves)."""
+    names = ", ".join(sorted(offered))
+    return inf.ChatMessage(
+        role="user",
+        content=f"You must call one of these tools now: {names}. Reply with a tool call.",
+    )
+
+
 def _estimated_usage(messages: list[inf.ChatMessage], result: TurnResult) -> inf.Usage:
     output = max(1, result.output_chars // truncation.CHARS_PER_TOKEN)
     return inf.Usage(input_tokens=truncation.estimate_tokens(messages), output_tokens=output)
@@ -249,6 +272,12 @@ def _usage(usage: inf.Usage) -> ResponseUsage:
             "total_tokens": usage.input_tokens + usage.output_tokens,
         }
     )
+
+
+def _interrupted_event(event: ev.StreamEvent) -> ev.StreamEvent:
+    if isinstance(event, ev.OutputItemDone):
+        return event.model_copy(update={"item": _interrupted(event.item)})
+    return event
 
 
 def _interrupted(item: OutputItem) -> OutputItem:

@@ -181,9 +181,8 @@ def _chat_request(
     messages: Sequence[inf.ChatMessage],
     include_logprobs: bool,
 ) -> inf.ChatRequest:
-    top_logprobs = request.top_logprobs
-    if top_logprobs is None and include_logprobs:
-        top_logprobs = 0
+    # Logprobs cost the backend work: asked for only when the response will show them.
+    top_logprobs = (request.top_logprobs or 0) if include_logprobs else None
     return inf.ChatRequest(
         model=backend_model,
         messages=tuple(messages),

@@ -41,7 +41,11 @@ def plan_tools(tools: Sequence[Tool], choice: ToolChoice, *, parallel: bool) -> 
     return ToolPlan(
         specs=specs,
         choice=chat_choice,
-        policy=CallPolicy(offered=frozenset(offered), single_call=not parallel),
+        policy=CallPolicy(
+            offered=frozenset(offered),
+            single_call=not parallel,
+            required=bool(specs) and mode == "required",
+        ),
     )
 
 

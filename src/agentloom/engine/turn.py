@@ -82,6 +82,7 @@ class CallPolicy:
 
     offered: frozenset[str]
     single_call: bool = False  # parallel_tool_calls: false
+    required: bool = False  # tool_choice required / a named function: a turn must call a tool
 
 
 class TurnStreamer:

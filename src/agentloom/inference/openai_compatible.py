@@ -529,8 +529,7 @@ class OpenAICompatibleProvider:
                 f" for more than {self.config.timeout:g}s"
             )
         return UpstreamTimeoutError(
-            f"the inference backend at {self._where} did not answer"
-            f" within {self.config.timeout:g}s"
+            f"the inference backend at {self._where} did not answer within {self.config.timeout:g}s"
         )
 
     # --- the SDK -----------------------------------------------------------------------------
