@@ -6,6 +6,7 @@ from typing import Literal
 
 from starlette.datastructures import QueryParams
 
+from agentloom.api.requests import KNOWN_INCLUDES
 from agentloom.errors import InvalidRequestError
 
 
@@ -40,3 +41,17 @@ def order_param(
 def optional_param(params: QueryParams, name: str) -> str | None:
     value = params.get(name)
     return value if value else None
+
+
+def include_param(params: QueryParams) -> list[str]:
+    """``include`` (repeated, or ``include[]=``): known values only. Stored objects keep what was
+    computed when they were created, so a known value never adds anything at read time."""
+    values = params.getlist("include") + params.getlist("include[]")
+    unknown = [v for v in values if v not in KNOWN_INCLUDES]
+    if unknown:
+        raise InvalidRequestError(
+            f"Invalid 'include': unknown value(s) {', '.join(unknown)}.",
+            param="include",
+            code="invalid_value",
+        )
+    return values

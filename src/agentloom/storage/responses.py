@@ -281,10 +281,15 @@ def _input_items(
     if before is not None:
         edge = _position(conn, response_id, before, "before")
         where.append(_beyond(edge, "asc" if order == "desc" else "desc"))
-    ordering = I.c.position.desc() if order == "desc" else I.c.position.asc()
+    # ``before`` alone pages backwards: the ``limit`` items nearest the cursor, in ``order``.
+    backwards = before is not None and after is None
+    descending = (order == "desc") != backwards
+    ordering = I.c.position.desc() if descending else I.c.position.asc()
     query = sa.select(I.c.id, I.c.body).where(*where).order_by(ordering).limit(limit + 1)
     rows = conn.execute(query).all()
     data = [ItemRow(id=r.id, body=r.body) for r in rows[:limit]]
+    if backwards:
+        data.reverse()
     return Page(data=data, has_more=len(rows) > limit)
 
 

@@ -11,7 +11,7 @@ from agentloom.api.response import Response as ResponseObject
 from agentloom.engine.service import ItemPageQuery
 from agentloom.errors import ContextLengthExceededError, InvalidRequestError
 from agentloom.server.body import parse_body
-from agentloom.server.query import limit_param, optional_param, order_param
+from agentloom.server.query import include_param, limit_param, optional_param, order_param
 from agentloom.server.render import json_response
 from agentloom.server.runtime import runtime_of
 from agentloom.server.sse import encode_stream
@@ -48,6 +48,7 @@ async def retrieve_response(request: Request) -> Response:
             "server does not support yet.",
             param="stream",
         )
+    include_param(request.query_params)
     runtime = runtime_of(request)
     return json_response(await runtime.responses.get(request.path_params["response_id"]))
 
@@ -80,6 +81,7 @@ async def list_responses(request: Request) -> Response:
 async def list_input_items(request: Request) -> Response:
     runtime = runtime_of(request)
     params = request.query_params
+    include_param(params)
     query = ItemPageQuery(
         after=optional_param(params, "after"),
         before=optional_param(params, "before"),
