@@ -1,0 +1,162 @@
+"""Backend failures end the response ``failed`` with an OpenAI error code; nothing hangs."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx2
+import openai
+import pytest
+
+from agentloom.errors import (
+    ContextLengthExceededError,
+    UpstreamError,
+    UpstreamRateLimitError,
+    UpstreamRequestError,
+)
+from agentloom.server.app import create_app
+from agentloom.testing.backend import FakeBackend
+from agentloom.testing.scripted import (
+    ScriptedModel,
+    TurnPart,
+    break_stream,
+    delay,
+    invalid_chunk,
+    raise_error,
+    text,
+)
+from tests.plugins.server import BASE_URL, make_settings, running
+
+HANG_GUARD = 10.0
+
+FAILURES: list[tuple[str, list[TurnPart], str]] = [
+    ("HTTP 500", [raise_error(UpstreamError("boom", status=500))], "server_error"),
+    ("HTTP 429", [raise_error(UpstreamRateLimitError("slow", status=429))], "rate_limit_exceeded"),
+    ("HTTP 400", [raise_error(UpstreamRequestError("bad", status=400))], "invalid_prompt"),
+    ("broken stream", [text("Hel"), break_stream()], "server_error"),
+    ("invalid chunk", [text("Hel"), invalid_chunk()], "server_error"),
+]
+
+
+@pytest.mark.parametrize(("parts", "code"), [f[1:] for f in FAILURES], ids=[f[0] for f in FAILURES])
+async def test_failures_are_stored_failed(
+    client: openai.AsyncOpenAI,
+    backend: FakeBackend,
+    scripted: ScriptedModel,
+    parts: list[TurnPart],
+    code: str,
+) -> None:
+    scripted.add_turn(*parts)
+
+    async with asyncio.timeout(HANG_GUARD):
+        response = await client.responses.create(model=backend.model, input="Hi")
+
+    assert response.status == "failed"
+    assert response.error is not None
+    assert response.error.code == code
+    assert "inference backend" in response.error.message
+    stored = await client.responses.retrieve(response.id)
+    assert stored.status == "failed"
+    assert stored.error == response.error
+    assert stored.output == response.output
+
+
+@pytest.mark.parametrize(("parts", "code"), [f[1:] for f in FAILURES], ids=[f[0] for f in FAILURES])
+async def test_failures_end_the_stream_with_response_failed(
+    client: openai.AsyncOpenAI,
+    backend: FakeBackend,
+    scripted: ScriptedModel,
+    parts: list[TurnPart],
+    code: str,
+) -> None:
+    scripted.add_turn(*parts)
+
+    async with asyncio.timeout(HANG_GUARD):
+        stream = await client.responses.create(model=backend.model, input="Hi", stream=True)
+        events = [event async for event in stream]
+
+    last = events[-1]
+    assert last.type == "response.failed"
+    assert last.response.error is not None
+    assert last.response.error.code == code
+    assert (await client.responses.retrieve(last.response.id)).status == "failed"
+
+
+async def test_a_silent_backend_times_out(
+    backend: FakeBackend, scripted: ScriptedModel, database_url: str
+) -> None:
+    scripted.add_turn(delay(30), "too late")
+    settings = make_settings(backend, database_url, timeout=0.3)
+    async with running(create_app(settings)) as app:
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url=BASE_URL) as http:
+            async with asyncio.timeout(HANG_GUARD):
+                reply = await http.post("/responses", json={"model": backend.model, "input": "x"})
+
+    body = reply.json()
+    assert body["status"] == "failed"
+    assert "did not answer within 0.3s" in body["error"]["message"]
+
+
+# --- the context window ----------------------------------------------------------------------
+
+
+def _overflow() -> TurnPart:
+    return raise_error(ContextLengthExceededError("maximum context length is 8 tokens", status=400))
+
+
+async def test_overflow_without_truncation_is_the_callers_400(
+    client: openai.AsyncOpenAI, backend: FakeBackend, scripted: ScriptedModel
+) -> None:
+    scripted.add_turn(_overflow())
+
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.responses.create(model=backend.model, input="a long story")
+
+    assert caught.value.code == "context_length_exceeded"
+    assert caught.value.param == "input"
+
+
+async def test_overflow_while_streaming_fails_the_response(
+    client: openai.AsyncOpenAI, backend: FakeBackend, scripted: ScriptedModel
+) -> None:
+    scripted.add_turn(_overflow())
+
+    stream = await client.responses.create(model=backend.model, input="a long story", stream=True)
+    events = [event async for event in stream]
+
+    assert events[-1].type == "response.failed"
+    assert events[-1].response.error is not None
+    assert events[-1].response.error.code == "context_length_exceeded"
+
+
+async def test_truncation_auto_drops_the_oldest_turn_and_retries(
+    client: openai.AsyncOpenAI, backend: FakeBackend, scripted: ScriptedModel
+) -> None:
+    scripted.add_turns("first answer", [_overflow()], "second answer")
+    first = await client.responses.create(model=backend.model, input="first question")
+
+    second = await client.responses.create(
+        model=backend.model,
+        input="second question",
+        previous_response_id=first.id,
+        truncation="auto",
+    )
+
+    assert second.status == "completed"
+    assert second.output_text == "second answer"
+    assert second.truncation == "auto"
+    retried: list[Any] = backend.requests[-1]["messages"]  # type: ignore[assignment]
+    assert [m["content"] for m in retried] == ["second question"]
+
+
+async def test_truncation_auto_that_cannot_fit_fails(
+    client: openai.AsyncOpenAI, backend: FakeBackend, scripted: ScriptedModel
+) -> None:
+    scripted.add_turns([_overflow()])
+
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.responses.create(model=backend.model, input="huge", truncation="auto")
+
+    assert caught.value.code == "context_length_exceeded"
