@@ -1,0 +1,49 @@
+"""``/v1/models`` and ``/v1/health`` in OpenAI's shape, through the official client."""
+
+from __future__ import annotations
+
+import httpx2
+import openai
+import pytest
+
+from agentloom.testing.backend import FakeBackend
+
+
+async def test_models_are_served_under_their_id_and_provider_slash_id(
+    client: openai.AsyncOpenAI, backend: FakeBackend
+) -> None:
+    models = [model.id async for model in client.models.list()]
+
+    assert models == [backend.model, f"fake/{backend.model}"]
+
+
+async def test_retrieve_a_model(client: openai.AsyncOpenAI, backend: FakeBackend) -> None:
+    for model_id in (backend.model, f"fake/{backend.model}"):
+        model = await client.models.retrieve(model_id)
+        assert model.id == model_id
+        assert model.object == "model"
+        assert isinstance(model.created, int)
+        assert model.owned_by
+
+
+async def test_an_unknown_model_is_a_404(client: openai.AsyncOpenAI) -> None:
+    with pytest.raises(openai.NotFoundError) as caught:
+        await client.models.retrieve("no-such-model")
+
+    assert caught.value.code == "model_not_found"
+
+
+async def test_a_provider_prefixed_model_answers(
+    client: openai.AsyncOpenAI, backend: FakeBackend
+) -> None:
+    response = await client.responses.create(model=f"fake/{backend.model}", input="Echo me")
+
+    assert response.model == f"fake/{backend.model}"
+    assert backend.last_request["model"] == backend.model
+
+
+async def test_health(http: httpx2.AsyncClient) -> None:
+    reply = await http.get("/health")
+
+    assert reply.status_code == 200
+    assert reply.json() == {"status": "ok"}
