@@ -37,10 +37,12 @@ FAILURES: list[tuple[str, list[TurnPart], str]] = [
     ("broken stream", [text("Hel"), break_stream()], "server_error"),
     ("invalid chunk", [text("Hel"), invalid_chunk()], "server_error"),
 ]
+STATUS = {"server_error": 502, "rate_limit_exceeded": 429, "invalid_prompt": 400}
 
 
 @pytest.mark.parametrize(("parts", "code"), [f[1:] for f in FAILURES], ids=[f[0] for f in FAILURES])
-async def test_failures_are_stored_failed(
+async def test_failures_are_http_errors_and_stored_failed(
+    http: httpx2.AsyncClient,
     client: openai.AsyncOpenAI,
     backend: FakeBackend,
     scripted: ScriptedModel,
@@ -50,16 +52,30 @@ async def test_failures_are_stored_failed(
     scripted.add_turn(*parts)
 
     async with asyncio.timeout(HANG_GUARD):
-        response = await client.responses.create(model=backend.model, input="Hi")
+        reply = await http.post("/responses", json={"model": backend.model, "input": "Hi"})
 
-    assert response.status == "failed"
-    assert response.error is not None
-    assert response.error.code == code
-    assert "inference backend" in response.error.message
-    stored = await client.responses.retrieve(response.id)
-    assert stored.status == "failed"
-    assert stored.error == response.error
-    assert stored.output == response.output
+    assert reply.status_code == STATUS[code]
+    error = reply.json()["error"]
+    assert error["code"] == code
+    assert "inference backend" in error["message"]
+    assert "is stored as failed" in error["message"]
+    listed = (await http.get("/responses")).json()["data"]
+    assert [r["status"] for r in listed] == ["failed"]
+    stored = await client.responses.retrieve(listed[0]["id"])
+    assert stored.error is not None
+    assert stored.error.code == code
+
+
+async def test_the_sdk_sees_a_rate_limit_with_its_retry_hint(
+    client: openai.AsyncOpenAI, backend: FakeBackend, scripted: ScriptedModel
+) -> None:
+    scripted.add_turn(raise_error(UpstreamRateLimitError("slow", status=429, retry_after=7)))
+
+    with pytest.raises(openai.RateLimitError) as caught:
+        await client.responses.create(model=backend.model, input="Hi")
+
+    assert caught.value.code == "rate_limit_exceeded"
+    assert caught.value.response.headers["retry-after"] == "7"
 
 
 @pytest.mark.parametrize(("parts", "code"), [f[1:] for f in FAILURES], ids=[f[0] for f in FAILURES])
@@ -94,9 +110,8 @@ async def test_a_silent_backend_times_out(
             async with asyncio.timeout(HANG_GUARD):
                 reply = await http.post("/responses", json={"model": backend.model, "input": "x"})
 
-    body = reply.json()
-    assert body["status"] == "failed"
-    assert "did not answer within 0.3s" in body["error"]["message"]
+    assert reply.status_code == 504
+    assert "did not answer within 0.3s" in reply.json()["error"]["message"]
 
 
 # --- the context window ----------------------------------------------------------------------

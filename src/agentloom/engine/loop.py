@@ -60,6 +60,7 @@ class AgentLoop:
         self._usage = ResponseUsage()
         self._output_tokens = 0
         self._turn: TurnStreamer | None = None  # the model call under way, not yet recorded
+        self.failure: UpstreamError | None = None  # why the response failed, if it did
 
     async def run(self) -> AsyncIterator[ev.StreamEvent]:
         yield ev.ResponseCreated(sequence_number=self._seq(), response=self.response)
@@ -70,6 +71,7 @@ class AgentLoop:
         except UpstreamError as exc:
             for event in self._interrupt():
                 yield event
+            self.failure = exc
             self._end_failed(exc)
         yield self._terminal_event()
 

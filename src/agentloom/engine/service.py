@@ -21,7 +21,13 @@ from agentloom.engine.history import History
 from agentloom.engine.loop import AgentLoop
 from agentloom.engine.persist import ResponseWriter
 from agentloom.engine.prepare import EngineLimits, Prepared, prepare
-from agentloom.errors import NotFoundError
+from agentloom.errors import (
+    AgentloomError,
+    ContextLengthExceededError,
+    InvalidRequestError,
+    NotFoundError,
+    UpstreamError,
+)
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.storage.base import Order, ResponseStore
 
@@ -58,7 +64,24 @@ class ResponsesService:
         )
 
     async def stream(self, prepared: Prepared) -> AsyncIterator[ev.StreamEvent]:
+        async for event in self._run(prepared, AgentLoop(prepared.response, prepared.loop)):
+            yield event
+
+    async def collect(self, prepared: Prepared) -> Response:
+        """The non-streaming reply: the same stream, collected. A failed response (stored as
+        such) is the caller's error, as OpenAI answers: 429 for rate limits, 400 for a context
+        that does not fit, 502/504 for the backend failing or timing out."""
         loop = AgentLoop(prepared.response, prepared.loop)
+        final: Response | None = None
+        async for event in self._run(prepared, loop):
+            if isinstance(event, _TERMINAL_EVENTS):
+                final = event.response
+        assert final is not None, "the loop always ends with a terminal event"
+        if loop.failure is not None:
+            raise _caller_error(loop.failure, final, stored=prepared.store)
+        return final
+
+    async def _run(self, prepared: Prepared, loop: AgentLoop) -> AsyncIterator[ev.StreamEvent]:
         if not prepared.store:
             async for event in loop.run():
                 yield event
@@ -74,15 +97,6 @@ class ResponsesService:
         finally:
             if not finished:
                 await self._finish(writer, prepared, loop.abandoned())
-
-    async def collect(self, prepared: Prepared) -> Response:
-        """The non-streaming reply: the same stream, collected."""
-        final: Response | None = None
-        async for event in self.stream(prepared):
-            if isinstance(event, _TERMINAL_EVENTS):
-                final = event.response
-        assert final is not None, "the loop always ends with a terminal event"
-        return final
 
     async def _finish(self, writer: ResponseWriter, prepared: Prepared, response: Response) -> None:
         await writer.finish(response)
@@ -145,3 +159,16 @@ def _as_stored(item: OutputItem) -> StoredItem:
     if isinstance(item, OutputMessage):
         return Message.model_validate(item.model_dump())
     return item
+
+
+def _caller_error(failure: UpstreamError, response: Response, *, stored: bool) -> AgentloomError:
+    where = f" (response {response.id} is stored as failed)" if stored else ""
+    if isinstance(failure, ContextLengthExceededError) and not response.output:
+        return InvalidRequestError(failure.message + where, param="input", code=failure.code)
+    return type(failure)(
+        failure.message + where,
+        status=failure.status,
+        code=failure.code,
+        param=failure.param,
+        retry_after=failure.retry_after,
+    )

@@ -21,6 +21,7 @@ ERROR_TABLE: tuple[tuple[type[errors.AgentloomError], int, str], ...] = (
     (errors.PayloadTooLargeError, 413, "invalid_request_error"),
     (errors.UpstreamRateLimitError, 429, "rate_limit_error"),
     (errors.ContextLengthExceededError, 400, "invalid_request_error"),
+    (errors.UpstreamRequestError, 400, "invalid_request_error"),
     (errors.UpstreamTimeoutError, 504, "server_error"),
     (errors.UpstreamError, 502, "server_error"),
     (errors.InternalError, 500, "server_error"),

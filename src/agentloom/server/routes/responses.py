@@ -7,9 +7,8 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from agentloom.api.requests import CreateResponseRequest
-from agentloom.api.response import Response as ResponseObject
 from agentloom.engine.service import ItemPageQuery
-from agentloom.errors import ContextLengthExceededError, InvalidRequestError
+from agentloom.errors import InvalidRequestError
 from agentloom.server.body import parse_body
 from agentloom.server.query import include_param, limit_param, optional_param, order_param
 from agentloom.server.render import json_response
@@ -28,17 +27,7 @@ async def create_response(request: Request) -> Response:
         return StreamingResponse(
             encode_stream(events), media_type="text/event-stream", headers=SSE_HEADERS
         )
-    final = await runtime.responses.collect(prepared)
-    _raise_if_rejected(final)
-    return json_response(final)
-
-
-def _raise_if_rejected(response: ResponseObject) -> None:
-    """A non-streaming request whose context did not fit is the caller's 400, as at OpenAI."""
-    error = response.error
-    overflow = error is not None and error.code == ContextLengthExceededError.default_code
-    if response.status == "failed" and overflow and error is not None and not response.output:
-        raise InvalidRequestError(error.message, param="input", code=error.code)
+    return json_response(await runtime.responses.collect(prepared))
 
 
 async def retrieve_response(request: Request) -> Response:
