@@ -129,8 +129,10 @@ def _read_until_first_delta(events: Iterator[dict[str, object]]) -> str:
     return response_id
 
 
-def _start_and_crash(server: Server, backend: FakeBackend) -> str:
-    """Start a streamed response, wait until it is stored in progress, then SIGKILL the server."""
+def _start_and_crash(
+    server: Server, backend: FakeBackend, sig: signal.Signals = signal.SIGKILL
+) -> str:
+    """Start a streamed response, wait until it is stored in progress, then signal the server."""
     body = {"model": backend.model, "input": "Take your time", "stream": True}
     with (
         httpx2.Client(base_url=server.base_url, timeout=WAIT) as http,
@@ -145,7 +147,7 @@ def _start_and_crash(server: Server, backend: FakeBackend) -> str:
         while _status(http, response_id) != "in_progress":
             assert time.monotonic() < deadline, "the response was never stored in progress"
             time.sleep(0.02)
-        server.process.send_signal(signal.SIGKILL)
+        server.process.send_signal(sig)
         server.process.wait(timeout=WAIT)
         events.close()
     return response_id
@@ -170,6 +172,26 @@ def test_a_response_in_progress_at_a_crash_is_failed_by_the_next_server(
         assert stored["error"]["code"] == "server_error"
         assert "stopped" in stored["error"]["message"]
         assert "marked 1 responses" in second.output()
+
+
+def test_sigterm_finalises_a_running_response_as_cancelled(
+    scripted: ScriptedModel, backend: FakeBackend, database_url: str, tmp_path: Path
+) -> None:
+    """A graceful stop waits a bounded time for running responses, then cancels them: the
+    response is stored ``cancelled`` with what was streamed, never left ``in_progress``."""
+    scripted.add_turn("Thinking", delay(60), "never sent")
+    env = _env(database_url, backend)
+    log = tmp_path / "server.log"
+
+    with agentloom_serve(env, log) as first:
+        response_id = _start_and_crash(first, backend, signal.SIGTERM)
+        assert first.process.returncode in (0, -signal.SIGTERM), first.output()
+
+    with agentloom_serve(env, log) as second, httpx2.Client(base_url=second.base_url) as http:
+        stored = http.get(f"/responses/{response_id}", timeout=WAIT).json()
+        assert stored["status"] == "cancelled", second.output()
+        assert stored["output"][0]["content"][0]["text"] == "Thinking"
+        assert "marked" not in second.output()  # nothing was left for recovery
 
 
 def test_health_and_models_of_a_served_process(backend: FakeBackend, tmp_path: Path) -> None:
