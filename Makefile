@@ -29,20 +29,20 @@ serve: $(STAMP)
 	$(BIN)/agentloom serve --host $(HOST) --port $(PORT)
 
 test: $(TEST_STAMP)
-	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff check src tests bench examples
 	$(BIN)/mypy
 	$(BIN)/pytest --cov --cov-report=term:skip-covered
 
 lint: $(TEST_STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench examples
+	$(BIN)/ruff format --check src tests bench examples
 
 typecheck: $(TEST_STAMP)
 	$(BIN)/mypy
 
 fmt: $(TEST_STAMP)
-	$(BIN)/ruff format src tests bench
-	$(BIN)/ruff check --fix src tests bench
+	$(BIN)/ruff format src tests bench examples
+	$(BIN)/ruff check --fix src tests bench examples
 
 bench: $(TEST_STAMP)
 	$(BIN)/python -m bench.run

@@ -21,7 +21,10 @@ from tests.plugins.server import running
 @pytest.fixture
 async def live_url(settings: Settings) -> AsyncIterator[str]:
     """The app's base URL over a real socket (uvicorn, lifespan run beside it)."""
-    async with running(create_app(settings)) as application, serve_async(application) as url:
+    async with (
+        running(create_app(settings)) as application,
+        serve_async(application, lifespan=False) as url,
+    ):
         yield url
 
 

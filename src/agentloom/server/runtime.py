@@ -13,6 +13,7 @@ from starlette.requests import Request
 from agentloom.config import Settings
 from agentloom.engine.prepare import EngineLimits
 from agentloom.engine.service import ResponsesService
+from agentloom.errors import InternalError
 from agentloom.inference.base import Provider, ProviderConfig
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.inference.registry import build_provider
@@ -86,6 +87,11 @@ async def housekeeping(runtime: Runtime) -> None:
 
 
 def runtime_of(request: Request) -> Runtime:
-    runtime = request.app.state.runtime
-    assert isinstance(runtime, Runtime)
+    """The app's runtime; a clear error if the lifespan that opens it has not run."""
+    runtime = getattr(request.app.state, "runtime", None)
+    if not isinstance(runtime, Runtime):
+        raise InternalError(
+            "the server is not ready: its lifespan did not run (serve the app with lifespan "
+            "events enabled)"
+        )
     return runtime

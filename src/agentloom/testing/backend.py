@@ -735,7 +735,7 @@ class _Server(uvicorn.Server):
         yield  # a test server leaves the process's signal handlers alone
 
 
-def _prepare(app: ASGIApp, host: str, port: int) -> tuple[_Server, socket.socket]:
+def _prepare(app: ASGIApp, host: str, port: int, lifespan: bool) -> tuple[_Server, socket.socket]:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -743,7 +743,7 @@ def _prepare(app: ASGIApp, host: str, port: int) -> tuple[_Server, socket.socket
     config = uvicorn.Config(
         app,
         interface="asgi3",
-        lifespan="off",
+        lifespan="on" if lifespan else "off",
         log_config=None,
         access_log=False,
         proxy_headers=False,
@@ -769,9 +769,13 @@ def _wait_started(server: _Server, thread: threading.Thread, timeout: float = 10
 
 
 @contextmanager
-def serve(app: ASGIApp, *, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
-    """Serve ``app`` with uvicorn in a background thread; yields ``http://HOST:PORT/v1``."""
-    server, sock = _prepare(app, host, port)
+def serve(
+    app: ASGIApp, *, host: str = "127.0.0.1", port: int = 0, lifespan: bool = True
+) -> Iterator[str]:
+    """Serve ``app`` with uvicorn in a background thread; yields ``http://HOST:PORT/v1``.
+
+    ``lifespan=False`` when the caller runs the app's lifespan itself."""
+    server, sock = _prepare(app, host, port, lifespan)
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, name="fake-backend", daemon=True
     )
@@ -788,10 +792,12 @@ def serve(app: ASGIApp, *, host: str = "127.0.0.1", port: int = 0) -> Iterator[s
 
 @asynccontextmanager
 async def serve_async(
-    app: ASGIApp, *, host: str = "127.0.0.1", port: int = 0
+    app: ASGIApp, *, host: str = "127.0.0.1", port: int = 0, lifespan: bool = True
 ) -> AsyncIterator[str]:
-    """Serve ``app`` with uvicorn on the running event loop; yields ``http://HOST:PORT/v1``."""
-    server, sock = _prepare(app, host, port)
+    """Serve ``app`` with uvicorn on the running event loop; yields ``http://HOST:PORT/v1``.
+
+    ``lifespan=False`` when the caller runs the app's lifespan itself."""
+    server, sock = _prepare(app, host, port, lifespan)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         while not server.started:

@@ -1,0 +1,33 @@
+"""Every example runs, offline, as a user would run it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.py"))
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])
+def test_example_runs(example: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(example)], capture_output=True, text=True, timeout=60, check=False
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout.strip()
+
+
+def test_function_tools_example_completes_the_round_trip() -> None:
+    example = Path(__file__).parent.parent / "examples" / "function_tools.py"
+    done = subprocess.run(
+        [sys.executable, str(example)], capture_output=True, text=True, timeout=60, check=True
+    )
+
+    assert 'model called get_weather({"city": "Paris"})' in done.stdout
+    assert "answer: It is sunny in Paris" in done.stdout
+    assert "(completed)" in done.stdout
