@@ -163,3 +163,36 @@ def test_the_installed_entry_point_runs() -> None:
 
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == f"agentloom, version {__version__}"
+
+
+def test_several_workers_run_the_worker_factory(
+    tmp_path: Path, uvicorn_run: FakeUvicorn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "agentloom.toml"
+    config.write_text("[server]\nport = 9001\n")
+    monkeypatch.setenv("AGENTLOOM_CONFIG", "")  # serve sets it; undone after the test
+
+    result = CliRunner().invoke(main, ["serve", "--config", str(config), "--workers", "3"])
+
+    assert result.exit_code == 0, result.output
+    ((app, kwargs),) = uvicorn_run.calls
+    assert app == "agentloom.server.workers:worker_app"
+    assert kwargs["factory"] is True
+    assert kwargs["workers"] == 3
+    assert kwargs["port"] == 9001
+    assert os.environ["AGENTLOOM_CONFIG"] == str(config.resolve())
+
+
+def test_workers_come_from_the_environment_too(uvicorn_run: FakeUvicorn) -> None:
+    result = CliRunner().invoke(main, ["serve"], env={"AGENTLOOM_WORKERS": "2"})
+
+    assert result.exit_code == 0, result.output
+    ((_, kwargs),) = uvicorn_run.calls
+    assert kwargs["workers"] == 2
+
+
+def test_zero_workers_is_a_usage_error(uvicorn_run: FakeUvicorn) -> None:
+    result = CliRunner().invoke(main, ["serve", "--workers", "0"])
+
+    assert result.exit_code == 2
+    assert uvicorn_run.calls == []

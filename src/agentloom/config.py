@@ -51,6 +51,7 @@ class ServerSettings(_Strict):
     host: str = DEFAULT_HOST
     port: int = Field(default=DEFAULT_PORT, ge=0, le=65535)
     max_body_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
+    workers: int = Field(default=1, ge=1, le=64)
     instance_id: str = Field(default_factory=lambda: f"inst_{uuid.uuid4().hex}")
     heartbeat_interval: float = Field(default=10.0, gt=0)
     abandoned_after: float = Field(default=60.0, gt=0)
@@ -119,6 +120,7 @@ _ENV_SCALARS: dict[str, tuple[str, str]] = {
     "AGENTLOOM_HOST": ("server", "host"),
     "AGENTLOOM_PORT": ("server", "port"),
     "AGENTLOOM_MAX_BODY_BYTES": ("server", "max_body_bytes"),
+    "AGENTLOOM_WORKERS": ("server", "workers"),
     "AGENTLOOM_DATABASE_URL": ("database", "url"),
     "AGENTLOOM_MAX_MODEL_CALLS": ("engine", "max_model_calls"),
 }

@@ -80,12 +80,12 @@ def _wait_healthy(server: Server) -> None:
 
 
 @contextmanager
-def agentloom_serve(env: dict[str, str], log: Path) -> Iterator[Server]:
+def agentloom_serve(env: dict[str, str], log: Path, *extra: str) -> Iterator[Server]:
     """``agentloom serve`` on a free port, healthy; killed (and reaped) on the way out."""
     port = _free_port()
     with log.open("ab") as sink:
         process = subprocess.Popen(
-            [*COMMAND, "serve", "--host", "127.0.0.1", "--port", str(port)],
+            [*COMMAND, "serve", "--host", "127.0.0.1", "--port", str(port), *extra],
             env=env,
             stdout=sink,
             stderr=subprocess.STDOUT,
@@ -192,6 +192,26 @@ def test_sigterm_finalises_a_running_response_as_cancelled(
         assert stored["status"] == "cancelled", second.output()
         assert stored["output"][0]["content"][0]["text"] == "Thinking"
         assert "marked" not in second.output()  # nothing was left for recovery
+
+
+def test_workers_share_the_port_and_the_database(
+    backend: FakeBackend, database_url: str, tmp_path: Path
+) -> None:
+    env = _env(database_url, backend)
+    log = tmp_path / "server.log"
+
+    with (
+        agentloom_serve(env, log, "--workers", "2") as server,
+        httpx2.Client(base_url=server.base_url, timeout=WAIT) as http,
+    ):
+        body = {"model": backend.model, "input": "Hello"}
+        ids = [http.post("/responses", json=body).json()["id"] for _ in range(40)]
+        listed = http.get("/responses", params={"limit": 100}).json()["data"]
+        assert {r["id"] for r in listed} == set(ids)
+        assert all(r["status"] == "completed" for r in listed)
+        server.process.send_signal(signal.SIGTERM)
+        server.process.wait(timeout=WAIT)
+    assert server.output().count("Application startup complete") == 2
 
 
 def test_health_and_models_of_a_served_process(backend: FakeBackend, tmp_path: Path) -> None:

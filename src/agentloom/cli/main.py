@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -29,36 +31,55 @@ def main() -> None:
     help="TOML configuration file.",
 )
 @click.option("--log-level", default="info", show_default=True)
-def serve(host: str | None, port: int | None, config_path: Path | None, log_level: str) -> None:
+@click.option(
+    "--workers",
+    default=None,
+    type=click.IntRange(min=1),
+    help="Server processes sharing the port and the database (default 1).",
+)
+def serve(
+    host: str | None,
+    port: int | None,
+    config_path: Path | None,
+    log_level: str,
+    workers: int | None,
+) -> None:
     """Run the API server."""
     import uvicorn
 
     from agentloom.server.app import create_app
+    from agentloom.server.workers import CONFIG_ENV, WORKER_APP
 
-    settings = _settings(config_path, host, port)
+    settings = _settings(config_path, host, port, workers)
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     for chatty in ("httpx", "httpx2", "openai"):  # one INFO line per upstream request otherwise
         logging.getLogger(chatty).setLevel(max(logging.WARNING, logging.root.level))
-    app = create_app(settings)
-    uvicorn.run(
-        app,
-        host=settings.server.host,
-        port=settings.server.port,
-        log_level=log_level,
-        access_log=False,
-        timeout_graceful_shutdown=5,
-    )
+    common: dict[str, Any] = {
+        "host": settings.server.host,
+        "port": settings.server.port,
+        "log_level": log_level,
+        "access_log": False,
+        "timeout_graceful_shutdown": 5,
+    }
+    if settings.server.workers == 1:
+        uvicorn.run(create_app(settings), **common)
+        return
+    # Each worker process builds its own app (and runtime) from the same configuration.
+    if config_path is not None:
+        os.environ[CONFIG_ENV] = str(config_path.resolve())
+    uvicorn.run(WORKER_APP, factory=True, workers=settings.server.workers, **common)
 
 
-def _settings(config_path: Path | None, host: str | None, port: int | None) -> Settings:
+def _settings(
+    config_path: Path | None, host: str | None, port: int | None, workers: int | None
+) -> Settings:
     try:
         settings = load_settings(config_path)
     except ConfigError as exc:
         click.echo(f"agentloom: {exc}", err=True)
         sys.exit(2)
-    server = settings.server.model_copy(
-        update={k: v for k, v in {"host": host, "port": port}.items() if v is not None}
-    )
+    flags = {"host": host, "port": port, "workers": workers}
+    server = settings.server.model_copy(update={k: v for k, v in flags.items() if v is not None})
     return settings.model_copy(update={"server": server})
 
 
