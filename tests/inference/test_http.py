@@ -182,6 +182,19 @@ def test_origin_parse(url: str, expected: Origin) -> None:
     assert Origin.parse(url) == expected
 
 
+@pytest.mark.parametrize(
+    ("url", "header"),
+    [
+        ("http://h/v1", "h"),
+        ("http://h:8000/v1", "h:8000"),
+        ("https://h:443/v1", "h"),
+        ("http://[::1]:8000/v1", "[::1]:8000"),
+    ],
+)
+def test_host_header(url: str, header: str) -> None:
+    assert Origin.parse(url).host_header == header
+
+
 def test_origin_rejects_other_schemes() -> None:
     with pytest.raises(ValueError, match="not an http"):
         Origin.parse("ftp://h/v1")

@@ -70,7 +70,8 @@ class Origin:
     @property
     def host_header(self) -> str:
         default = 443 if self.scheme == "https" else 80
-        return self.host if self.port == default else f"{self.host}:{self.port}"
+        host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 literal
+        return host if self.port == default else f"{host}:{self.port}"
 
 
 @dataclass(slots=True)
@@ -226,6 +227,9 @@ class Pool:
             conn.close()
             if not conn.reused:
                 raise
+        except BaseException:  # a timeout, or the caller cancelled: the connection is spent
+            conn.close()
+            raise
         # A kept-alive connection the backend had already closed: one retry on a fresh one.
         conn = await self._connect()
         try:
