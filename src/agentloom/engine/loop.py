@@ -174,8 +174,10 @@ class AgentLoop:
         Returns the closing events (``output_item.done`` ...) for a consumer still listening."""
         if self._turn is None:
             return []
+        items = self._turn.result.items
+        finished = len(items)  # items closed before the interruption stay ``completed``
         events = [_interrupted_event(event) for event in self._turn.close()]
-        partial = [_interrupted(item) for item in self._turn.result.items]
+        partial = [*items[:finished], *(_interrupted(item) for item in items[finished:])]
         self._turn = None
         self.response = self.response.model_copy(
             update={"output": [*self.response.output, *partial]}

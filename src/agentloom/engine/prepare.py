@@ -116,7 +116,9 @@ def _check_unsupported(request: CreateResponseRequest) -> None:
             "Background mode is not supported by this server yet.", param="background"
         )
     if not request.input and request.previous_response_id is None:
-        raise InvalidRequestError("'input' is required.", param="input", code="missing_required")
+        raise InvalidRequestError(
+            "'input' is required.", param="input", code="missing_required_parameter"
+        )
 
 
 async def _input_items(store: ResponseStore, request: CreateResponseRequest) -> list[StoredItem]:

@@ -9,7 +9,7 @@ disconnect) is finalised as ``cancelled``.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from agentloom.api import events as ev
@@ -29,7 +29,7 @@ from agentloom.errors import (
     UpstreamError,
 )
 from agentloom.inference.catalog import ModelCatalog
-from agentloom.storage.base import Order, ResponseStore
+from agentloom.storage.base import ItemRow, Order, ResponseRow, ResponseStore
 
 _TERMINAL_EVENTS = (ev.ResponseCompleted, ev.ResponseIncomplete, ev.ResponseFailed)
 
@@ -109,9 +109,7 @@ class ResponsesService:
         stored = await self._store.get(response_id)
         if stored is None:
             raise _not_found(response_id)
-        body = json.loads(stored.response.body)
-        body["output"] = [json.loads(item.body) for item in stored.output]
-        return Response.model_validate(body)
+        return _response(stored.response, stored.output)
 
     async def delete(self, response_id: str) -> DeletedResponse:
         self._histories.clear()
@@ -123,7 +121,8 @@ class ResponsesService:
         self, *, after: str | None, limit: int, order: Order, model: str | None
     ) -> ListPage[Response]:
         page = await self._store.list_page(after=after, limit=limit, order=order, model=model)
-        data = [Response.model_validate_json(row.body) for row in page.data]
+        outputs = await self._store.outputs([row.id for row in page.data])
+        data = [_response(row, outputs.get(row.id, [])) for row in page.data]
         return ListPage[Response](
             data=data,
             first_id=data[0].id if data else None,
@@ -148,6 +147,13 @@ class ResponsesService:
             last_id=page.data[-1].id if page.data else None,
             has_more=page.has_more,
         )
+
+
+def _response(row: ResponseRow, output: Sequence[ItemRow]) -> Response:
+    """A stored response with its output items (stored apart from the response's row)."""
+    body = json.loads(row.body)
+    body["output"] = [json.loads(item.body) for item in output]
+    return Response.model_validate(body)
 
 
 def _not_found(response_id: str) -> NotFoundError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -34,7 +35,14 @@ async def parse_body(request: Request, model: type[M], limit: int) -> M:
     try:
         return model.model_validate_json(raw)
     except ValidationError as exc:
-        raise validation_error(exc) from None
+        raise validation_error(exc, _decoded(raw)) from None
+
+
+def _decoded(raw: bytes) -> object:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
 
 
 def _too_large(limit: int) -> PayloadTooLargeError:

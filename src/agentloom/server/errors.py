@@ -55,8 +55,9 @@ def error_response(exc: errors.AgentloomError) -> JSONResponse:
     return JSONResponse(body, status_code=status, headers=headers)
 
 
-def validation_error(exc: ValidationError) -> errors.InvalidRequestError:
-    """The first problem of a pydantic validation error, as OpenAI states it."""
+def validation_error(exc: ValidationError, data: object = None) -> errors.InvalidRequestError:
+    """The first problem of a pydantic validation error, as OpenAI states it. ``data`` is the
+    decoded body, used to tell union tags in the error's location from field names."""
     first = exc.errors(include_url=False)[0]
     if first["type"] == "json_invalid":
         return errors.InvalidRequestError(
@@ -64,7 +65,7 @@ def validation_error(exc: ValidationError) -> errors.InvalidRequestError:
             "aren't using your HTTP library correctly. The OpenAI API expects a JSON payload.)",
             code="invalid_json",
         )
-    param = param_path(first["loc"])
+    param = param_path(first["loc"], data)
     if first["type"] == "missing":
         return errors.InvalidRequestError(
             f"Missing required parameter: '{param}'.",
@@ -75,14 +76,23 @@ def validation_error(exc: ValidationError) -> errors.InvalidRequestError:
     return errors.InvalidRequestError(message, param=param or None, code="invalid_value")
 
 
-def param_path(loc: tuple[int | str, ...]) -> str:
-    """``('input', '~items', 0, 'content')`` -> ``input[0].content``; union tags are dropped."""
+def param_path(loc: tuple[int | str, ...], data: object = None) -> str:
+    """``('input', '~items', 0, 'content')`` -> ``input[0].content``; union tags are dropped.
+
+    A union discriminated by ``type`` puts the tag in the location (``content[0].input_text.text``):
+    walking ``data`` (the decoded body) alongside tells such a tag from a field name.
+    """
     path = ""
+    node = data
     for part in loc:
         if isinstance(part, int):
             path += f"[{part}]"
+            node = node[part] if isinstance(node, list) and 0 <= part < len(node) else None
+        elif isinstance(node, dict) and part not in node and node.get("type") == part:
+            continue  # the tag of a union discriminated by ``type``
         elif _is_field(part):
             path += f".{part}" if path else part
+            node = node.get(part) if isinstance(node, dict) else None
     return path
 
 

@@ -71,6 +71,9 @@ class ResponseStore(Protocol):
         self, *, after: str | None, limit: int, order: Order, model: str | None
     ) -> Page[ResponseRow]: ...
 
+    async def outputs(self, response_ids: Sequence[str]) -> dict[str, list[ItemRow]]:
+        """The output items of each of ``response_ids``, in order (for a page of the list)."""
+
     async def input_items(
         self,
         response_id: str,

@@ -32,6 +32,11 @@ _GET_OUTPUT = (
     .where(I.c.response_id == sa.bindparam("rid"), I.c.kind == schema.OUTPUT)
     .order_by(I.c.position)
 )
+_GET_OUTPUTS = (
+    sa.select(I.c.response_id, I.c.id, I.c.body)
+    .where(I.c.response_id.in_(sa.bindparam("rids", expanding=True)), I.c.kind == schema.OUTPUT)
+    .order_by(I.c.response_id, I.c.position)
+)
 _SEQ_OF = sa.select(R.c.seq).where(R.c.id == sa.bindparam("rid"))
 _FIND_ITEM = (
     sa.select(I.c.id, I.c.body).where(I.c.id == sa.bindparam("iid")).order_by(I.c.seq.desc())
@@ -132,6 +137,9 @@ class SqlResponseStore:
         self, *, after: str | None, limit: int, order: Order, model: str | None
     ) -> Page[ResponseRow]:
         return await self._runner.read(partial(_list, after, limit, order, model))
+
+    async def outputs(self, response_ids: Sequence[str]) -> dict[str, list[ItemRow]]:
+        return await self._runner.read(partial(_outputs, tuple(response_ids)))
 
     async def input_items(
         self,
@@ -268,6 +276,14 @@ def _list(
     ordering = R.c.seq.desc() if order == "desc" else R.c.seq.asc()
     rows = conn.execute(query.order_by(ordering).limit(limit + 1)).all()
     return Page(data=[_response_row(r) for r in rows[:limit]], has_more=len(rows) > limit)
+
+
+def _outputs(response_ids: tuple[str, ...], conn: Connection) -> dict[str, list[ItemRow]]:
+    found: dict[str, list[ItemRow]] = {rid: [] for rid in response_ids}
+    if response_ids:
+        for row in conn.execute(_GET_OUTPUTS, {"rids": list(response_ids)}):
+            found[row.response_id].append(ItemRow(id=row.id, body=row.body))
+    return found
 
 
 def _input_items(

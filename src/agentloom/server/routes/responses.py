@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
@@ -15,6 +17,7 @@ from agentloom.server.render import json_response
 from agentloom.server.runtime import runtime_of
 from agentloom.server.sse import encode_stream
 
+Endpoint = Callable[[Request], Awaitable[Response]]
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 
@@ -81,11 +84,28 @@ async def list_input_items(request: Request) -> Response:
     return json_response(page)
 
 
+def _by_method(**handlers: Endpoint) -> Endpoint:
+    """One endpoint for several methods of a path, so that a 405 names all of them in ``Allow``
+    (Starlette answers a wrong method with the first route of the path alone)."""
+    handlers.setdefault("HEAD", handlers["GET"])
+
+    async def endpoint(request: Request) -> Response:
+        return await handlers[request.method](request)
+
+    return endpoint
+
+
 routes = [
-    Route("/v1/responses", create_response, methods=["POST"]),
-    Route("/v1/responses", list_responses, methods=["GET"]),
-    Route("/v1/responses/{response_id}", retrieve_response, methods=["GET"]),
-    Route("/v1/responses/{response_id}", delete_response, methods=["DELETE"]),
+    Route(
+        "/v1/responses",
+        _by_method(GET=list_responses, POST=create_response),
+        methods=["GET", "POST"],
+    ),
+    Route(
+        "/v1/responses/{response_id}",
+        _by_method(GET=retrieve_response, DELETE=delete_response),
+        methods=["GET", "DELETE"],
+    ),
     Route("/v1/responses/{response_id}/cancel", cancel_response, methods=["POST"]),
     Route("/v1/responses/{response_id}/input_items", list_input_items, methods=["GET"]),
 ]
