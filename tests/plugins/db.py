@@ -57,9 +57,13 @@ def postgres_url() -> Iterator[str]:
 async def _empty_tables(url: str) -> None:
     conn = await asyncpg.connect(_dsn(url), timeout=5)
     try:
-        exists = await conn.fetchval("SELECT to_regclass('public.responses') IS NOT NULL")
-        if exists:
-            await conn.execute("TRUNCATE items, responses, instances")
+        tables = await conn.fetch(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+            " AND tablename <> 'alembic_version'"
+        )
+        if tables:
+            names = ", ".join(f'"{row["tablename"]}"' for row in tables)
+            await conn.execute(f"TRUNCATE {names}")
     finally:
         await conn.close()
 
