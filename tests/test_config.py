@@ -162,6 +162,17 @@ def test_an_inline_api_key_wins_over_api_key_env(tmp_path: Path) -> None:
     assert config.api_key == "inline"
 
 
+def test_providers_choose_how_tokens_are_counted(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path, '[[providers]]\nname = "a"\ntoken_count = "usage"\n[[providers]]\nname = "b"\n'
+    )
+
+    counted, default = load_settings(path, env={}).provider_configs({})
+
+    assert counted.token_count == "usage"
+    assert default.token_count == "auto"
+
+
 def test_provider_configs_read_os_environ_by_default(
     full: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -254,6 +265,7 @@ def test_unknown_keys_are_config_errors(tmp_path: Path, content: str, key: str) 
         "[[providers]]\nbase_url = 'http://x'\n",
         "[[providers]]\nname = 'p'\ntimeout = -1\n",
         "[[providers]]\nname = 'p'\nmodels = 'one'\n",
+        "[[providers]]\nname = 'p'\ntoken_count = 'exact'\n",
     ],
 )
 def test_invalid_values_are_config_errors(tmp_path: Path, content: str) -> None:

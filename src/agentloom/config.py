@@ -18,6 +18,7 @@ type = "openai_compatible"
 base_url = "http://127.0.0.1:8000/v1"
 api_key_env = "VLLM_API_KEY"           # or api_key = "..."
 models = ["Qwen/Qwen3-8B"]             # omit to discover from GET /models
+token_count = "auto"                   # or "tokenize", "usage", "estimate"
 ```
 """
 
@@ -32,7 +33,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from agentloom.inference.base import ProviderConfig
+from agentloom.inference.base import ProviderConfig, TokenCountSetting
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8321
@@ -78,6 +79,7 @@ class ProviderSettings(_Strict):
     connect_timeout: float = Field(default=10.0, gt=0)
     max_retries: int = Field(default=0, ge=0)
     http_client: Literal["auto", "lean", "sdk"] = "auto"
+    token_count: TokenCountSetting = "auto"
 
     def to_config(self, env: Mapping[str, str]) -> ProviderConfig:
         api_key = self.api_key
@@ -94,6 +96,7 @@ class ProviderSettings(_Strict):
             connect_timeout=self.connect_timeout,
             max_retries=self.max_retries,
             http_client=self.http_client,
+            token_count=self.token_count,
         )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 
 from agentloom.inference.base import (
     ChatMessage,
@@ -15,6 +16,14 @@ from agentloom.inference.base import (
 )
 
 HANG_GUARD = 10.0  # a provider that hangs fails the test instead of blocking the suite
+
+
+def closed_port_url() -> str:
+    """A base URL nothing listens on: connecting is refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
 
 
 def ask(text: str = "Hi") -> ChatRequest:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import AsyncIterator
 
 import pytest
@@ -27,7 +26,7 @@ from agentloom.testing.scripted import (
     stall,
     text,
 )
-from tests.inference.support import HANG_GUARD, ask, collect
+from tests.inference.support import HANG_GUARD, ask, closed_port_url, collect
 from tests.plugins.backend import backend_config
 
 SHORT_TIMEOUT = 0.3
@@ -43,13 +42,6 @@ async def impatient(
     client = OpenAICompatibleProvider(config)
     yield client
     await client.aclose()
-
-
-def closed_port_url() -> str:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
 
 
 # --- HTTP status errors before the stream starts ---------------------------------------------

@@ -97,6 +97,19 @@ async def test_request_line_headers_and_body(raw: Callable[..., Awaitable[RawSer
     assert request.endswith(b'\r\n\r\n{"a":1}')
 
 
+async def test_a_root_path_skips_the_base_path(raw: Callable[..., Awaitable[RawServer]]) -> None:
+    server = await raw(json_answer())
+    client = pool(server.port)
+    async with client.post("/tokenize", b"{}", root=True) as response:
+        await response.read()
+    async with client.post("/chat/completions", b"{}") as response:
+        await response.read()
+    await client.aclose()
+
+    assert server.requests[0].startswith(b"POST /tokenize HTTP/1.1\r\n")
+    assert server.requests[1].startswith(b"POST /v1/chat/completions HTTP/1.1\r\n")
+
+
 async def test_connections_are_kept_alive_when_bodies_are_read(
     raw: Callable[..., Awaitable[RawServer]],
 ) -> None:

@@ -10,24 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentloom.inference.base import ChatMessage, TextPart
-
-CHARS_PER_TOKEN = 4
-MESSAGE_OVERHEAD_TOKENS = 4
-
-
-def estimate_tokens(messages: Sequence[ChatMessage]) -> int:
-    return sum(_message_tokens(m) for m in messages)
-
-
-def _message_tokens(message: ChatMessage) -> int:
-    chars = len(message.reasoning or "")
-    if isinstance(message.content, str):
-        chars += len(message.content)
-    elif message.content is not None:
-        chars += sum(len(p.text) if isinstance(p, TextPart) else 1000 for p in message.content)
-    chars += sum(len(c.name) + len(c.arguments) for c in message.tool_calls)
-    return chars // CHARS_PER_TOKEN + MESSAGE_OVERHEAD_TOKENS
+from agentloom.inference.base import ChatMessage
+from agentloom.inference.estimate import CHARS_PER_TOKEN as CHARS_PER_TOKEN
+from agentloom.inference.estimate import MESSAGE_OVERHEAD_TOKENS as MESSAGE_OVERHEAD_TOKENS
+from agentloom.inference.estimate import estimate_tokens as estimate_tokens
 
 
 def drop_oldest_turn(messages: Sequence[ChatMessage]) -> list[ChatMessage] | None:

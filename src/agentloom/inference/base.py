@@ -195,6 +195,20 @@ class ModelInfo:
 
 
 HTTPClientKind = Literal["auto", "lean", "sdk"]
+TokenCountMethod = Literal["tokenizer", "usage", "estimate"]
+TokenCountSetting = Literal["auto", "tokenize", "usage", "estimate"]
+
+
+@dataclass(frozen=True, slots=True)
+class TokenCount:
+    """The input tokens of a request, and how they were counted.
+
+    ``tokenizer``: the model's own tokenizer and chat template; ``usage``: the prompt tokens the
+    backend reported for the request; ``estimate``: about four characters a token.
+    """
+
+    tokens: int
+    method: TokenCountMethod
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,13 +225,20 @@ class ProviderConfig:
     connect_timeout: float = 10.0
     max_retries: int = 0
     http_client: HTTPClientKind = "auto"  # lean unless a proxy applies; or "lean", "sdk"
+    token_count: TokenCountSetting = "auto"  # tokenize, then usage, then estimate; or one of them
     extra: dict[str, str] = field(default_factory=dict)
 
 
 class Provider(Protocol):
-    """An inference backend. ``stream`` yields chunks; it raises ``UpstreamError`` on failure."""
+    """An inference backend. ``stream`` yields chunks; it raises ``UpstreamError`` on failure.
+
+    ``count_tokens`` counts the input tokens ``request`` would cost, as exactly as the backend
+    allows, and says how the count was made.
+    """
 
     def stream(self, request: ChatRequest) -> AsyncIterator[Chunk]: ...
+
+    async def count_tokens(self, request: ChatRequest) -> TokenCount: ...
 
     async def list_models(self) -> list[ModelInfo]: ...
 

@@ -5,7 +5,8 @@ backend has done anything (measured: SDK 0.98 ms, bare httpx 0.55 ms, this clien
 server whose whole budget is a few milliseconds, that is most of it. This client does only what
 that request needs: a pool of keep-alive connections to one origin (TLS when ``https``), a JSON
 body, a response read as ``Content-Length``, chunked or until close, timeouts on connect and on
-every read. Anything fancier (proxies, HTTP/2) goes through the SDK instead.
+every read. Anything fancier (proxies, HTTP/2) goes through the SDK instead. The provider's
+token-counting requests (a JSON answer each, see :mod:`.counting`) share its connections.
 """
 
 from __future__ import annotations
@@ -192,12 +193,13 @@ class Pool:
         self._ssl = ssl.create_default_context() if origin.scheme == "https" else None
 
     @asynccontextmanager
-    async def post(self, path: str, body: bytes) -> AsyncIterator[Response]:
-        """Send ``body`` as JSON; yields the response with its body unread.
+    async def post(self, path: str, body: bytes, *, root: bool = False) -> AsyncIterator[Response]:
+        """Send ``body`` as JSON to ``path`` under the base path (from the server root when
+        ``root``); yields the response with its body unread.
 
         The connection goes back to the pool only if the body was read to its end.
         """
-        request = self._request(path, body)
+        request = self._request(path if root else self.origin.base_path + path, body)
         response = await self._exchange(request)
         try:
             yield response
@@ -209,9 +211,9 @@ class Pool:
         for conn in idle:
             conn.close()
 
-    def _request(self, path: str, body: bytes) -> bytes:
+    def _request(self, target: str, body: bytes) -> bytes:
         head = (
-            f"POST {self.origin.base_path}{path} HTTP/1.1\r\n"
+            f"POST {target} HTTP/1.1\r\n"
             f"Host: {self.origin.host_header}\r\n"
             "Content-Type: application/json\r\n"
             f"Content-Length: {len(body)}\r\n"

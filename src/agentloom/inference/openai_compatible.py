@@ -48,6 +48,7 @@ from agentloom.inference.base import (
     ResponseFormat,
     TextDelta,
     TextPart,
+    TokenCount,
     TokenLogprob,
     ToolCall,
     ToolCallDelta,
@@ -55,6 +56,7 @@ from agentloom.inference.base import (
     TopLogprob,
     Usage,
 )
+from agentloom.inference.counting import BackendTokenCounter, tokenize_path
 from agentloom.inference.http import (
     HTTPConnectError,
     HTTPError,
@@ -69,6 +71,7 @@ __all__ = ["OpenAICompatibleProvider", "chat_body"]
 _OPTIONS: Final[RequestOptions] = {"security": {"bearer_auth": True}}
 _LIMITS: Final = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
 _MAX_MESSAGE: Final = 500
+_ANSWER_LIMIT: Final = 64 * 1024 * 1024  # a /tokenize answer lists every token id of the input
 _PLAIN_FIELDS: Final = (
     "temperature",
     "top_p",
@@ -445,6 +448,14 @@ def _invalid_chunk(data: object) -> UpstreamError:
     return UpstreamError(f"the inference backend sent an invalid stream chunk: {_clip(shown)}")
 
 
+def _json_or_none(raw: bytes) -> object:
+    """A whole JSON answer, or ``None`` when it is not JSON (a count is then not read from it)."""
+    try:
+        return json.loads(raw)
+    except ValueError:  # JSONDecodeError or UnicodeDecodeError
+        return None
+
+
 # --- the provider ----------------------------------------------------------------------------
 
 
@@ -454,6 +465,7 @@ class OpenAICompatibleProvider:
     The streamed request goes through the lean keep-alive client (:mod:`.http`) unless the
     config asks for the SDK (``http_client = "sdk"``) or a proxy from the environment applies to
     the backend; the ``openai`` SDK does everything else (model listing) and that fallback.
+    Token counting (:mod:`.counting`) posts through the same client as the stream.
     """
 
     def __init__(self, config: ProviderConfig) -> None:
@@ -468,6 +480,11 @@ class OpenAICompatibleProvider:
         )
         self._where = str(self._client.base_url).rstrip("/")
         self._pool = _lean_pool(config, self._where)
+        base = self._client.base_url
+        self._tokenize_url = str(base.copy_with(path=tokenize_path(base.path)))
+        self._counter = BackendTokenCounter(
+            config.name, config.token_count, tokenize=self._tokenize, complete=self._complete
+        )
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[Chunk]:
         body = chat_body(request)
@@ -492,6 +509,9 @@ class OpenAICompatibleProvider:
             raise self._open_error(exc) from exc
         return _models(listing, self.config.name)
 
+    async def count_tokens(self, request: ChatRequest) -> TokenCount:
+        return await self._counter.count(request, chat_body(request))
+
     async def aclose(self) -> None:
         if self._pool is not None:
             await self._pool.aclose()
@@ -515,6 +535,19 @@ class OpenAICompatibleProvider:
         except HTTPError as exc:
             raise self._lean_error(exc, started) from exc
 
+    async def _lean_post(self, path: str, body: dict[str, object], *, root: bool = False) -> object:
+        """POST ``body``, read the whole JSON answer (``None`` if it is not JSON)."""
+        assert self._pool is not None
+        payload = json.dumps(body, separators=(",", ":")).encode()
+        try:
+            async with self._pool.post(path, payload, root=root) as response:
+                raw = await response.read(_ANSWER_LIMIT)
+        except HTTPError as exc:
+            raise self._lean_error(exc, started=False) from exc
+        if not 200 <= response.status < 300:
+            raise _http_status_error(response.status, response.headers, raw)
+        return _json_or_none(raw)
+
     def _lean_error(self, exc: HTTPError, started: bool) -> UpstreamError:
         if isinstance(exc, HTTPTimeout):
             return self._timeout_error(started)
@@ -532,7 +565,28 @@ class OpenAICompatibleProvider:
             f"the inference backend at {self._where} did not answer within {self.config.timeout:g}s"
         )
 
+    # --- token counting (one JSON answer each) -----------------------------------------------
+
+    async def _tokenize(self, body: dict[str, object]) -> object:
+        if self._pool is None:
+            return await self._sdk_post(self._tokenize_url, body)
+        return await self._lean_post(tokenize_path(self._pool.origin.base_path), body, root=True)
+
+    async def _complete(self, body: dict[str, object]) -> object:
+        if self._pool is None:
+            return await self._sdk_post("/chat/completions", body)
+        return await self._lean_post("/chat/completions", body)
+
     # --- the SDK -----------------------------------------------------------------------------
+
+    async def _sdk_post(self, url: str, body: dict[str, object]) -> object:
+        """POST ``body`` (``url`` absolute or under the base URL) and decode the JSON answer."""
+        try:
+            return await self._client.post(url, body=body, cast_to=object, options=_OPTIONS)
+        except openai.APIError as exc:
+            raise self._open_error(exc) from exc
+        except (json.JSONDecodeError, UnicodeDecodeError):  # a JSON content type, a non-JSON body
+            return None
 
     async def _sdk_events(self, body: dict[str, object]) -> AsyncGenerator[object, None]:
         events = await self._open(body)

@@ -10,9 +10,12 @@ backend.chat_requests[0]                 # ... read back into ChatRequest
 ```
 
 It answers ``GET /v1/models`` and ``POST /v1/chat/completions`` (also without ``/v1``), streamed
-(SSE, a final usage chunk when ``stream_options.include_usage``) or not. Errors the provider
-raises before its first chunk become the matching HTTP status and OpenAI error body; later ones
-an in-stream ``{"error": ...}`` event, as vLLM sends. The faults of a
+(SSE, a final usage chunk when ``stream_options.include_usage``) or not, and vLLM's
+``POST /tokenize`` (at the root only, as vLLM serves it) with the provider's ``count_tokens``;
+``FakeBackend(model, tokenize=False)`` answers 404 there instead, like most backends.
+
+Errors the provider raises before its first chunk become the matching HTTP status and OpenAI
+error body; later ones an in-stream ``{"error": ...}`` event, as vLLM sends. The faults of a
 :class:`~agentloom.testing.scripted.ScriptedModel` are acted out on the wire: ``break_stream()``
 drops the connection, ``invalid_chunk()`` sends a line that is not a chunk, ``stall()`` goes
 silent after the headers. The app is raw ASGI, so the benchmark can use it as a fast backend.
@@ -527,17 +530,25 @@ class FakeBackend:
     """Serves ``provider`` as an OpenAI-compatible backend and records what it was sent.
 
     ``app`` is the ASGI app; ``requests`` the raw JSON bodies of chat requests, ``chat_requests``
-    the same read back as :class:`ChatRequest`; ``disconnects`` counts clients that went away
-    before their answer was complete. ``model`` is the model id tests should ask for (any id
-    is answered). ``reasoning_field`` names the delta field reasoning is sent in.
+    the same read back as :class:`ChatRequest`; ``tokenize_requests`` and
+    ``tokenize_chat_requests`` the same for ``/tokenize`` (kept apart, so ``requests[-1]`` is
+    always the last chat request); ``disconnects`` counts clients that went away before their
+    answer was complete. ``model`` is the model id tests should ask for (any id is answered).
+    ``reasoning_field`` names the delta field reasoning is sent in; ``tokenize`` whether
+    ``/tokenize`` is served (it is recorded either way).
     """
 
-    def __init__(self, provider: Provider, *, models: Sequence[str] | None = None) -> None:
+    def __init__(
+        self, provider: Provider, *, models: Sequence[str] | None = None, tokenize: bool = True
+    ) -> None:
         self.provider = provider
         self.models = tuple(models) if models is not None else None
         self.reasoning_field: ReasoningField = "reasoning_content"
+        self.tokenize = self._tokenize_default = tokenize
         self.requests: list[JSONObject] = []
         self.chat_requests: list[ChatRequest] = []
+        self.tokenize_requests: list[JSONObject] = []
+        self.tokenize_chat_requests: list[ChatRequest] = []
         self.disconnects = 0
         self._base_url: str | None = None
         self._ids = itertools.count(1)
@@ -569,8 +580,11 @@ class FakeBackend:
         if provider is not None:
             self.provider = provider
         self.reasoning_field = "reasoning_content"
+        self.tokenize = self._tokenize_default
         self.requests = []
         self.chat_requests = []
+        self.tokenize_requests = []
+        self.tokenize_chat_requests = []
         self.disconnects = 0
 
     @contextmanager
@@ -589,6 +603,9 @@ class FakeBackend:
         if scope["type"] == "lifespan":
             await _lifespan(receive, send)
             return
+        if scope["path"] == "/tokenize" and scope["method"] == "POST":  # vLLM: not under /v1
+            await self._tokenize(receive, send)
+            return
         path = scope["path"].removeprefix("/v1")
         if path == "/chat/completions" and scope["method"] == "POST":
             await self._chat(receive, send)
@@ -604,6 +621,37 @@ class FakeBackend:
             infos = await self.provider.list_models()
         data = [_model_json(info) for info in infos]
         await _send_json(send, 200, _dumps({"object": "list", "data": data}))
+
+    async def _tokenize(self, receive: Receive, send: Send) -> None:
+        """vLLM's chat form of ``/tokenize``: ``{"model", "messages", "tools", ...}``."""
+        problem = ""
+        try:
+            body = _object(json.loads(await _read_body(receive)), "the request body")
+            self.tokenize_requests.append(body)
+            request = parse_chat_request(body)
+        except ValueError as exc:  # JSONDecodeError or BadRequestError
+            request, problem = None, str(exc)
+        if not self.tokenize:
+            await _send_json(send, 404, _error_json("no route /tokenize", 404, code="not_found"))
+        elif request is None:
+            await _send_json(send, 400, _error_json(problem, 400))
+        else:
+            self.tokenize_chat_requests.append(request)
+            await self._count(send, request)
+
+    async def _count(self, send: Send, request: ChatRequest) -> None:
+        try:
+            counted = await self.provider.count_tokens(request)
+        except UpstreamError as exc:
+            await _send_error(send, exc)
+            return
+        window = await self._context_window(request.model)
+        answer: JSONObject = {"count": counted.tokens, "max_model_len": window, "tokens": []}
+        await _send_json(send, 200, _dumps(answer))
+
+    async def _context_window(self, model: str) -> int | None:
+        infos = [] if self.models is not None else await self.provider.list_models()
+        return next((info.context_window for info in infos if info.id == model), None)
 
     async def _chat(self, receive: Receive, send: Send) -> None:
         try:
@@ -721,9 +769,11 @@ def _model_json(info: ModelInfo) -> JSONObject:
     return entry
 
 
-def create_backend_app(provider: Provider, *, models: Sequence[str] | None = None) -> ASGIApp:
+def create_backend_app(
+    provider: Provider, *, models: Sequence[str] | None = None, tokenize: bool = True
+) -> ASGIApp:
     """The ASGI app of a :class:`FakeBackend` (use the class to see what it received)."""
-    return FakeBackend(provider, models=models).app
+    return FakeBackend(provider, models=models, tokenize=tokenize).app
 
 
 # --- serving over HTTP -----------------------------------------------------------------------

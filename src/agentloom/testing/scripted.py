@@ -10,8 +10,10 @@ model = ScriptedModel([
 Each ``stream()`` call plays the next turn. A turn is a sequence of script items: chunks, the
 builders below (``text``, ``tool_call`` ...), ``delay``/``raise_error`` and the backend faults
 ``break_stream``/``invalid_chunk``/``stall``. A turn ends with a ``Finish`` and a ``Usage``
-unless it gives its own. With neither turns nor a function the model echoes the last user
-message. Every request is kept in ``.requests``.
+unless it gives its own: its input tokens are a quarter of the characters of the messages and
+tool definitions, rounded up, which is also what ``count_tokens`` answers (as a tokenizer would,
+so tests can predict it). With neither turns nor a function the model echoes the last user
+message. Every streamed request is kept in ``.requests``.
 
 Faults describe what an HTTP backend does wrong. :class:`~agentloom.testing.backend.FakeBackend`
 acts them out on the wire (via :meth:`ScriptedModel.events`); ``stream()`` turns them into the
@@ -35,11 +37,13 @@ from agentloom.inference.base import (
     Chunk,
     Finish,
     FinishReason,
+    FunctionSpec,
     ModelInfo,
     ReasoningDelta,
     RefusalDelta,
     TextDelta,
     TextPart,
+    TokenCount,
     ToolCallDelta,
     Usage,
 )
@@ -61,6 +65,7 @@ __all__ = [
     "delay",
     "finish",
     "invalid_chunk",
+    "prompt_tokens",
     "raise_error",
     "reasoning",
     "refusal",
@@ -227,6 +232,16 @@ def _message_chars(message: ChatMessage) -> int:
     return chars + sum(len(part.text) for part in parts if isinstance(part, TextPart))
 
 
+def _tool_chars(spec: FunctionSpec) -> int:
+    return len(spec.name) + len(spec.description or "") + len(json.dumps(spec.parameters))
+
+
+def prompt_tokens(request: ChatRequest) -> int:
+    """The scripted model's input token count for ``request`` (its usage and ``count_tokens``)."""
+    chars = sum(_message_chars(m) for m in request.messages)
+    return _estimate(chars + sum(_tool_chars(spec) for spec in request.tools))
+
+
 class _Tally:
     """What a turn has produced so far: decides the automatic ``Finish`` and ``Usage``."""
 
@@ -277,7 +292,7 @@ class _Tally:
     def _estimated_usage(self) -> Usage:
         reasoning_tokens = _estimate(self._reasoning_chars) if self._reasoning_chars else 0
         return Usage(
-            input_tokens=_estimate(sum(_message_chars(m) for m in self._request.messages)),
+            input_tokens=prompt_tokens(self._request),
             output_tokens=_estimate(self._output_chars) + reasoning_tokens,
             reasoning_tokens=reasoning_tokens,
         )
@@ -387,6 +402,10 @@ class ScriptedModel:
                         yield event
         for event in tally.closing():
             yield event
+
+    async def count_tokens(self, request: ChatRequest) -> TokenCount:
+        """:func:`prompt_tokens`, the input tokens of this model's usage chunks."""
+        return TokenCount(prompt_tokens(request), "tokenizer")
 
     async def list_models(self) -> list[ModelInfo]:
         return [ModelInfo(id=m, context_window=self.context_window) for m in self.models]
