@@ -49,6 +49,7 @@ class Options:
     seconds: float
     chains: int
     turns: int
+    conversation_turns: int
     paced_ms: float
 
 
@@ -204,19 +205,22 @@ async def _respond_stream(conn: Connection) -> None:
     await scenarios.respond(conn, stream=True)
 
 
-async def _chain_row(server_port: int, opts: Options) -> Row:
+async def _turns_row(
+    server_port: int, opts: Options, name: str, play: scenarios.Turns, turns: int
+) -> Row:
+    """The median cost of the first five turns against the last five."""
     early: list[float] = []
     late: list[float] = []
     async with Connection(HOST, server_port) as conn:
-        await scenarios.chain_turns(conn, turns=5)  # warm up
+        await play(conn, turns=5)  # warm up
         for _ in range(opts.chains):
-            seconds = await scenarios.chain_turns(conn, turns=opts.turns)
+            seconds = await play(conn, turns=turns)
             early += seconds[:5]
             late += seconds[-5:]
     first, last = statistics.median(early), statistics.median(late)
     ratio = last / first
     return Row(
-        f"`previous_response_id` chain, turns 1-5 vs {opts.turns - 4}-{opts.turns}",
+        f"{name}, turns 1-5 vs {turns - 4}-{turns}",
         "",
         f"{_ms(first)} -> {_ms(last)}",
         f"{ratio:.2f}x",
@@ -244,7 +248,13 @@ async def _throughput_row(
 
 async def measure(backend_port: int, server_port: int, opts: Options) -> list[Row]:
     rows = await _latency_rows(backend_port, server_port, opts)
-    rows.append(await _chain_row(server_port, opts))
+    chain, conversation = scenarios.chain_turns, scenarios.conversation_turns
+    rows.append(
+        await _turns_row(server_port, opts, "`previous_response_id` chain", chain, opts.turns)
+    )
+    rows.append(
+        await _turns_row(server_port, opts, "conversation", conversation, opts.conversation_turns)
+    )
     rows.append(await _throughput_row(backend_port, server_port, opts))
     return rows
 
@@ -275,8 +285,9 @@ def report(sections: list[tuple[str, list[Row]]], opts: Options) -> str:
         f"Written by `make bench` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
         f" ({machine}). The fake backend (`bench/backend.py`), agentloom and the load generator"
         f" (`bench/wire.py`) run as three processes on the same machine. Latencies over"
-        f" {opts.requests} sequential requests after {opts.warmup} warm-up ones; chain costs are"
-        f" medians over {opts.chains} chains of {opts.turns} turns; throughput over"
+        f" {opts.requests} sequential requests after {opts.warmup} warm-up ones; chain and"
+        f" conversation costs are medians over {opts.chains} chains of {opts.turns} turns and"
+        f" {opts.chains} conversations of {opts.conversation_turns} turns; throughput over"
         f" {opts.seconds:.0f} s.",
     ]
     for title, rows in sections:
@@ -310,6 +321,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--chains", type=int, default=3)
     parser.add_argument("--turns", type=int, default=50)
+    parser.add_argument("--conversation-turns", type=int, default=100)
     parser.add_argument(
         "--paced-ms", type=float, default=20.0, help="answer time of the paced backend"
     )
@@ -323,6 +335,7 @@ def main() -> None:
         args.seconds,
         args.chains,
         args.turns,
+        args.conversation_turns,
         args.paced_ms,
     )
     sections = []

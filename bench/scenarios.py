@@ -10,11 +10,19 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from bench.backend import MODEL
 from bench.wire import Connection, ProtocolError, Reply
 
 Step = Callable[[Connection], Awaitable[None]]
+
+
+class Turns(Protocol):
+    """A multi-turn scenario: the seconds each of ``turns`` turns took."""
+
+    def __call__(self, conn: Connection, *, turns: int) -> Awaitable[list[float]]: ...
+
 
 HELLO = [{"role": "user", "content": "Hello"}]
 WEATHER_TOOL = {
@@ -138,6 +146,18 @@ async def chain_turns(conn: Connection, *, turns: int) -> list[float]:
         body = _completed(await conn.post("/v1/responses", payload))
         seconds.append(time.perf_counter() - start)
         previous = body["id"]
+    return seconds
+
+
+async def conversation_turns(conn: Connection, *, turns: int) -> list[float]:
+    """Seconds taken by each turn of one conversation (``conversation`` on every response)."""
+    conversation = _ok(await conn.post("/v1/conversations", {})).json()["id"]
+    seconds = []
+    for turn in range(turns):
+        payload = {"model": MODEL, "input": f"Turn {turn}", "conversation": conversation}
+        start = time.perf_counter()
+        _completed(await conn.post("/v1/responses", payload))
+        seconds.append(time.perf_counter() - start)
     return seconds
 
 

@@ -35,6 +35,31 @@ class ConflictError(AgentloomError):
     """The request conflicts with the current state of an object."""
 
 
+class ConversationLockedError(ConflictError):
+    """A response is running on the conversation; it takes no other change until it ends."""
+
+    default_code = "conversation_locked"
+
+
+class DuplicateItemError(InvalidRequestError):
+    """An item id that is already taken (item ids are unique, and never move between
+    conversations)."""
+
+    default_code = "duplicate_item"
+
+    def __init__(self, item_id: str, *, param: str | None = None) -> None:
+        super().__init__(
+            f"Duplicate item found with id {item_id}. Remove duplicate items from your input "
+            "and try again.",
+            param=param,
+        )
+        self.item_id = item_id
+
+    def at(self, param: str) -> DuplicateItemError:
+        """The same error, naming where the duplicate was given."""
+        return DuplicateItemError(self.item_id, param=param)
+
+
 class PayloadTooLargeError(AgentloomError):
     """The request body is larger than the configured limit."""
 

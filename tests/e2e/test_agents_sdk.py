@@ -11,6 +11,7 @@ import openai
 import pytest
 from agents import (
     Agent,
+    OpenAIConversationsSession,
     OpenAIResponsesModel,
     Runner,
     function_tool,
@@ -174,3 +175,82 @@ async def test_run_streamed_yields_text_deltas(
     assert result.final_output == "It is sunny in Paris."
     assert CALLED == ["Paris"]
     _assert_backend_saw_the_whole_exchange(backend)
+
+
+# --- conversations ---------------------------------------------------------------------------
+
+
+async def test_runner_with_conversation_id_keeps_state_on_the_server(
+    scripted: ScriptedModel,
+    backend: FakeBackend,
+    agent: Agent[Any],
+    recorder: Recorder,
+    live_client: openai.AsyncOpenAI,
+) -> None:
+    conversation = await live_client.conversations.create()
+    _script_tool_then_answer(scripted)
+    scripted.add_turn("You asked about Paris.")
+
+    first = await Runner.run(agent, "Weather in Paris?", conversation_id=conversation.id)
+    second = await Runner.run(agent, "Which city was it?", conversation_id=conversation.id)
+
+    assert first.final_output == "It is sunny in Paris."
+    assert second.final_output == "You asked about Paris."
+    # the SDK sends only new items; agentloom supplied the rest from the conversation
+    assert all(body["conversation"] == conversation.id for body in recorder.bodies)
+    assert [i["type"] for i in recorder.bodies[1]["input"]] == ["function_call_output"]
+    _assert_backend_saw_the_whole_exchange_then(backend, "Which city was it?")
+    items = [i async for i in live_client.conversations.items.list(conversation.id, order="asc")]
+    assert [i.type for i in items] == [
+        "message",
+        "function_call",
+        "function_call_output",
+        "message",
+        "message",
+        "message",
+    ]
+
+
+async def test_openai_conversations_session(
+    scripted: ScriptedModel,
+    backend: FakeBackend,
+    agent: Agent[Any],
+    live_client: openai.AsyncOpenAI,
+) -> None:
+    session = OpenAIConversationsSession(openai_client=live_client)
+    _script_tool_then_answer(scripted)
+    scripted.add_turn("You asked about Paris.")
+
+    first = await Runner.run(agent, "Weather in Paris?", session=session)
+    second = await Runner.run(agent, "Which city was it?", session=session)
+
+    assert first.final_output == "It is sunny in Paris."
+    assert second.final_output == "You asked about Paris."
+    _assert_backend_saw_the_whole_exchange_then(backend, "Which city was it?")
+    history = await session.get_items()
+    assert [item.get("type", "message") for item in history] == [
+        "message",
+        "function_call",
+        "function_call_output",
+        "message",
+        "message",
+        "message",
+    ]
+    assert (await session.get_items(limit=1))[0]["content"][0]["text"] == (  # type: ignore[index,typeddict-item]
+        "You asked about Paris."
+    )
+    popped = await session.pop_item()
+    assert popped is not None
+    assert len(await session.get_items()) == 5
+    conversation_id = session.session_id
+    await session.clear_session()
+    with pytest.raises(openai.NotFoundError):
+        await live_client.conversations.retrieve(conversation_id)
+
+
+def _assert_backend_saw_the_whole_exchange_then(backend: FakeBackend, question: str) -> None:
+    requests = received(backend)
+    assert len(requests) == 3
+    roles = [m["role"] for m in requests[2]["messages"]]
+    assert roles[-5:] == ["user", "assistant", "tool", "assistant", "user"]
+    assert requests[2]["messages"][-1] == {"role": "user", "content": question}

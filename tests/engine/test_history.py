@@ -7,7 +7,7 @@ import json
 import pytest
 
 from agentloom.api.items import Message
-from agentloom.engine.history import History
+from agentloom.engine.history import Context, History
 from agentloom.errors import NotFoundError
 from agentloom.storage.base import ItemRow, ResponseRow
 from agentloom.storage.database import Database
@@ -33,9 +33,9 @@ async def test_loads_the_chain_from_storage(database: Database) -> None:
     store = database.responses
     await store.save(_row("resp_1"), [_message("msg_1", "one")], [])
     await store.save(_row("resp_2", "resp_1"), [_message("msg_2", "two")], [])
-    items = await History(store).load("resp_2")
+    items = (await History(store).load("resp_2")).items
     assert [i.id for i in items] == ["msg_1", "msg_2"]
-    assert await History(store).load(None) == ()
+    assert (await History(store).load(None)).items == ()
 
 
 async def test_unknown_response_is_previous_response_not_found(database: Database) -> None:
@@ -50,8 +50,8 @@ async def test_remembered_chain_is_served_until_deleted(database: Database) -> N
     await store.save(_row("resp_1"), [_message("msg_1", "stored")], [])
     history = History(store)
     cached = Message.model_validate({"id": "msg_c", "role": "user", "content": "cached"})
-    history.remember("resp_1", [cached])
-    assert [i.id for i in await history.load("resp_1")] == ["msg_c"]  # no storage read
+    history.remember("resp_1", Context.of([cached]))
+    assert [i.id for i in (await history.load("resp_1")).items] == ["msg_c"]  # no storage read
     await store.delete("resp_1")
     with pytest.raises(NotFoundError):
         await history.load("resp_1")  # the existence check sees the delete
@@ -62,6 +62,6 @@ async def test_cache_is_bounded(database: Database) -> None:
     history = History(store, cache_size=2)
     for n in range(3):
         await store.save(_row(f"resp_{n}"), [_message(f"msg_{n}", "stored")], [])
-        history.remember(f"resp_{n}", [])
-    assert await history.load("resp_2") == ()  # cached: empty
-    assert [i.id for i in await history.load("resp_0")] == ["msg_0"]  # evicted: from storage
+        history.remember(f"resp_{n}", Context())
+    assert (await history.load("resp_2")).items == ()  # cached: empty
+    assert [i.id for i in (await history.load("resp_0")).items] == ["msg_0"]  # evicted: storage

@@ -205,9 +205,17 @@ BODY_CASES: list[Case] = [
         "text.format.name",
         "missing_required_parameter",
     ),
+    ("unknown conversation", body(conversation="conv_1"), 404, "conversation", None),
+    (
+        "unknown conversation by object",
+        body(conversation={"id": "conv_missing"}),
+        404,
+        "conversation",
+        None,
+    ),
+    ("malformed conversation id", body(conversation="c1"), 400, "conversation", "invalid_value"),
     # not supported yet: a clear 400 naming the parameter
     ("background", body(background=True), 400, "background", None),
-    ("conversation", body(conversation="conv_1"), 400, "conversation", None),
 ]
 
 

@@ -15,6 +15,8 @@ from pydantic import (
 
 from agentloom.api.content import WireModel
 from agentloom.api.items import InputItem
+from agentloom.api.metadata import Metadata
+from agentloom.api.prompts import PromptParam
 from agentloom.api.tools import Tool, ToolChoice
 
 KNOWN_INCLUDES = frozenset(
@@ -29,9 +31,6 @@ KNOWN_INCLUDES = frozenset(
         "computer_call_output.output.image_url",
     }
 )
-METADATA_MAX_PAIRS = 16
-METADATA_MAX_KEY = 64
-METADATA_MAX_VALUE = 512
 
 
 class TextFormatText(WireModel):
@@ -104,29 +103,16 @@ class CreateResponseRequest(WireModel):
     text: TextConfig = Field(default_factory=TextConfig)
     reasoning: ReasoningConfig | None = None
     truncation: Literal["auto", "disabled"] = "disabled"
-    metadata: dict[str, str] | None = None
+    metadata: Metadata | None = None
     include: list[str] = Field(default_factory=list)
     store: bool = True
     stream: bool = False
     background: bool = False
+    prompt: PromptParam | None = None
     prompt_cache_key: str | None = Field(default=None, max_length=1024)
     safety_identifier: str | None = Field(default=None, max_length=256)
     service_tier: Literal["auto", "default", "flex", "scale", "priority"] | None = None
     user: str | None = None
-
-    @field_validator("metadata")
-    @classmethod
-    def _metadata_limits(cls, value: dict[str, str] | None) -> dict[str, str] | None:
-        if value is None:
-            return None
-        if len(value) > METADATA_MAX_PAIRS:
-            raise ValueError(f"metadata may have at most {METADATA_MAX_PAIRS} pairs")
-        for key, item in value.items():
-            if len(key) > METADATA_MAX_KEY:
-                raise ValueError(f"metadata keys are at most {METADATA_MAX_KEY} characters")
-            if len(item) > METADATA_MAX_VALUE:
-                raise ValueError(f"metadata values are at most {METADATA_MAX_VALUE} characters")
-        return value
 
     @field_validator("include")
     @classmethod

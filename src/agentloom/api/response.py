@@ -8,6 +8,7 @@ from pydantic import Discriminator, Field, Tag
 
 from agentloom.api.content import WireModel
 from agentloom.api.items import FunctionCall, OutputMessage, Reasoning, item_type_tag
+from agentloom.api.prompts import ResponsePrompt
 from agentloom.api.requests import ConversationRef, ReasoningConfig, TextConfig
 from agentloom.api.tools import Tool, ToolChoice
 
@@ -80,7 +81,7 @@ class Response(WireModel):
     output: list[OutputItem] = Field(default_factory=list)
     parallel_tool_calls: bool = True
     previous_response_id: str | None = None
-    prompt: None = None
+    prompt: ResponsePrompt | None = None
     prompt_cache_key: str | None = None
     prompt_cache_retention: str | None = None
     reasoning: ReasoningConfig = Field(default_factory=ReasoningConfig)

@@ -1,8 +1,9 @@
 """The conversation a ``previous_response_id`` continues: its chain of items, parsed once.
 
 Reading a chain back is one recursive query, but parsing every item of a 50-turn chain again on
-every turn makes turn 50 cost more than turn 1. Finished responses are immutable, so the items
-of recently finished chains are kept parsed in a bounded LRU; a hit costs one existence check
+every turn (and converting it to chat messages) makes turn 50 cost more than turn 1. Finished
+responses are immutable, so the items of recently finished chains are kept parsed, with their
+chat messages built, in a bounded LRU; a hit costs one existence check
 (the response may have been deleted, possibly by another server process) and no parsing. A
 delete through this process clears the cache, since the deleted response may sit inside any
 cached chain; a delete through another process is seen only for the response itself.
@@ -12,25 +13,58 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from agentloom.api.items import STORED_ITEMS, StoredItem
+from agentloom.engine.messages import ChatHistory
 from agentloom.errors import NotFoundError
-from agentloom.storage.base import ResponseStore
+from agentloom.storage.base import ItemRow, ResponseStore
 
 DEFAULT_CACHE_SIZE = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Items the model sees before a request's own input, with their chat messages built.
+    ``chat`` is never changed in place: :meth:`extended` copies it."""
+
+    items: tuple[StoredItem, ...] = ()
+    chat: ChatHistory = field(default_factory=ChatHistory)
+
+    @classmethod
+    def of(cls, items: Sequence[StoredItem]) -> Context:
+        return cls(tuple(items), ChatHistory.of(items))
+
+    def extended(self, items: Sequence[StoredItem], *, param: str | None = None) -> Context:
+        """This context followed by ``items`` (errors in them name ``param[i]``)."""
+        if not items:
+            return self
+        chat = self.chat.copy()
+        chat.extend(items, param=param)
+        return Context((*self.items, *items), chat)
+
+
+EMPTY = Context()
+
+
+def parse_items(rows: Sequence[ItemRow]) -> tuple[StoredItem, ...]:
+    """Stored item rows, parsed in one go."""
+    if not rows:
+        return ()
+    return tuple(STORED_ITEMS.validate_json("[" + ",".join(r.body for r in rows) + "]"))
 
 
 class History:
     def __init__(self, store: ResponseStore, *, cache_size: int = DEFAULT_CACHE_SIZE) -> None:
         self._store = store
-        self._cache: OrderedDict[str, tuple[StoredItem, ...]] = OrderedDict()
+        self._cache: OrderedDict[str, Context] = OrderedDict()
         self._size = cache_size
 
-    async def load(self, response_id: str | None) -> tuple[StoredItem, ...]:
+    async def load(self, response_id: str | None) -> Context:
         """Every item of the chain ending at ``response_id`` (its inputs and outputs), oldest
         first; 404 ``previous_response_not_found`` if it does not exist."""
         if response_id is None:
-            return ()
+            return EMPTY
         cached = self._cache.get(response_id)
         if cached is not None and await self._store.exists(response_id):
             self._cache.move_to_end(response_id)
@@ -39,13 +73,11 @@ class History:
         if rows is None:
             self.forget(response_id)
             raise _not_found(response_id)
-        if not rows:
-            return ()
-        return tuple(STORED_ITEMS.validate_json("[" + ",".join(r.body for r in rows) + "]"))
+        return Context.of(parse_items(rows))
 
-    def remember(self, response_id: str, items: Sequence[StoredItem]) -> None:
+    def remember(self, response_id: str, chain: Context) -> None:
         """Keep the whole chain of a finished, stored response."""
-        self._cache[response_id] = tuple(items)
+        self._cache[response_id] = chain
         self._cache.move_to_end(response_id)
         while len(self._cache) > self._size:
             self._cache.popitem(last=False)

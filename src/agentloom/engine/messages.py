@@ -24,25 +24,59 @@ from agentloom.inference.base import (
 
 
 @dataclass
-class _Builder:
+class ChatHistory:
+    """Chat messages built item by item. A built history can be kept (e.g. a conversation's,
+    cached with its version) and extended for each new turn through :meth:`copy`, so a long
+    conversation is not converted again on every turn."""
+
     messages: list[ChatMessage] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     text: list[str] = field(default_factory=list)
     calls: list[ToolCall] = field(default_factory=list)
     known_calls: set[str] = field(default_factory=set)
 
+    @classmethod
+    def of(cls, items: Iterable[StoredItem]) -> ChatHistory:
+        """The history of items already accepted (their errors were reported when they were)."""
+        history = cls()
+        history.extend(items)
+        return history
+
+    def extend(self, items: Iterable[StoredItem], *, param: str | None = None) -> None:
+        """Add ``items``; with ``param`` (e.g. ``"input"``) errors name ``param[i]``."""
+        for index, item in enumerate(items):
+            _add(self, item, param=None if param is None else f"{param}[{index}]")
+
+    def copy(self) -> ChatHistory:
+        return ChatHistory(
+            messages=list(self.messages),
+            reasoning=list(self.reasoning),
+            text=list(self.text),
+            calls=list(self.calls),
+            known_calls=set(self.known_calls),
+        )
+
+    def render(self, instructions: str | None) -> list[ChatMessage]:
+        """The messages for the backend: ``instructions`` first (as a system message), then
+        the history (without changing it)."""
+        head = [ChatMessage(role="system", content=instructions)] if instructions else []
+        return [*head, *self.messages, *self._pending()]
+
     def flush_assistant(self) -> None:
+        self.messages.extend(self._pending())
+        self.text, self.calls, self.reasoning = [], [], []
+
+    def _pending(self) -> list[ChatMessage]:
         if not (self.text or self.calls or self.reasoning):
-            return
-        self.messages.append(
+            return []
+        return [
             ChatMessage(
                 role="assistant",
                 content="".join(self.text) or None,
                 tool_calls=tuple(self.calls),
                 reasoning="".join(self.reasoning) or None,
             )
-        )
-        self.text, self.calls, self.reasoning = [], [], []
+        ]
 
 
 def to_chat_messages(
@@ -53,16 +87,12 @@ def to_chat_messages(
     ``first_new`` is the index of the first item of the request's own input; errors about later
     items name their position in ``input``.
     """
-    builder = _Builder()
-    if instructions:
-        builder.messages.append(ChatMessage(role="system", content=instructions))
-    for index, item in enumerate(items):
-        _add(builder, item, param=f"input[{index - first_new}]" if index >= first_new else None)
-    builder.flush_assistant()
-    return builder.messages
+    history = ChatHistory.of(items[:first_new])
+    history.extend(items[first_new:], param="input")
+    return history.render(instructions)
 
 
-def _add(builder: _Builder, item: StoredItem, *, param: str | None) -> None:
+def _add(builder: ChatHistory, item: StoredItem, *, param: str | None) -> None:
     if isinstance(item, Reasoning):
         if builder.text or builder.calls:
             builder.flush_assistant()
@@ -81,12 +111,19 @@ def _add(builder: _Builder, item: StoredItem, *, param: str | None) -> None:
         builder.messages.append(_from_message(item, param=param))
 
 
-def _add_tool_output(builder: _Builder, item: FunctionCallOutput, *, param: str | None) -> None:
+def _add_tool_output(builder: ChatHistory, item: FunctionCallOutput, *, param: str | None) -> None:
     if item.call_id not in builder.known_calls:
-        raise InvalidRequestError(
-            f"No tool call found for function call output with call_id {item.call_id}.",
-            param=param or "input",
-        )
+        if param is not None:
+            raise InvalidRequestError(
+                f"No tool call found for function call output with call_id {item.call_id}.",
+                param=param,
+            )
+        # An accepted item whose call is not in this history (a chain started from a response
+        # that ran on a conversation): told as text, since backends refuse orphan tool messages.
+        builder.flush_assistant()
+        text = f"(Output of the earlier tool call {item.call_id}:)\n{item.output_text()}"
+        builder.messages.append(ChatMessage(role="user", content=text))
+        return
     builder.flush_assistant()
     builder.messages.append(
         ChatMessage(role="tool", content=item.output_text(), tool_call_id=item.call_id)

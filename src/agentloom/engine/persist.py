@@ -16,7 +16,7 @@ import anyio
 
 from agentloom.api.items import StoredItem
 from agentloom.api.response import OutputItem, Response
-from agentloom.storage.base import ItemRow, ResponseRow, ResponseStore
+from agentloom.storage.base import ConversationTurn, ItemRow, ResponseRow, ResponseStore
 
 DEFAULT_BEGIN_DELAY = 0.05
 
@@ -39,16 +39,17 @@ class ResponseWriter:
     def _begin(self) -> None:
         self._begun = asyncio.ensure_future(self._store.begin(self._row, self._inputs))
 
-    async def finish(self, response: Response) -> None:
-        """Write the final state (shielded: a cancelled client does not lose the row)."""
+    async def finish(self, response: Response, turn: ConversationTurn | None = None) -> None:
+        """Write the final state, ending the conversation ``turn`` in the same transaction
+        (shielded: a cancelled client does not lose the row)."""
         self._timer.cancel()
         with anyio.CancelScope(shield=True):
             final, outputs = response_row(response), item_rows(response.output)
             if self._begun is None:
-                await self._store.save(final, self._inputs, outputs)
+                await self._store.save(final, self._inputs, outputs, turn)
             else:
                 await self._begun
-                await self._store.finish(final, outputs)
+                await self._store.finish(final, outputs, turn)
 
 
 def response_row(response: Response) -> ResponseRow:

@@ -8,40 +8,27 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agentloom.api.items import (
-    STORED_ITEM,
-    FunctionCall,
-    FunctionCallOutput,
-    InputItem,
-    ItemReference,
-    Message,
-    Reasoning,
-    StoredItem,
-)
+from agentloom.api.items import StoredItem
+from agentloom.api.prompts import ResponsePrompt
 from agentloom.api.requests import (
+    ConversationRef,
     CreateResponseRequest,
     ReasoningConfig,
     TextFormatJsonObject,
     TextFormatJsonSchema,
 )
 from agentloom.api.response import Response
-from agentloom.engine.history import History
+from agentloom.engine.conversations import ConversationsService, Turn
+from agentloom.engine.history import Context, History
+from agentloom.engine.items import ItemFinder, stored_items, user_message
 from agentloom.engine.loop import LoopConfig
-from agentloom.engine.messages import to_chat_messages
-from agentloom.engine.tool_plan import plan_tools
-from agentloom.errors import InvalidRequestError, NotFoundError
+from agentloom.engine.tool_plan import ToolPlan, plan_tools
+from agentloom.errors import InvalidRequestError
 from agentloom.ids import new_id
 from agentloom.inference import base as inf
-from agentloom.inference.catalog import ModelCatalog
-from agentloom.storage.base import ResponseStore
+from agentloom.inference.catalog import ModelCatalog, Resolved
 
 LOGPROBS_INCLUDE = "message.output_text.logprobs"
-_ITEM_PREFIX = {
-    "message": "msg",
-    "function_call": "fc",
-    "function_call_output": "fco",
-    "reasoning": "rs",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,54 +37,134 @@ class EngineLimits:
     truncation_retries: int = 4
 
 
+class Hold:
+    """A response's lock on its conversation, held until the response ends (its items are
+    appended) or is discarded without running (the lock is just released)."""
+
+    def __init__(self, turn: Turn) -> None:
+        self.turn = turn
+        self.started = False  # the run began: it settles the hold when it ends
+
+
 @dataclass(frozen=True, slots=True)
 class Prepared:
     response: Response  # the in-progress Response, every field echoed
     input_items: list[StoredItem]  # the request's own input, with ids
-    history: tuple[StoredItem, ...]  # the previous_response_id chain's items, oldest first
+    seen: Context  # everything the model sees: the chain or conversation, then the input
     loop: LoopConfig
     store: bool
+    hold: Hold | None = None  # the conversation the response runs on
+
+    def chain(self, output: Sequence[StoredItem]) -> Context | None:
+        """The chain a later ``previous_response_id`` continues: the items of the chain this
+        response continued, its input and its output. ``None`` for a response that ran on a
+        conversation: the conversation's items are not part of its chain, which the store
+        reads back as its own input and output."""
+        return self.seen.extended(output) if self.hold is None else None
 
 
-async def prepare(
-    request: CreateResponseRequest,
-    *,
-    catalog: ModelCatalog,
-    store: ResponseStore,
-    histories: History,
-    limits: EngineLimits,
-) -> Prepared:
-    _check_unsupported(request)
-    resolved = await catalog.resolve(request.model)
-    tools = plan_tools(request.tools, request.tool_choice, parallel=request.parallel_tool_calls)
-    history = await histories.load(request.previous_response_id)
-    items = await _input_items(store, request)
-    messages = to_chat_messages(request.instructions, [*history, *items], first_new=len(history))
-    include_logprobs = LOGPROBS_INCLUDE in request.include
-    chat = _chat_request(request, resolved.model.backend_id, messages, include_logprobs)
-    chat = dataclasses.replace(
-        chat,
-        tools=tools.specs,
-        tool_choice=tools.choice,
-        parallel_tool_calls=False if tools.specs and not request.parallel_tool_calls else None,
-    )
-    return Prepared(
-        response=_skeleton(request),
-        input_items=items,
-        history=history,
-        store=request.store,
-        loop=LoopConfig(
+@dataclass(frozen=True, slots=True)
+class LocalChain:
+    """A response known to the caller without the store (a WebSocket connection's last
+    response, possibly ``store: false``): its id and its whole chain."""
+
+    response_id: str
+    chain: Context
+
+
+class Preparer:
+    """Turns a request into a :class:`Prepared` response, step by step:
+
+    check -> resolve the model -> plan tools -> load the previous_response_id chain ->
+    hold the conversation (lock + history) -> input items -> chat request
+    """
+
+    def __init__(
+        self,
+        *,
+        catalog: ModelCatalog,
+        finder: ItemFinder,
+        histories: History,
+        conversations: ConversationsService,
+        limits: EngineLimits,
+    ) -> None:
+        self._catalog = catalog
+        self._finder = finder
+        self._histories = histories
+        self._conversations = conversations
+        self._limits = limits
+
+    async def prepare(
+        self, request: CreateResponseRequest, *, local: LocalChain | None = None
+    ) -> Prepared:
+        _check_unsupported(request)
+        resolved = await self._catalog.resolve(request.model)
+        tools = plan_tools(request.tools, request.tool_choice, parallel=request.parallel_tool_calls)
+        chain = await self._chain(request.previous_response_id, local)
+        response = _skeleton(request)
+        conversation_id = request.conversation_id()
+        hold = None
+        if conversation_id is not None:
+            hold = Hold(await self._conversations.begin_turn(conversation_id, response.id))
+        try:
+            items = await self._input(request, hold)
+            before = hold.turn.context if hold is not None else chain
+            seen = before.extended(items, param="input")
+        except BaseException:
+            if hold is not None:
+                await self._conversations.release(hold.turn)
+            raise
+        messages = seen.chat.render(request.instructions)
+        return Prepared(
+            response=response,
+            input_items=items,
+            seen=seen,
+            store=request.store,
+            hold=hold,
+            loop=self._loop(request, resolved, tools, messages),
+        )
+
+    async def _chain(self, previous_response_id: str | None, local: LocalChain | None) -> Context:
+        if local is not None and previous_response_id == local.response_id:
+            return local.chain
+        return await self._histories.load(previous_response_id)
+
+    async def _input(self, request: CreateResponseRequest, hold: Hold | None) -> list[StoredItem]:
+        if isinstance(request.input, str):
+            return [user_message(request.input)]
+        items = await stored_items(
+            self._finder, request.input, param="input", for_conversation=hold is not None
+        )
+        if hold is not None:
+            await self._conversations.check_new(hold.turn, items, param="input")
+        return items
+
+    def _loop(
+        self,
+        request: CreateResponseRequest,
+        resolved: Resolved,
+        tools: ToolPlan,
+        messages: Sequence[inf.ChatMessage],
+    ) -> LoopConfig:
+        include_logprobs = LOGPROBS_INCLUDE in request.include
+        chat = _chat_request(request, resolved.model.backend_id, messages, include_logprobs)
+        chat = dataclasses.replace(
+            chat,
+            tools=tools.specs,
+            tool_choice=tools.choice,
+            parallel_tool_calls=False if tools.specs and not request.parallel_tool_calls else None,
+        )
+        return LoopConfig(
             provider=resolved.provider,
             request=chat,
             tools=tools,
             max_output_tokens=request.max_output_tokens,
-            max_model_calls=limits.max_model_calls,
+            max_model_calls=self._limits.max_model_calls,
             truncation=request.truncation,
-            truncation_retries=limits.truncation_retries,
+            truncation_retries=self._limits.truncation_retries,
             context_window=resolved.model.info.context_window,
             include_logprobs=include_logprobs,
-        ),
-    )
+        )
 
 
 def _check_unsupported(request: CreateResponseRequest) -> None:
@@ -106,10 +173,6 @@ def _check_unsupported(request: CreateResponseRequest) -> None:
             "Use either 'conversation' or 'previous_response_id', not both.",
             param="previous_response_id",
             code="invalid_request",
-        )
-    if request.conversation is not None:
-        raise InvalidRequestError(
-            "Conversations are not supported by this server yet.", param="conversation"
         )
     if request.background:
         raise InvalidRequestError(
@@ -121,37 +184,14 @@ def _check_unsupported(request: CreateResponseRequest) -> None:
         )
 
 
-async def _input_items(store: ResponseStore, request: CreateResponseRequest) -> list[StoredItem]:
-    if isinstance(request.input, str):
-        message = {"id": new_id("msg"), "role": "user", "content": request.input}
-        return [Message.model_validate({**message, "status": "completed"})]
-    return [await _resolve_item(store, item, i) for i, item in enumerate(request.input)]
-
-
-async def _resolve_item(store: ResponseStore, item: InputItem, index: int) -> StoredItem:
-    if isinstance(item, ItemReference):
-        row = await store.find_item(item.id)
-        if row is None:
-            raise NotFoundError(f"Item with id '{item.id}' not found.", param=f"input[{index}].id")
-        return STORED_ITEM.validate_json(row.body)
-    return _with_id(item)
-
-
-def _with_id(item: Message | FunctionCall | FunctionCallOutput | Reasoning) -> StoredItem:
-    update: dict[str, object] = {}
-    if item.id is None:
-        update["id"] = new_id(_ITEM_PREFIX[item.type])
-    if item.status is None:
-        update["status"] = "completed"
-    return item.model_copy(update=update) if update else item
-
-
 def _skeleton(request: CreateResponseRequest) -> Response:
     tier = request.service_tier
+    conversation_id = request.conversation_id()
     return Response(
         id=new_id("resp"),
         created_at=int(time.time()),
         status="in_progress",
+        conversation=None if conversation_id is None else ConversationRef(id=conversation_id),
         instructions=request.instructions,
         max_output_tokens=request.max_output_tokens,
         max_tool_calls=request.max_tool_calls,
@@ -159,6 +199,7 @@ def _skeleton(request: CreateResponseRequest) -> Response:
         model=request.model,
         parallel_tool_calls=request.parallel_tool_calls,
         previous_response_id=request.previous_response_id,
+        prompt=ResponsePrompt.echo(request.prompt),
         prompt_cache_key=request.prompt_cache_key,
         reasoning=request.reasoning or ReasoningConfig(),
         safety_identifier=request.safety_identifier,

@@ -17,13 +17,17 @@ from agentloom.api.items import STORED_ITEMS, Message, OutputMessage, StoredItem
 from agentloom.api.lists import ListPage
 from agentloom.api.requests import CreateResponseRequest
 from agentloom.api.response import DeletedResponse, OutputItem, Response
+from agentloom.engine.conversations import ConversationsService, appended, turn_row
 from agentloom.engine.history import History
+from agentloom.engine.items import ItemFinder
 from agentloom.engine.loop import AgentLoop
 from agentloom.engine.persist import ResponseWriter
-from agentloom.engine.prepare import EngineLimits, Prepared, prepare
+from agentloom.engine.prepare import EngineLimits, LocalChain, Prepared, Preparer
+from agentloom.engine.prompts import PromptsService
 from agentloom.errors import (
     AgentloomError,
     ContextLengthExceededError,
+    InternalError,
     InvalidRequestError,
     NotFoundError,
     UpstreamError,
@@ -44,24 +48,45 @@ class ItemPageQuery:
 
 class ResponsesService:
     def __init__(
-        self, *, catalog: ModelCatalog, store: ResponseStore, limits: EngineLimits
+        self,
+        *,
+        catalog: ModelCatalog,
+        store: ResponseStore,
+        conversations: ConversationsService,
+        finder: ItemFinder,
+        limits: EngineLimits,
+        prompts: PromptsService,
     ) -> None:
         self._catalog = catalog
         self._store = store
-        self._limits = limits
+        self._prompts = prompts
+        self._conversations = conversations
         self._histories = History(store)
+        self._preparer = Preparer(
+            catalog=catalog,
+            finder=finder,
+            histories=self._histories,
+            conversations=conversations,
+            limits=limits,
+        )
 
     # --- create ------------------------------------------------------------------------------
 
-    async def prepare(self, request: CreateResponseRequest) -> Prepared:
-        """Validate and resolve a request; raises the caller's mistakes before anything runs."""
-        return await prepare(
-            request,
-            catalog=self._catalog,
-            store=self._store,
-            histories=self._histories,
-            limits=self._limits,
-        )
+    async def prepare(
+        self, request: CreateResponseRequest, *, local: LocalChain | None = None
+    ) -> Prepared:
+        """Validate and resolve a request; raises the caller's mistakes before anything runs.
+        A prepared response that holds a conversation must be run or :meth:`discard` ed."""
+        request = await self._prompts.apply(request)  # a `prompt` rendered into the request
+        return await self._preparer.prepare(request, local=local)
+
+    async def discard(self, prepared: Prepared) -> None:
+        """Release what a prepared response holds if it never ran (its client went away before
+        the stream started); nothing once it ran."""
+        hold = prepared.hold
+        if hold is not None and not hold.started:
+            hold.started = True
+            await self._conversations.release(hold.turn)
 
     async def stream(self, prepared: Prepared) -> AsyncIterator[ev.StreamEvent]:
         async for event in self._run(prepared, AgentLoop(prepared.response, prepared.loop)):
@@ -82,11 +107,13 @@ class ResponsesService:
         return final
 
     async def _run(self, prepared: Prepared, loop: AgentLoop) -> AsyncIterator[ev.StreamEvent]:
-        if not prepared.store:
-            async for event in loop.run():
-                yield event
-            return
-        writer = ResponseWriter(self._store, prepared.response, prepared.input_items)
+        if prepared.hold is not None:
+            if prepared.hold.started:
+                raise InternalError("a prepared response runs once")
+            prepared.hold.started = True
+        writer = None
+        if prepared.store:
+            writer = ResponseWriter(self._store, prepared.response, prepared.input_items)
         finished = False
         try:
             async for event in loop.run():
@@ -98,10 +125,25 @@ class ResponsesService:
             if not finished:
                 await self._finish(writer, prepared, loop.abandoned())
 
-    async def _finish(self, writer: ResponseWriter, prepared: Prepared, response: Response) -> None:
-        await writer.finish(response)
+    async def _finish(
+        self, writer: ResponseWriter | None, prepared: Prepared, response: Response
+    ) -> None:
+        """Store the final state (and end the conversation turn) before the terminal event is
+        released, so a client reacting to it finds both."""
         output = [_as_stored(item) for item in response.output]
-        self._histories.remember(response.id, [*prepared.history, *prepared.input_items, *output])
+        hold = prepared.hold
+        after = prepared.seen.extended(output)
+        added = appended(hold.turn, after) if hold is not None and _joins(response) else ()
+        if writer is None:
+            if hold is not None:
+                await self._conversations.end_turn(hold.turn, after if added else hold.turn.context)
+            return
+        await writer.finish(response, None if hold is None else turn_row(hold.turn, added))
+        if hold is not None and added:
+            self._conversations.ended(hold.turn, after)
+        chain = prepared.chain(output)
+        if chain is not None:
+            self._histories.remember(response.id, chain)
 
     # --- read --------------------------------------------------------------------------------
 
@@ -154,6 +196,12 @@ def _response(row: ResponseRow, output: Sequence[ItemRow]) -> Response:
     body = json.loads(row.body)
     body["output"] = [json.loads(item.body) for item in output]
     return Response.model_validate(body)
+
+
+def _joins(response: Response) -> bool:
+    """A response adds its input and output to its conversation when it completes (or stops
+    short at a limit, with its output); a failed or cancelled one adds nothing."""
+    return response.status in ("completed", "incomplete")
 
 
 def _not_found(response_id: str) -> NotFoundError:

@@ -28,10 +28,15 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-async def parse_body(request: Request, model: type[M], limit: int) -> M:
+async def parse_body(
+    request: Request, model: type[M], limit: int, *, empty: str | None = None
+) -> M:
+    """The body as ``model``; an empty body is a 400, or reads as ``empty`` when given."""
     raw = await read_body(request, limit)
     if not raw.strip():
-        raise InvalidRequestError("The request body is empty; a JSON object is expected.")
+        if empty is None:
+            raise InvalidRequestError("The request body is empty; a JSON object is expected.")
+        raw = empty.encode()
     try:
         return model.model_validate_json(raw)
     except ValidationError as exc:

@@ -11,7 +11,10 @@ import anyio
 from starlette.requests import Request
 
 from agentloom.config import Settings
+from agentloom.engine.conversations import ConversationsService
+from agentloom.engine.items import StoredItemFinder
 from agentloom.engine.prepare import EngineLimits
+from agentloom.engine.prompts import PromptsService
 from agentloom.engine.service import ResponsesService
 from agentloom.errors import InternalError
 from agentloom.inference.base import Provider, ProviderConfig
@@ -28,6 +31,8 @@ class Runtime:
     database: Database
     catalog: ModelCatalog
     responses: ResponsesService
+    conversations: ConversationsService
+    prompts: PromptsService
 
 
 @asynccontextmanager
@@ -37,7 +42,9 @@ async def open_runtime(
     """Connect the database (migrating it), build providers, discover models, recover."""
     async with AsyncExitStack() as stack:
         database = await Database.connect(
-            settings.database.url, instance_id=settings.server.instance_id
+            settings.database.url,
+            instance_id=settings.server.instance_id,
+            abandoned_after=settings.server.abandoned_after,
         )
         stack.push_async_callback(database.aclose)
         await database.migrate()
@@ -62,8 +69,25 @@ async def open_runtime(
             max_model_calls=settings.engine.max_model_calls,
             truncation_retries=settings.engine.truncation_retries,
         )
-        service = ResponsesService(catalog=catalog, store=database.responses, limits=limits)
-        yield Runtime(settings=settings, database=database, catalog=catalog, responses=service)
+        finder = StoredItemFinder(database.responses, database.conversations)
+        conversations = ConversationsService(store=database.conversations, finder=finder)
+        prompts = PromptsService(database.prompts)
+        service = ResponsesService(
+            catalog=catalog,
+            store=database.responses,
+            conversations=conversations,
+            finder=finder,
+            limits=limits,
+            prompts=prompts,
+        )
+        yield Runtime(
+            settings=settings,
+            database=database,
+            catalog=catalog,
+            responses=service,
+            conversations=conversations,
+            prompts=prompts,
+        )
 
 
 async def _build(

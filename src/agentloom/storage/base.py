@@ -50,16 +50,24 @@ class ResponseStore(Protocol):
     async def begin(self, response: ResponseRow, input_items: Sequence[ItemRow]) -> None:
         """Insert a new response (usually ``in_progress``) with its new input items."""
 
-    async def finish(self, response: ResponseRow, output_items: Sequence[ItemRow]) -> None:
-        """Write the final state and the output items of a response begun with ``begin``."""
+    async def finish(
+        self,
+        response: ResponseRow,
+        output_items: Sequence[ItemRow],
+        turn: ConversationTurn | None = None,
+    ) -> None:
+        """Write the final state and the output items of a response begun with ``begin`` (and
+        end its conversation ``turn``, in the same transaction)."""
 
     async def save(
         self,
         response: ResponseRow,
         input_items: Sequence[ItemRow],
         output_items: Sequence[ItemRow],
+        turn: ConversationTurn | None = None,
     ) -> None:
-        """Insert a finished response with its input and output items, in one transaction."""
+        """Insert a finished response with its input and output items (and end its
+        conversation ``turn``), in one transaction."""
 
     async def get(self, response_id: str) -> StoredResponse | None: ...
 
@@ -91,3 +99,72 @@ class ResponseStore(Protocol):
 
     async def find_item(self, item_id: str) -> ItemRow | None:
         """The most recently stored item with this id (for ``item_reference`` inputs)."""
+
+
+# --- conversations ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationRow:
+    id: str
+    created_at: float
+    metadata: str  # JSON object
+    version: int  # grows with every change of the conversation's items
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationTurn:
+    """How a response that ran on a conversation ends: its items are appended (``items``, in
+    order; empty when it failed) and the conversation is unlocked."""
+
+    conversation_id: str
+    response_id: str
+    items: Sequence[ItemRow]
+    created_at: float
+
+
+class ConversationStore(Protocol):
+    """Conversations and their ordered items. A response running on a conversation holds its
+    lock; while it does, item changes and deletion raise ``ConversationLockedError``."""
+
+    async def create(self, conversation: ConversationRow, items: Sequence[ItemRow]) -> None: ...
+
+    async def get(self, conversation_id: str) -> ConversationRow | None: ...
+
+    async def update_metadata(self, conversation_id: str, metadata: str) -> ConversationRow | None:
+        """The updated conversation; ``None`` when it does not exist."""
+
+    async def delete(self, conversation_id: str) -> bool:
+        """Delete the conversation and its items; ``False`` when it does not exist."""
+
+    async def add_items(self, conversation_id: str, items: Sequence[ItemRow]) -> int:
+        """Append ``items``; returns the new version. Raises ``NotFoundError`` (no such
+        conversation), ``ConversationLockedError``, ``DuplicateItemError`` (an id is taken)."""
+
+    async def items(self, conversation_id: str) -> list[ItemRow]:
+        """Every item of the conversation, in order (one query)."""
+
+    async def list_items(
+        self, conversation_id: str, *, after: str | None, limit: int, order: Order
+    ) -> Page[ItemRow] | None:
+        """A page of items; ``None`` when the conversation does not exist."""
+
+    async def get_item(self, conversation_id: str, item_id: str) -> ItemRow | None: ...
+
+    async def delete_item(self, conversation_id: str, item_id: str) -> bool:
+        """``False`` when the item is not in the conversation. Raises ``NotFoundError`` for a
+        missing conversation and ``ConversationLockedError``."""
+
+    async def find_item(self, item_id: str) -> ItemRow | None:
+        """The conversation item with this id, in whichever conversation it is."""
+
+    async def taken(self, item_ids: Sequence[str]) -> list[str]:
+        """Which of ``item_ids`` are already items of a conversation."""
+
+    async def lock(self, conversation_id: str, response_id: str) -> int:
+        """Lock the conversation for a response; returns its version. Raises ``NotFoundError``
+        or ``ConversationLockedError`` (another response of a live server holds it)."""
+
+    async def end_turn(self, turn: ConversationTurn) -> None:
+        """Append the turn's items and unlock (for responses that are not stored; stored ones
+        end their turn in the same transaction as their final write)."""

@@ -25,12 +25,15 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import StaticPool
 
 from agentloom.storage import schema
+from agentloom.storage.conversations import SqlConversationStore
+from agentloom.storage.prompts import SqlPromptStore
 from agentloom.storage.responses import SqlResponseStore
 from agentloom.storage.runner import AsyncRunner, Runner, ThreadRunner
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 _MIGRATION_LOCK = 0x616C6F6F6D  # "aloom": pg_advisory_xact_lock key for migrations
 _ACTIVE = ("queued", "in_progress")
+DEFAULT_ABANDONED_AFTER = 60.0
 
 
 class DatabaseURLError(ValueError):
@@ -96,14 +99,25 @@ def _upgrade(connection: Connection) -> None:
 
 
 class Database:
-    def __init__(self, runner: Runner, *, instance_id: str) -> None:
+    def __init__(
+        self, runner: Runner, *, instance_id: str, abandoned_after: float = DEFAULT_ABANDONED_AFTER
+    ) -> None:
         self.runner = runner
         self.instance_id = instance_id
         self.responses = SqlResponseStore(runner, instance_id=instance_id)
+        self.conversations = SqlConversationStore(
+            runner, instance_id=instance_id, abandoned_after=abandoned_after
+        )
+        self.prompts = SqlPromptStore(runner)
 
     @classmethod
-    async def connect(cls, url: str, *, instance_id: str) -> Database:
-        return cls(_runner(driver_url(url)), instance_id=instance_id)
+    async def connect(
+        cls, url: str, *, instance_id: str, abandoned_after: float = DEFAULT_ABANDONED_AFTER
+    ) -> Database:
+        """``abandoned_after``: seconds without a heartbeat after which an instance counts as
+        stopped (its responses are failed, its conversation locks taken over)."""
+        runner = _runner(driver_url(url))
+        return cls(runner, instance_id=instance_id, abandoned_after=abandoned_after)
 
     @property
     def dialect(self) -> str:

@@ -9,7 +9,7 @@ on PostgreSQL, plain DBAPI statements on SQLite (see ``_SQL_INSERT_RESPONSE``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -18,7 +18,15 @@ from sqlalchemy.engine import Connection
 
 from agentloom.errors import NotFoundError
 from agentloom.storage import schema
-from agentloom.storage.base import ItemRow, Order, Page, ResponseRow, StoredResponse
+from agentloom.storage.base import (
+    ConversationTurn,
+    ItemRow,
+    Order,
+    Page,
+    ResponseRow,
+    StoredResponse,
+)
+from agentloom.storage.conversations import end_turn
 from agentloom.storage.runner import Runner
 
 R = schema.responses
@@ -108,21 +116,39 @@ class SqlResponseStore:
         response: ResponseRow,
         input_items: Sequence[ItemRow],
         output_items: Sequence[ItemRow],
+        turn: ConversationTurn | None = None,
     ) -> None:
         if self._runner.dialect == "postgresql":
             values = {**_values(response), "instance_id": self._instance_id}
             items = _item_arrays((schema.INPUT, input_items), (schema.OUTPUT, output_items))
-            await self._runner.write_statement(partial(_execute, _PG_BEGIN, {**values, **items}))
+            await self._write_pg(partial(_execute, _PG_BEGIN, {**values, **items}), turn)
         else:
             write = partial(_save, response, input_items, output_items, self._instance_id)
-            await self._runner.write(write)
+            await self._runner.write(partial(_with_turn, write, turn))
 
-    async def finish(self, response: ResponseRow, output_items: Sequence[ItemRow]) -> None:
+    async def finish(
+        self,
+        response: ResponseRow,
+        output_items: Sequence[ItemRow],
+        turn: ConversationTurn | None = None,
+    ) -> None:
         if self._runner.dialect == "postgresql":
             params = {**_values(response), **_item_arrays((schema.OUTPUT, output_items))}
-            await self._runner.write_statement(partial(_execute, _PG_FINISH, params))
+            await self._write_pg(partial(_execute, _PG_FINISH, params), turn)
         else:
-            await self._runner.write(partial(_finish, response, output_items))
+            await self._runner.write(
+                partial(_with_turn, partial(_finish, response, output_items), turn)
+            )
+
+    async def _write_pg(
+        self, statement: Callable[[Connection], None], turn: ConversationTurn | None
+    ) -> None:
+        """One statement (one round trip) alone; a transaction when a conversation turn ends
+        with it."""
+        if turn is None:
+            await self._runner.write_statement(statement)
+        else:
+            await self._runner.write(partial(_with_turn, statement, turn))
 
     async def get(self, response_id: str) -> StoredResponse | None:
         return await self._runner.read(partial(_get, response_id))
@@ -190,6 +216,14 @@ def _item_arrays(*groups: tuple[int, Sequence[ItemRow]]) -> dict[str, object]:
 
 def _execute(statement: sa.TextClause, params: dict[str, object], conn: Connection) -> None:
     conn.execute(statement, params)
+
+
+def _with_turn(
+    write: Callable[[Connection], None], turn: ConversationTurn | None, conn: Connection
+) -> None:
+    write(conn)
+    if turn is not None:
+        end_turn(turn, conn)
 
 
 # The write path runs on every stored response. SQLAlchemy's execution machinery cost ~0.15 ms

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
+from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
@@ -14,10 +13,10 @@ from agentloom.errors import InvalidRequestError
 from agentloom.server.body import parse_body
 from agentloom.server.query import include_param, limit_param, optional_param, order_param
 from agentloom.server.render import json_response
+from agentloom.server.routes.methods import by_method
 from agentloom.server.runtime import runtime_of
 from agentloom.server.sse import encode_stream
 
-Endpoint = Callable[[Request], Awaitable[Response]]
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 
@@ -28,9 +27,16 @@ async def create_response(request: Request) -> Response:
     if body.stream:
         events = runtime.responses.stream(prepared)
         return StreamingResponse(
-            encode_stream(events), media_type="text/event-stream", headers=SSE_HEADERS
+            encode_stream(events),
+            media_type="text/event-stream",
+            headers=SSE_HEADERS,
+            # A client gone before the stream started never runs it: release what it holds.
+            background=BackgroundTask(runtime.responses.discard, prepared),
         )
-    return json_response(await runtime.responses.collect(prepared))
+    try:
+        return json_response(await runtime.responses.collect(prepared))
+    finally:
+        await runtime.responses.discard(prepared)
 
 
 async def retrieve_response(request: Request) -> Response:
@@ -84,26 +90,15 @@ async def list_input_items(request: Request) -> Response:
     return json_response(page)
 
 
-def _by_method(**handlers: Endpoint) -> Endpoint:
-    """One endpoint for several methods of a path, so that a 405 names all of them in ``Allow``
-    (Starlette answers a wrong method with the first route of the path alone)."""
-    handlers.setdefault("HEAD", handlers["GET"])
-
-    async def endpoint(request: Request) -> Response:
-        return await handlers[request.method](request)
-
-    return endpoint
-
-
 routes = [
     Route(
         "/v1/responses",
-        _by_method(GET=list_responses, POST=create_response),
+        by_method(GET=list_responses, POST=create_response),
         methods=["GET", "POST"],
     ),
     Route(
         "/v1/responses/{response_id}",
-        _by_method(GET=retrieve_response, DELETE=delete_response),
+        by_method(GET=retrieve_response, DELETE=delete_response),
         methods=["GET", "DELETE"],
     ),
     Route("/v1/responses/{response_id}/cancel", cancel_response, methods=["POST"]),

@@ -1,0 +1,96 @@
+"""Input items as they are stored: every item gets an id and a status; ``item_reference``s are
+replaced by the item they name. Shared by responses (their ``input``) and conversations."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from agentloom.api.items import (
+    STORED_ITEM,
+    FunctionCall,
+    FunctionCallOutput,
+    InputItem,
+    ItemReference,
+    Message,
+    Reasoning,
+    StoredItem,
+)
+from agentloom.errors import DuplicateItemError, NotFoundError
+from agentloom.ids import new_id
+from agentloom.storage.base import ConversationStore, ItemRow, ResponseStore
+
+ITEM_PREFIX = {
+    "message": "msg",
+    "function_call": "fc",
+    "function_call_output": "fco",
+    "reasoning": "rs",
+}
+
+
+class ItemFinder(Protocol):
+    async def find_item(self, item_id: str) -> ItemRow | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class StoredItemFinder:
+    """Finds an item by id among responses' items, then conversations' items."""
+
+    responses: ResponseStore
+    conversations: ConversationStore
+
+    async def find_item(self, item_id: str) -> ItemRow | None:
+        found = await self.responses.find_item(item_id)
+        return found if found is not None else await self.conversations.find_item(item_id)
+
+
+async def stored_items(
+    finder: ItemFinder, items: Sequence[InputItem], *, param: str, for_conversation: bool
+) -> list[StoredItem]:
+    """``items`` with ids and statuses, references resolved; ``param`` names the list in errors.
+
+    Items bound for a conversation (``for_conversation``) must have distinct ids, and an
+    ``item_reference`` there adds a copy of the item under a new id (an id never moves).
+    """
+    resolved = [
+        await _resolve(finder, item, f"{param}[{i}]", copy=for_conversation)
+        for i, item in enumerate(items)
+    ]
+    if for_conversation:
+        check_unique(resolved, param=param)
+    return resolved
+
+
+def check_unique(items: Sequence[StoredItem], *, param: str) -> None:
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        assert item.id is not None
+        if item.id in seen:
+            raise DuplicateItemError(item.id, param=f"{param}[{index}].id")
+        seen.add(item.id)
+
+
+def user_message(text: str) -> Message:
+    return Message.model_validate(
+        {"id": new_id("msg"), "role": "user", "content": text, "status": "completed"}
+    )
+
+
+async def _resolve(finder: ItemFinder, item: InputItem, param: str, *, copy: bool) -> StoredItem:
+    if isinstance(item, ItemReference):
+        row = await finder.find_item(item.id)
+        if row is None:
+            raise NotFoundError(f"Item with id '{item.id}' not found.", param=f"{param}.id")
+        found = STORED_ITEM.validate_json(row.body)
+        return found.model_copy(update={"id": new_id(ITEM_PREFIX[found.type])}) if copy else found
+    return with_id(item)
+
+
+def with_id(item: Message | FunctionCall | FunctionCallOutput | Reasoning) -> StoredItem:
+    update: dict[str, object] = {}
+    if item.id is None:
+        update["id"] = new_id(ITEM_PREFIX[item.type])
+    if item.status is None:
+        update["status"] = "completed"
+    return item.model_copy(update=update) if update else item

@@ -1,0 +1,98 @@
+"""``/v1/prompts``: reusable prompt templates and their versions."""
+
+from __future__ import annotations
+
+from starlette.datastructures import QueryParams
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from agentloom.api.prompts import (
+    MAX_VERSION,
+    CreatePromptRequest,
+    SetDefaultVersionRequest,
+    UpdatePromptRequest,
+)
+from agentloom.engine.prompts import PromptsService
+from agentloom.errors import InvalidRequestError
+from agentloom.server.body import parse_body
+from agentloom.server.query import limit_param, optional_param, order_param
+from agentloom.server.render import json_response
+from agentloom.server.routes.methods import by_method
+from agentloom.server.runtime import runtime_of
+
+
+def _prompts(request: Request) -> PromptsService:
+    return runtime_of(request).prompts
+
+
+def _body_limit(request: Request) -> int:
+    return runtime_of(request).settings.server.max_body_bytes
+
+
+def _prompt_id(request: Request) -> str:
+    prompt_id: str = request.path_params["prompt_id"]
+    return prompt_id
+
+
+def version_param(params: QueryParams) -> int | None:
+    raw = params.get("version")
+    if raw is None:
+        return None
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 10 and 1 <= int(raw) <= MAX_VERSION):
+        raise InvalidRequestError(
+            f"Invalid 'version': expected a positive integer, got '{raw}'.",
+            param="version",
+            code="invalid_value",
+        )
+    return int(raw)
+
+
+async def create_prompt(request: Request) -> Response:
+    body = await parse_body(request, CreatePromptRequest, _body_limit(request))
+    return json_response(await _prompts(request).create(body))
+
+
+async def list_prompts(request: Request) -> Response:
+    params = request.query_params
+    page = await _prompts(request).list(
+        after=optional_param(params, "after"),
+        limit=limit_param(params),
+        order=order_param(params),
+    )
+    return json_response(page)
+
+
+async def retrieve_prompt(request: Request) -> Response:
+    version = version_param(request.query_params)
+    return json_response(await _prompts(request).get(_prompt_id(request), version))
+
+
+async def update_prompt(request: Request) -> Response:
+    body = await parse_body(request, UpdatePromptRequest, _body_limit(request))
+    return json_response(await _prompts(request).update(_prompt_id(request), body))
+
+
+async def delete_prompt(request: Request) -> Response:
+    return json_response(await _prompts(request).delete(_prompt_id(request)))
+
+
+async def list_versions(request: Request) -> Response:
+    return json_response(await _prompts(request).versions(_prompt_id(request)))
+
+
+async def set_default_version(request: Request) -> Response:
+    body = await parse_body(request, SetDefaultVersionRequest, _body_limit(request))
+    return json_response(await _prompts(request).set_default(_prompt_id(request), body.version))
+
+
+routes = [
+    Route("/v1/prompts", by_method(GET=list_prompts, POST=create_prompt), methods=["GET", "POST"]),
+    Route(
+        "/v1/prompts/{prompt_id}",
+        by_method(GET=retrieve_prompt, POST=update_prompt, DELETE=delete_prompt),
+        methods=["GET", "POST", "DELETE"],
+    ),
+    Route("/v1/prompts/{prompt_id}/versions", list_versions, methods=["GET"]),
+    Route("/v1/prompts/{prompt_id}/set-default-version", set_default_version, methods=["POST"]),
+]

@@ -1,0 +1,379 @@
+"""The conversation store: conversations, their ordered items, and the per-conversation lock.
+
+Items are ordered by ``seq`` (one autoincrement over all conversations), so a conversation's
+history is one ordered index scan and a page is a keyset range. An item id is unique across all
+conversations: an item can never be moved, or copied under its id, into another conversation.
+
+A response running on a conversation holds its lock (``lock_response_id``, with the server
+instance running it). While the holder's instance is alive (its heartbeat is recent), other
+responses, item changes and deletion are refused with ``ConversationLockedError``; the lock of
+an instance that stopped is simply taken over. Each change of the items bumps ``version``, which
+lets the engine keep parsed histories and check them with the lock it takes anyway.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from agentloom.errors import ConversationLockedError, DuplicateItemError, NotFoundError
+from agentloom.storage import schema
+from agentloom.storage.base import ConversationRow, ConversationTurn, ItemRow, Order, Page
+from agentloom.storage.runner import Runner
+
+log = logging.getLogger(__name__)
+
+C = schema.conversations
+CI = schema.conversation_items
+INST = schema.instances
+
+_GET = sa.select(
+    C.c.id,
+    C.c.created_at,
+    C.c.metadata,
+    C.c.version,
+    C.c.lock_response_id,
+    C.c.lock_instance_id,
+).where(C.c.id == sa.bindparam("cid"))
+_GET_FOR_UPDATE = _GET.with_for_update()
+_ITEMS = (
+    sa.select(CI.c.id, CI.c.body)
+    .where(CI.c.conversation_id == sa.bindparam("cid"))
+    .order_by(CI.c.seq)
+)
+_ITEM = sa.select(CI.c.id, CI.c.body).where(
+    CI.c.conversation_id == sa.bindparam("cid"), CI.c.id == sa.bindparam("iid")
+)
+_FIND_ITEM = sa.select(CI.c.id, CI.c.body).where(CI.c.id == sa.bindparam("iid"))
+_TAKEN = sa.select(CI.c.id).where(CI.c.id.in_(sa.bindparam("ids", expanding=True)))
+_ITEM_SEQ = sa.select(CI.c.seq).where(
+    CI.c.conversation_id == sa.bindparam("cid"), CI.c.id == sa.bindparam("iid")
+)
+_LIVE = sa.select(INST.c.id).where(INST.c.heartbeat_at >= sa.bindparam("since"))
+_HOLDER_ALIVE = sa.select(INST.c.id).where(
+    INST.c.id == sa.bindparam("iid"), INST.c.heartbeat_at >= sa.bindparam("since")
+)
+_LOCK = (
+    C.update()
+    .where(
+        C.c.id == sa.bindparam("cid"),
+        sa.or_(
+            C.c.lock_response_id.is_(None),
+            C.c.lock_instance_id.is_(None),
+            C.c.lock_instance_id.not_in(_LIVE.scalar_subquery()),
+        ),
+    )
+    .values(
+        lock_response_id=sa.bindparam("rid"),
+        lock_instance_id=sa.bindparam("inst"),
+        lock_at=sa.bindparam("now"),
+    )
+    .returning(C.c.version)
+)
+_UNLOCK_VALUES = {"lock_response_id": None, "lock_instance_id": None, "lock_at": None}
+_BUMP = (
+    C.update()
+    .where(C.c.id == sa.bindparam("cid"))
+    .values(version=C.c.version + 1)
+    .returning(C.c.version)
+)
+
+# Appending a turn never fails the response's final write over an item id taken meanwhile by
+# another conversation (ids were checked before the response ran): such an item is skipped.
+_SQLITE_APPEND = (
+    "INSERT{or_ignore} INTO conversation_items (id, conversation_id, response_id, created_at,"
+    " body) VALUES (?, ?, ?, ?, ?)"
+)
+_PG_APPEND = """
+INSERT INTO conversation_items (id, conversation_id, response_id, created_at, body)
+SELECT t.id, :cid, :rid, :now, t.body
+FROM unnest(CAST(:ids AS text[]), CAST(:bodies AS text[])) WITH ORDINALITY AS t(id, body, n)
+ORDER BY t.n"""
+_INSERT_SQL = {
+    # (dialect, skip taken ids)
+    ("sqlite", False): _SQLITE_APPEND.format(or_ignore=""),
+    ("sqlite", True): _SQLITE_APPEND.format(or_ignore=" OR IGNORE"),
+}
+_PG_INSERT = {
+    False: sa.text(_PG_APPEND),
+    True: sa.text(_PG_APPEND + "\nON CONFLICT (id) DO NOTHING"),
+}
+
+
+class SqlConversationStore:
+    def __init__(self, runner: Runner, *, instance_id: str, abandoned_after: float) -> None:
+        self._runner = runner
+        self._instance_id = instance_id
+        self._abandoned_after = abandoned_after
+
+    def _since(self) -> float:
+        """Heartbeats older than this belong to stopped instances."""
+        return time.time() - self._abandoned_after
+
+    async def create(self, conversation: ConversationRow, items: Sequence[ItemRow]) -> None:
+        await self._guarded(partial(_create, conversation, items), items)
+
+    async def get(self, conversation_id: str) -> ConversationRow | None:
+        return await self._runner.read(partial(_get, conversation_id))
+
+    async def update_metadata(self, conversation_id: str, metadata: str) -> ConversationRow | None:
+        return await self._runner.write(partial(_update_metadata, conversation_id, metadata))
+
+    async def delete(self, conversation_id: str) -> bool:
+        return await self._runner.write(partial(_delete, conversation_id, self._since()))
+
+    async def add_items(self, conversation_id: str, items: Sequence[ItemRow]) -> int:
+        write = partial(_add_items, conversation_id, items, self._since())
+        version: int = await self._guarded(write, items)
+        return version
+
+    async def items(self, conversation_id: str) -> list[ItemRow]:
+        return await self._runner.read(partial(_items, conversation_id))
+
+    async def list_items(
+        self, conversation_id: str, *, after: str | None, limit: int, order: Order
+    ) -> Page[ItemRow] | None:
+        return await self._runner.read(partial(_list_items, conversation_id, after, limit, order))
+
+    async def get_item(self, conversation_id: str, item_id: str) -> ItemRow | None:
+        return await self._runner.read(partial(_get_item, conversation_id, item_id))
+
+    async def delete_item(self, conversation_id: str, item_id: str) -> bool:
+        write = partial(_delete_item, conversation_id, item_id, self._since())
+        return await self._runner.write(write)
+
+    async def find_item(self, item_id: str) -> ItemRow | None:
+        return await self._runner.read(partial(_find_item, item_id))
+
+    async def taken(self, item_ids: Sequence[str]) -> list[str]:
+        if not item_ids:
+            return []
+        return await self._runner.read(partial(_taken, tuple(item_ids)))
+
+    async def lock(self, conversation_id: str, response_id: str) -> int:
+        values = {
+            "cid": conversation_id,
+            "rid": response_id,
+            "inst": self._instance_id,
+            "now": time.time(),
+            "since": self._since(),
+        }
+        version = await self._runner.write_statement(partial(_lock, values))
+        if version is None:
+            raise await self._runner.read(partial(_why_not_locked, conversation_id))
+        return version
+
+    async def end_turn(self, turn: ConversationTurn) -> None:
+        await self._runner.write(partial(end_turn, turn))
+
+    async def _guarded(self, write: Any, items: Sequence[ItemRow]) -> Any:
+        """Run ``write``; an id taken by a concurrent writer (the unique index) is the caller's
+        ``DuplicateItemError``, as the check inside ``write`` would have said."""
+        try:
+            return await self._runner.write(write)
+        except sa.exc.IntegrityError:
+            taken = await self.taken([item.id for item in items])
+            if not taken:
+                raise
+            raise DuplicateItemError(taken[0]) from None
+
+
+# --- operations ------------------------------------------------------------------------------
+
+
+def _row(row: Any) -> ConversationRow:
+    return ConversationRow(
+        id=row.id, created_at=row.created_at, metadata=row.metadata, version=row.version
+    )
+
+
+def _get(conversation_id: str, conn: Connection) -> ConversationRow | None:
+    row = conn.execute(_GET, {"cid": conversation_id}).first()
+    return None if row is None else _row(row)
+
+
+def _create(conversation: ConversationRow, items: Sequence[ItemRow], conn: Connection) -> None:
+    _check_not_taken(conn, items)
+    c = conversation
+    conn.execute(
+        C.insert().values(
+            id=c.id, created_at=c.created_at, metadata=c.metadata, version=1 if items else 0
+        )
+    )
+    _insert(conn, c.id, None, c.created_at, items)
+
+
+def _update_metadata(
+    conversation_id: str, metadata: str, conn: Connection
+) -> ConversationRow | None:
+    conn.execute(C.update().where(C.c.id == conversation_id).values(metadata=metadata))
+    return _get(conversation_id, conn)
+
+
+def _delete(conversation_id: str, since: float, conn: Connection) -> bool:
+    if _unlocked_for_update(conn, conversation_id, since) is None:
+        return False
+    conn.execute(CI.delete().where(CI.c.conversation_id == conversation_id))
+    conn.execute(C.delete().where(C.c.id == conversation_id))
+    return True
+
+
+def _add_items(
+    conversation_id: str, items: Sequence[ItemRow], since: float, conn: Connection
+) -> int:
+    if _unlocked_for_update(conn, conversation_id, since) is None:
+        raise _conversation_not_found(conversation_id)
+    _check_not_taken(conn, items)
+    _insert(conn, conversation_id, None, time.time(), items)
+    return int(conn.execute(_BUMP, {"cid": conversation_id}).scalar_one())
+
+
+def _items(conversation_id: str, conn: Connection) -> list[ItemRow]:
+    return [ItemRow(id=r.id, body=r.body) for r in conn.execute(_ITEMS, {"cid": conversation_id})]
+
+
+def _list_items(
+    conversation_id: str, after: str | None, limit: int, order: Order, conn: Connection
+) -> Page[ItemRow] | None:
+    if conn.execute(_GET, {"cid": conversation_id}).first() is None:
+        return None
+    query = sa.select(CI.c.id, CI.c.body).where(CI.c.conversation_id == conversation_id)
+    if after is not None:
+        cursor = conn.scalar(_ITEM_SEQ, {"cid": conversation_id, "iid": after})
+        if cursor is None:
+            raise NotFoundError(
+                f"Item with id '{after}' not found in conversation '{conversation_id}'.",
+                param="after",
+            )
+        query = query.where(CI.c.seq < cursor if order == "desc" else CI.c.seq > cursor)
+    ordering = CI.c.seq.desc() if order == "desc" else CI.c.seq.asc()
+    rows = conn.execute(query.order_by(ordering).limit(limit + 1)).all()
+    data = [ItemRow(id=r.id, body=r.body) for r in rows[:limit]]
+    return Page(data=data, has_more=len(rows) > limit)
+
+
+def _get_item(conversation_id: str, item_id: str, conn: Connection) -> ItemRow | None:
+    row = conn.execute(_ITEM, {"cid": conversation_id, "iid": item_id}).first()
+    return None if row is None else ItemRow(id=row.id, body=row.body)
+
+
+def _delete_item(conversation_id: str, item_id: str, since: float, conn: Connection) -> bool:
+    if _unlocked_for_update(conn, conversation_id, since) is None:
+        raise _conversation_not_found(conversation_id)
+    deleted = conn.execute(
+        CI.delete().where(CI.c.conversation_id == conversation_id, CI.c.id == item_id)
+    )
+    if deleted.rowcount == 0:
+        return False
+    conn.execute(_BUMP, {"cid": conversation_id})
+    return True
+
+
+def _find_item(item_id: str, conn: Connection) -> ItemRow | None:
+    row = conn.execute(_FIND_ITEM, {"iid": item_id}).first()
+    return None if row is None else ItemRow(id=row.id, body=row.body)
+
+
+def _taken(item_ids: tuple[str, ...], conn: Connection) -> list[str]:
+    taken = {row.id for row in conn.execute(_TAKEN, {"ids": list(item_ids)})}
+    return [item_id for item_id in item_ids if item_id in taken]
+
+
+def _lock(values: dict[str, object], conn: Connection) -> int | None:
+    version = conn.execute(_LOCK, values).scalar()
+    return None if version is None else int(version)
+
+
+def _why_not_locked(conversation_id: str, conn: Connection) -> Exception:
+    row = conn.execute(_GET, {"cid": conversation_id}).first()
+    if row is None:
+        return _conversation_not_found(conversation_id)
+    return _locked(conversation_id, row.lock_response_id)
+
+
+def end_turn(turn: ConversationTurn, conn: Connection) -> None:
+    """Append a finished response's items and release its lock (used inside the response
+    store's final write too, so both land in one transaction)."""
+    still_ours = sa.and_(C.c.id == turn.conversation_id, C.c.lock_response_id == turn.response_id)
+    version = C.c.version + 1 if turn.items else C.c.version
+    ended = conn.execute(
+        C.update().where(still_ours).values(version=version, **_UNLOCK_VALUES).returning(C.c.id)
+    ).first()
+    if ended is None:
+        log.warning(
+            "response %s no longer holds conversation %s (deleted, or its lock was taken over): "
+            "its items were not appended",
+            turn.response_id,
+            turn.conversation_id,
+        )
+        return
+    _insert(
+        conn, turn.conversation_id, turn.response_id, turn.created_at, turn.items, skip_taken=True
+    )
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _unlocked_for_update(conn: Connection, conversation_id: str, since: float) -> Any:
+    """The conversation's row, locked for this transaction; ``None`` if it does not exist.
+    Raises ``ConversationLockedError`` while a response of a live instance holds it."""
+    row = conn.execute(_GET_FOR_UPDATE, {"cid": conversation_id}).first()
+    if row is not None and row.lock_response_id is not None and row.lock_instance_id is not None:
+        alive = conn.execute(_HOLDER_ALIVE, {"iid": row.lock_instance_id, "since": since}).first()
+        if alive is not None:
+            raise _locked(conversation_id, row.lock_response_id)
+    return row
+
+
+def _check_not_taken(conn: Connection, items: Sequence[ItemRow]) -> None:
+    if items:
+        taken = _taken(tuple(item.id for item in items), conn)
+        if taken:
+            raise DuplicateItemError(taken[0])
+
+
+def _insert(
+    conn: Connection,
+    conversation_id: str,
+    response_id: str | None,
+    now: float,
+    items: Sequence[ItemRow],
+    *,
+    skip_taken: bool = False,
+) -> None:
+    """Append ``items``; with ``skip_taken`` an id taken meanwhile is skipped, not an error."""
+    if not items:
+        return
+    if conn.dialect.name == "postgresql":
+        params = {
+            "cid": conversation_id,
+            "rid": response_id,
+            "now": now,
+            "ids": [item.id for item in items],
+            "bodies": [item.body for item in items],
+        }
+        conn.execute(_PG_INSERT[skip_taken], params)
+        return
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    rows = [(item.id, conversation_id, response_id, now, item.body) for item in items]
+    cursor.executemany(_INSERT_SQL["sqlite", skip_taken], rows)
+
+
+def _conversation_not_found(conversation_id: str) -> NotFoundError:
+    return NotFoundError(
+        f"Conversation with id '{conversation_id}' not found.", param="conversation_id"
+    )
+
+
+def _locked(conversation_id: str, response_id: str) -> ConversationLockedError:
+    return ConversationLockedError(
+        f"Conversation '{conversation_id}' is in use by response '{response_id}', which is still "
+        "running; try again when it has finished."
+    )

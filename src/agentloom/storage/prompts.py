@@ -1,0 +1,172 @@
+"""The prompt store: SQLAlchemy Core statements, the same on SQLite and PostgreSQL.
+
+Each operation is a synchronous function of a connection, run by the database's
+:class:`~agentloom.storage.runner.Runner`. A write to an existing prompt first locks its version-1
+row (``FOR UPDATE`` on PostgreSQL; SQLite writers are serialised anyway), so updates, default
+changes and deletes of one prompt run one after the other and every one of them sees the
+versions the others added: a prompt always has exactly one default. The unique ``(id, version)``
+constraint is the last word between writers that the lock cannot order (other processes on one
+SQLite file): the loser of a race is told its version is stale, never a server error.
+
+A prompt's place in the list is the ``seq`` of its version 1 (created with the prompt, removed
+only with it), so keyset pagination is exact however many prompts share a second.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import partial
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
+
+from agentloom.storage import schema
+from agentloom.storage.base import Order, Page
+from agentloom.storage.prompts_base import AddOutcome, PromptRow
+from agentloom.storage.runner import Runner
+
+P = schema.prompts
+FIRST = P.alias("first_version")
+DEFAULT = P.alias("default_version")
+
+_PID: sa.BindParameter[str] = sa.bindparam("pid")
+_COLUMNS = (P.c.id, P.c.version, P.c.created_at, P.c.is_default, P.c.body)
+_GET_DEFAULT = sa.select(*_COLUMNS).where(P.c.id == _PID, P.c.is_default == sa.true()).limit(1)
+_GET_VERSION = sa.select(*_COLUMNS).where(P.c.id == _PID, P.c.version == sa.bindparam("version"))
+_VERSIONS = sa.select(*_COLUMNS).where(P.c.id == _PID).order_by(P.c.version)
+_FIRST_SEQ = sa.select(P.c.seq).where(P.c.id == _PID, P.c.version == 1)
+_LOCK = _FIRST_SEQ.with_for_update()
+_LATEST = sa.select(sa.func.max(P.c.version)).where(P.c.id == _PID)
+_LIST = (
+    sa.select(*(DEFAULT.c[c.name] for c in _COLUMNS))
+    .select_from(
+        FIRST.join(DEFAULT, sa.and_(DEFAULT.c.id == FIRST.c.id, DEFAULT.c.is_default == sa.true()))
+    )
+    .where(FIRST.c.version == 1)
+)
+
+
+class SqlPromptStore:
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+
+    async def create(self, row: PromptRow) -> None:
+        await self._runner.write(partial(_insert, row))
+
+    async def get(self, prompt_id: str, version: int | None) -> PromptRow | None:
+        return await self._runner.read(partial(_get, prompt_id, version))
+
+    async def exists(self, prompt_id: str) -> bool:
+        return await self._runner.read(partial(_exists, prompt_id))
+
+    async def versions(self, prompt_id: str) -> list[PromptRow]:
+        return await self._runner.read(partial(_versions, prompt_id))
+
+    async def add_version(self, row: PromptRow, *, based_on: int) -> AddOutcome:
+        try:
+            return await self._runner.write(partial(_add_version, row, based_on))
+        except IntegrityError:  # a concurrent update inserted this version first
+            return "stale"
+
+    async def set_default(self, prompt_id: str, version: int) -> PromptRow | None:
+        return await self._runner.write(partial(_set_default, prompt_id, version))
+
+    async def delete(self, prompt_id: str) -> bool:
+        return await self._runner.write(partial(_delete, prompt_id))
+
+    async def list_page(
+        self, *, after: str | None, limit: int, order: Order
+    ) -> Page[PromptRow] | None:
+        return await self._runner.read(partial(_list, after, limit, order))
+
+
+# --- operations ------------------------------------------------------------------------------
+
+
+def _insert(row: PromptRow, conn: Connection) -> None:
+    conn.execute(
+        P.insert().values(
+            id=row.id,
+            version=row.version,
+            created_at=row.created_at,
+            is_default=row.is_default,
+            body=row.body,
+        )
+    )
+
+
+def _get(prompt_id: str, version: int | None, conn: Connection) -> PromptRow | None:
+    if version is None:
+        row = conn.execute(_GET_DEFAULT, {"pid": prompt_id}).first()
+    else:
+        row = conn.execute(_GET_VERSION, {"pid": prompt_id, "version": version}).first()
+    return None if row is None else _row(row)
+
+
+def _exists(prompt_id: str, conn: Connection) -> bool:
+    return conn.scalar(_FIRST_SEQ, {"pid": prompt_id}) is not None
+
+
+def _versions(prompt_id: str, conn: Connection) -> list[PromptRow]:
+    return [_row(row) for row in conn.execute(_VERSIONS, {"pid": prompt_id})]
+
+
+def _locked(prompt_id: str, conn: Connection) -> bool:
+    """Lock the prompt against other writers for this transaction; ``False`` if it is gone."""
+    return conn.scalar(_LOCK, {"pid": prompt_id}) is not None
+
+
+def _add_version(row: PromptRow, based_on: int, conn: Connection) -> AddOutcome:
+    if not _locked(row.id, conn):
+        return "missing"
+    if conn.scalar(_LATEST, {"pid": row.id}) != based_on:
+        return "stale"
+    _insert(row, conn)
+    if row.is_default:
+        _make_default(row.id, row.version, conn)
+    return "added"
+
+
+def _set_default(prompt_id: str, version: int, conn: Connection) -> PromptRow | None:
+    if not _locked(prompt_id, conn):
+        return None
+    row = conn.execute(_GET_VERSION, {"pid": prompt_id, "version": version}).first()
+    if row is None:
+        return None
+    _make_default(prompt_id, version, conn)
+    return dataclasses.replace(_row(row), is_default=True)
+
+
+def _make_default(prompt_id: str, version: int, conn: Connection) -> None:
+    conn.execute(P.update().where(P.c.id == prompt_id).values(is_default=P.c.version == version))
+
+
+def _delete(prompt_id: str, conn: Connection) -> bool:
+    if not _locked(prompt_id, conn):
+        return False
+    conn.execute(P.delete().where(P.c.id == prompt_id))
+    return True
+
+
+def _list(after: str | None, limit: int, order: Order, conn: Connection) -> Page[PromptRow] | None:
+    query = _LIST
+    if after is not None:
+        cursor = conn.scalar(_FIRST_SEQ, {"pid": after})
+        if cursor is None:
+            return None
+        query = query.where(FIRST.c.seq < cursor if order == "desc" else FIRST.c.seq > cursor)
+    ordering = FIRST.c.seq.desc() if order == "desc" else FIRST.c.seq.asc()
+    rows = conn.execute(query.order_by(ordering).limit(limit + 1)).all()
+    return Page(data=[_row(r) for r in rows[:limit]], has_more=len(rows) > limit)
+
+
+def _row(row: Any) -> PromptRow:
+    return PromptRow(
+        id=row.id,
+        version=row.version,
+        created_at=row.created_at,
+        is_default=bool(row.is_default),
+        body=row.body,
+    )
