@@ -31,9 +31,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from agentloom.inference.base import ProviderConfig, TokenCountSetting
+from agentloom.sealing import SealingKey
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8321
@@ -56,6 +65,16 @@ class ServerSettings(_Strict):
     instance_id: str = Field(default_factory=lambda: f"inst_{uuid.uuid4().hex}")
     heartbeat_interval: float = Field(default=10.0, gt=0)
     abandoned_after: float = Field(default=60.0, gt=0)
+    websocket_max_age: float = Field(default=3600.0, gt=0)  # seconds a WebSocket stays open
+    # Seals content handed to clients (compaction items); default: a key kept in the database.
+    sealing_key: SecretStr | None = None
+
+    @field_validator("sealing_key")
+    @classmethod
+    def _valid_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            SealingKey.from_text(value.get_secret_value())  # raises a ValueError naming the problem
+        return value
 
 
 class DatabaseSettings(_Strict):
@@ -65,6 +84,7 @@ class DatabaseSettings(_Strict):
 class EngineSettings(_Strict):
     max_model_calls: int = Field(default=10, ge=1, le=1000)
     truncation_retries: int = Field(default=4, ge=0, le=20)
+    compaction_max_tokens: int = Field(default=2048, ge=64, le=65536)
 
 
 class ProviderSettings(_Strict):
@@ -126,6 +146,8 @@ _ENV_SCALARS: dict[str, tuple[str, str]] = {
     "AGENTLOOM_WORKERS": ("server", "workers"),
     "AGENTLOOM_DATABASE_URL": ("database", "url"),
     "AGENTLOOM_MAX_MODEL_CALLS": ("engine", "max_model_calls"),
+    "AGENTLOOM_WEBSOCKET_MAX_AGE": ("server", "websocket_max_age"),
+    "AGENTLOOM_SEALING_KEY": ("server", "sealing_key"),
 }
 
 

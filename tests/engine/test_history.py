@@ -7,10 +7,14 @@ import json
 import pytest
 
 from agentloom.api.items import Message
+from agentloom.engine.compaction import Compactions
 from agentloom.engine.history import Context, History
 from agentloom.errors import NotFoundError
+from agentloom.sealing import Sealer, SealingKey
 from agentloom.storage.base import ItemRow, ResponseRow
 from agentloom.storage.database import Database
+
+READER = Compactions(Sealer([SealingKey.new()])).read
 
 
 def _row(rid: str, previous: str | None = None) -> ResponseRow:
@@ -33,14 +37,14 @@ async def test_loads_the_chain_from_storage(database: Database) -> None:
     store = database.responses
     await store.save(_row("resp_1"), [_message("msg_1", "one")], [])
     await store.save(_row("resp_2", "resp_1"), [_message("msg_2", "two")], [])
-    items = (await History(store).load("resp_2")).items
+    items = (await History(store, READER).load("resp_2")).items
     assert [i.id for i in items] == ["msg_1", "msg_2"]
-    assert (await History(store).load(None)).items == ()
+    assert (await History(store, READER).load(None)).items == ()
 
 
 async def test_unknown_response_is_previous_response_not_found(database: Database) -> None:
     with pytest.raises(NotFoundError) as info:
-        await History(database.responses).load("resp_missing")
+        await History(database.responses, READER).load("resp_missing")
     assert info.value.code == "previous_response_not_found"
     assert info.value.param == "previous_response_id"
 
@@ -48,9 +52,9 @@ async def test_unknown_response_is_previous_response_not_found(database: Databas
 async def test_remembered_chain_is_served_until_deleted(database: Database) -> None:
     store = database.responses
     await store.save(_row("resp_1"), [_message("msg_1", "stored")], [])
-    history = History(store)
+    history = History(store, READER)
     cached = Message.model_validate({"id": "msg_c", "role": "user", "content": "cached"})
-    history.remember("resp_1", Context.of([cached]))
+    history.remember("resp_1", Context.of([cached], READER))
     assert [i.id for i in (await history.load("resp_1")).items] == ["msg_c"]  # no storage read
     await store.delete("resp_1")
     with pytest.raises(NotFoundError):
@@ -59,7 +63,7 @@ async def test_remembered_chain_is_served_until_deleted(database: Database) -> N
 
 async def test_cache_is_bounded(database: Database) -> None:
     store = database.responses
-    history = History(store, cache_size=2)
+    history = History(store, READER, cache_size=2)
     for n in range(3):
         await store.save(_row(f"resp_{n}"), [_message(f"msg_{n}", "stored")], [])
         history.remember(f"resp_{n}", Context())

@@ -114,6 +114,14 @@ class FunctionCallArgumentsDone(_Event):
     arguments: str
 
 
+class CompactionCompacting(_Event):
+    """A compaction pass started: its summary is being written (the item follows when done)."""
+
+    type: Literal["response.compaction.compacting"] = "response.compaction.compacting"
+    item_id: str
+    output_index: int
+
+
 class ErrorEvent(_Event):
     type: Literal["error"] = "error"
     code: str | None
@@ -138,5 +146,6 @@ StreamEvent: TypeAlias = (
     | ReasoningTextDone
     | FunctionCallArgumentsDelta
     | FunctionCallArgumentsDone
+    | CompactionCompacting
     | ErrorEvent
 )

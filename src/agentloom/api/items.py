@@ -93,6 +93,16 @@ class Reasoning(WireModel):
         return "".join(p.text for p in parts)
 
 
+class Compaction(WireModel):
+    """A compaction item: a summary of earlier items, sealed (``encrypted_content``), that
+    later turns read in place of the items it replaced."""
+
+    type: Literal["compaction"] = "compaction"
+    id: str | None = None
+    encrypted_content: str = Field(min_length=1)
+    created_by: str | None = None
+
+
 class ItemReference(WireModel):
     type: Literal["item_reference"] = "item_reference"
     id: str
@@ -112,6 +122,7 @@ InputItem: TypeAlias = Annotated[
     | Annotated[FunctionCall, Tag("~function_call")]
     | Annotated[FunctionCallOutput, Tag("~function_call_output")]
     | Annotated[Reasoning, Tag("~reasoning")]
+    | Annotated[Compaction, Tag("~compaction")]
     | Annotated[ItemReference, Tag("~item_reference")],
     Discriminator(
         item_type_tag,
@@ -125,12 +136,13 @@ StoredItem: TypeAlias = Annotated[
     Annotated[Message, Tag("~message")]
     | Annotated[FunctionCall, Tag("~function_call")]
     | Annotated[FunctionCallOutput, Tag("~function_call_output")]
-    | Annotated[Reasoning, Tag("~reasoning")],
+    | Annotated[Reasoning, Tag("~reasoning")]
+    | Annotated[Compaction, Tag("~compaction")],
     Discriminator(item_type_tag),
 ]
 """An item as stored: every input and output item of a response, with its id."""
 
-OutputItem: TypeAlias = OutputMessage | FunctionCall | Reasoning
+OutputItem: TypeAlias = OutputMessage | FunctionCall | Reasoning | Compaction
 
 STORED_ITEM: TypeAdapter[StoredItem] = TypeAdapter(StoredItem)
 STORED_ITEMS: TypeAdapter[list[StoredItem]] = TypeAdapter(list[StoredItem])

@@ -70,6 +70,13 @@ class ReasoningConfig(WireModel):
     summary: Literal["auto", "concise", "detailed"] | None = None
 
 
+class ContextManagement(WireModel):
+    """``{"type": "compaction", "compact_threshold": N}``: compact the input above N tokens."""
+
+    type: Literal["compaction"]
+    compact_threshold: int | None = Field(default=None, ge=1)
+
+
 class ConversationRef(WireModel):
     id: str
 
@@ -103,6 +110,7 @@ class CreateResponseRequest(WireModel):
     text: TextConfig = Field(default_factory=TextConfig)
     reasoning: ReasoningConfig | None = None
     truncation: Literal["auto", "disabled"] = "disabled"
+    context_management: list[ContextManagement] | None = Field(default=None, max_length=1)
     metadata: Metadata | None = None
     include: list[str] = Field(default_factory=list)
     store: bool = True

@@ -7,7 +7,7 @@ from typing import Annotated, Literal, TypeAlias
 from pydantic import Discriminator, Field, Tag
 
 from agentloom.api.content import WireModel
-from agentloom.api.items import FunctionCall, OutputMessage, Reasoning, item_type_tag
+from agentloom.api.items import Compaction, FunctionCall, OutputMessage, Reasoning, item_type_tag
 from agentloom.api.prompts import ResponsePrompt
 from agentloom.api.requests import ConversationRef, ReasoningConfig, TextConfig
 from agentloom.api.tools import Tool, ToolChoice
@@ -18,7 +18,8 @@ IncompleteReason = Literal["max_output_tokens", "max_messages", "content_filter"
 OutputItem: TypeAlias = Annotated[
     Annotated[OutputMessage, Tag("~message")]
     | Annotated[FunctionCall, Tag("~function_call")]
-    | Annotated[Reasoning, Tag("~reasoning")],
+    | Annotated[Reasoning, Tag("~reasoning")]
+    | Annotated[Compaction, Tag("~compaction")],
     Discriminator(item_type_tag),
 ]
 
@@ -37,6 +38,18 @@ class ResponseUsage(WireModel):
     output_tokens: int = 0
     output_tokens_details: OutputTokensDetails = Field(default_factory=OutputTokensDetails)
     total_tokens: int = 0
+
+    @classmethod
+    def of(
+        cls, input_tokens: int, output_tokens: int, *, cached: int = 0, reasoning: int = 0
+    ) -> ResponseUsage:
+        return cls(
+            input_tokens=input_tokens,
+            input_tokens_details=InputTokensDetails(cached_tokens=cached),
+            output_tokens=output_tokens,
+            output_tokens_details=OutputTokensDetails(reasoning_tokens=reasoning),
+            total_tokens=input_tokens + output_tokens,
+        )
 
     def add(self, other: ResponseUsage) -> ResponseUsage:
         return ResponseUsage(

@@ -37,6 +37,7 @@ from agentloom.api.items import STORED_ITEM, InputItem, StoredItem
 from agentloom.api.lists import ListPage
 from agentloom.engine.history import Context, parse_items
 from agentloom.engine.items import ItemFinder, stored_items
+from agentloom.engine.messages import SummaryReader
 from agentloom.errors import DuplicateItemError, InvalidRequestError, NotFoundError
 from agentloom.ids import new_id
 from agentloom.storage.base import (
@@ -85,10 +86,12 @@ class ConversationsService:
         *,
         store: ConversationStore,
         finder: ItemFinder,
+        reader: SummaryReader,
         cache_size: int = DEFAULT_CACHE_SIZE,
     ) -> None:
         self._store = store
         self._finder = finder
+        self._reader = reader
         self._cache: OrderedDict[str, tuple[int, Context]] = OrderedDict()
         self._cache_size = cache_size
 
@@ -183,9 +186,24 @@ class ConversationsService:
             ) from None
         context = self._cached(conversation_id, version)
         if context is None:
-            context = Context.of(parse_items(await self._store.items(conversation_id)))
+            items = parse_items(await self._store.items(conversation_id))
+            context = Context.of(items, self._reader)
             self._remember(conversation_id, version, context)
         return Turn(conversation_id, response_id, version, context)
+
+    async def peek(self, conversation_id: str) -> Context:
+        """The conversation's history, read without taking its lock."""
+        check_conversation_id(conversation_id, param="conversation")
+        row = await self._store.get(conversation_id)
+        if row is None:
+            raise NotFoundError(
+                f"Conversation with id '{conversation_id}' not found.", param="conversation"
+            )
+        context = self._cached(conversation_id, row.version)
+        if context is None:
+            items = parse_items(await self._store.items(conversation_id))
+            context = Context.of(items, self._reader)
+        return context
 
     async def check_new(self, turn: Turn, items: Sequence[StoredItem], *, param: str) -> None:
         """The new input of a turn may not reuse the id of an item of any conversation."""

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agentloom.api.items import STORED_ITEMS, StoredItem
-from agentloom.engine.messages import ChatHistory
+from agentloom.engine.messages import ChatHistory, SummaryReader, visible
 from agentloom.errors import NotFoundError
 from agentloom.storage.base import ItemRow, ResponseStore
 
@@ -32,19 +32,35 @@ class Context:
     chat: ChatHistory = field(default_factory=ChatHistory)
 
     @classmethod
-    def of(cls, items: Sequence[StoredItem]) -> Context:
-        return cls(tuple(items), ChatHistory.of(items))
+    def of(cls, items: Sequence[StoredItem], reader: SummaryReader) -> Context:
+        """The context of items already accepted."""
+        return cls.empty(reader).extended(items)
+
+    @classmethod
+    def empty(cls, reader: SummaryReader) -> Context:
+        return cls((), ChatHistory(reader=reader))
 
     def extended(self, items: Sequence[StoredItem], *, param: str | None = None) -> Context:
-        """This context followed by ``items`` (errors in them name ``param[i]``)."""
+        """This context followed by ``items`` (errors in them name ``param[i]``). A compaction
+        item among them changes what is seen of the earlier items: the chat is built again."""
         if not items:
             return self
+        every = (*self.items, *items)
+        if any(item.type == "compaction" for item in items):
+            return Context(every, _built(every, self.chat.reader, len(self.items), param))
         chat = self.chat.copy()
         chat.extend(items, param=param)
-        return Context((*self.items, *items), chat)
+        return Context(every, chat)
 
 
-EMPTY = Context()
+def _built(
+    items: Sequence[StoredItem], reader: SummaryReader, first_new: int, param: str | None
+) -> ChatHistory:
+    chat = ChatHistory(reader=reader)
+    for index in visible(items, reader, first_new=first_new):
+        new = param is not None and index >= first_new
+        chat.add(items[index], param=f"{param}[{index - first_new}]" if new else None)
+    return chat
 
 
 def parse_items(rows: Sequence[ItemRow]) -> tuple[StoredItem, ...]:
@@ -55,8 +71,15 @@ def parse_items(rows: Sequence[ItemRow]) -> tuple[StoredItem, ...]:
 
 
 class History:
-    def __init__(self, store: ResponseStore, *, cache_size: int = DEFAULT_CACHE_SIZE) -> None:
+    def __init__(
+        self,
+        store: ResponseStore,
+        reader: SummaryReader,
+        *,
+        cache_size: int = DEFAULT_CACHE_SIZE,
+    ) -> None:
         self._store = store
+        self._reader = reader
         self._cache: OrderedDict[str, Context] = OrderedDict()
         self._size = cache_size
 
@@ -64,7 +87,7 @@ class History:
         """Every item of the chain ending at ``response_id`` (its inputs and outputs), oldest
         first; 404 ``previous_response_not_found`` if it does not exist."""
         if response_id is None:
-            return EMPTY
+            return Context.empty(self._reader)
         cached = self._cache.get(response_id)
         if cached is not None and await self._store.exists(response_id):
             self._cache.move_to_end(response_id)
@@ -73,7 +96,7 @@ class History:
         if rows is None:
             self.forget(response_id)
             raise _not_found(response_id)
-        return Context.of(parse_items(rows))
+        return Context.of(parse_items(rows), self._reader)
 
     def remember(self, response_id: str, chain: Context) -> None:
         """Keep the whole chain of a finished, stored response."""

@@ -9,12 +9,10 @@ from typing import Protocol
 
 from agentloom.api.items import (
     STORED_ITEM,
-    FunctionCall,
-    FunctionCallOutput,
+    Compaction,
     InputItem,
     ItemReference,
     Message,
-    Reasoning,
     StoredItem,
 )
 from agentloom.errors import DuplicateItemError, NotFoundError
@@ -26,6 +24,7 @@ ITEM_PREFIX = {
     "function_call": "fc",
     "function_call_output": "fco",
     "reasoning": "rs",
+    "compaction": "cmp",
 }
 
 
@@ -87,10 +86,10 @@ async def _resolve(finder: ItemFinder, item: InputItem, param: str, *, copy: boo
     return with_id(item)
 
 
-def with_id(item: Message | FunctionCall | FunctionCallOutput | Reasoning) -> StoredItem:
+def with_id(item: StoredItem) -> StoredItem:
     update: dict[str, object] = {}
     if item.id is None:
         update["id"] = new_id(ITEM_PREFIX[item.type])
-    if item.status is None:
+    if not isinstance(item, Compaction) and item.status is None:
         update["status"] = "completed"
     return item.model_copy(update=update) if update else item

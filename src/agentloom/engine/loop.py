@@ -25,10 +25,26 @@ from agentloom.api.response import (
     ResponseUsage,
 )
 from agentloom.engine import truncation
+from agentloom.engine.compaction import Compactions, turn_start
+from agentloom.engine.history import Context
+from agentloom.engine.messages import Summary
 from agentloom.engine.tool_plan import ToolPlan
 from agentloom.engine.turn import Sequencer, TurnResult, TurnStreamer
+from agentloom.engine.usage import response_usage
 from agentloom.errors import ContextLengthExceededError, UpstreamError
+from agentloom.ids import new_id
 from agentloom.inference import base as inf
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionPlan:
+    """``context_management`` compaction: above ``threshold`` estimated input tokens, the
+    items of ``context`` before the current turn are summarised first."""
+
+    threshold: int
+    context: Context  # everything the model would see, the new input included
+    instructions: str | None
+    compactions: Compactions
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +58,7 @@ class LoopConfig:
     truncation_retries: int
     context_window: int | None
     include_logprobs: bool
+    compaction: CompactionPlan | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +95,8 @@ class AgentLoop:
     # --- steps -------------------------------------------------------------------------------
 
     async def _steps(self) -> AsyncIterator[ev.StreamEvent]:
+        async for event in self._compact():
+            yield event
         self._assemble()
         for _ in range(self._config.max_model_calls):
             budget = self._remaining_budget()
@@ -106,6 +125,32 @@ class AgentLoop:
                 self._end_completed()
             return
         self._end_incomplete("max_messages")
+
+    async def _compact(self) -> AsyncIterator[ev.StreamEvent]:
+        """Summarise what comes before the current turn when the input is over the threshold
+        (``context_management``); the summary becomes the first output item."""
+        plan = self._config.compaction
+        if plan is None or truncation.estimate_tokens(self._messages) <= plan.threshold:
+            return
+        items = plan.context.items
+        start = turn_start(items, plan.compactions.read)
+        if start == 0:
+            return  # nothing before the current turn
+        item_id, index = new_id("cmp"), len(self.response.output)
+        yield ev.CompactionCompacting(
+            sequence_number=self._seq(), item_id=item_id, output_index=index
+        )
+        done = await plan.compactions.summarize(
+            self._config.provider, self._config.request.model, items[:start]
+        )
+        through = items[start - 1].id
+        item = plan.compactions.item(Summary(done.text, through)).model_copy(update={"id": item_id})
+        self._messages = plan.context.extended([item]).chat.render(plan.instructions)
+        self.response = self.response.model_copy(update={"output": [*self.response.output, item]})
+        if done.usage is not None:
+            self._usage = self._usage.add(response_usage(done.usage))
+        yield ev.OutputItemAdded(sequence_number=self._seq(), output_index=index, item=item)
+        yield ev.OutputItemDone(sequence_number=self._seq(), output_index=index, item=item)
 
     def _assemble(self) -> None:
         """Fit the input into the model's context window when truncation is ``auto``."""
@@ -193,7 +238,7 @@ class AgentLoop:
         self._messages.append(_assistant_message(result))
         usage = result.usage or _estimated_usage(self._messages, result)
         self._output_tokens += usage.output_tokens
-        self._usage = self._usage.add(_usage(usage))
+        self._usage = self._usage.add(response_usage(usage))
 
     def _remaining_budget(self) -> int | None:
         if self._config.max_output_tokens is None:
@@ -264,18 +309,6 @@ def _must_call(offered: frozenset[str]) -> inf.ChatMessage:
 def _estimated_usage(messages: list[inf.ChatMessage], result: TurnResult) -> inf.Usage:
     output = max(1, result.output_chars // truncation.CHARS_PER_TOKEN)
     return inf.Usage(input_tokens=truncation.estimate_tokens(messages), output_tokens=output)
-
-
-def _usage(usage: inf.Usage) -> ResponseUsage:
-    return ResponseUsage.model_validate(
-        {
-            "input_tokens": usage.input_tokens,
-            "input_tokens_details": {"cached_tokens": usage.cached_tokens},
-            "output_tokens": usage.output_tokens,
-            "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
-            "total_tokens": usage.input_tokens + usage.output_tokens,
-        }
-    )
 
 
 def _interrupted_event(event: ev.StreamEvent) -> ev.StreamEvent:

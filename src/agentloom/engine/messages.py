@@ -3,15 +3,26 @@
 Consecutive function calls (and the reasoning before them) become one assistant message carrying
 ``tool_calls``; function call outputs become tool messages; system and developer messages become
 system messages (backends differ in their support of the developer role).
+
+A ``compaction`` item replaces earlier items with its summary (see :func:`visible`): the items
+it replaces are left out and its summary is told as a system message where they were.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from agentloom.api.content import InputFile, InputImage, InputText, OutputText, Refusal
-from agentloom.api.items import FunctionCall, FunctionCallOutput, Message, Reasoning, StoredItem
+from agentloom.api.items import (
+    Compaction,
+    FunctionCall,
+    FunctionCallOutput,
+    Message,
+    Reasoning,
+    StoredItem,
+)
 from agentloom.errors import InvalidRequestError
 from agentloom.inference.base import (
     ChatMessage,
@@ -22,6 +33,31 @@ from agentloom.inference.base import (
     ToolCall,
 )
 
+SUMMARY_HEADING = (
+    "Summary of the earlier conversation (it stands in for the messages and tool results it "
+    "covers):\n"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """What a compaction item says: the summary, and the id of the last item it replaces
+    (``None``: it replaces the items before it that are not input messages)."""
+
+    text: str
+    through: str | None
+
+
+class SummaryReader(Protocol):
+    """Opens a compaction item's sealed summary; ``param`` names the item in errors (``None``
+    for items already accepted)."""
+
+    def __call__(self, item: Compaction, *, param: str | None) -> Summary: ...
+
+
+def _no_reader(item: Compaction, *, param: str | None) -> Summary:
+    raise InvalidRequestError("Compaction items are not accepted here.", param=param)
+
 
 @dataclass
 class ChatHistory:
@@ -29,26 +65,24 @@ class ChatHistory:
     cached with its version) and extended for each new turn through :meth:`copy`, so a long
     conversation is not converted again on every turn."""
 
+    reader: SummaryReader = _no_reader
     messages: list[ChatMessage] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     text: list[str] = field(default_factory=list)
     calls: list[ToolCall] = field(default_factory=list)
     known_calls: set[str] = field(default_factory=set)
 
-    @classmethod
-    def of(cls, items: Iterable[StoredItem]) -> ChatHistory:
-        """The history of items already accepted (their errors were reported when they were)."""
-        history = cls()
-        history.extend(items)
-        return history
-
     def extend(self, items: Iterable[StoredItem], *, param: str | None = None) -> None:
         """Add ``items``; with ``param`` (e.g. ``"input"``) errors name ``param[i]``."""
         for index, item in enumerate(items):
             _add(self, item, param=None if param is None else f"{param}[{index}]")
 
+    def add(self, item: StoredItem, *, param: str | None) -> None:
+        _add(self, item, param=param)
+
     def copy(self) -> ChatHistory:
         return ChatHistory(
+            reader=self.reader,
             messages=list(self.messages),
             reasoning=list(self.reasoning),
             text=list(self.text),
@@ -87,13 +121,44 @@ def to_chat_messages(
     ``first_new`` is the index of the first item of the request's own input; errors about later
     items name their position in ``input``.
     """
-    history = ChatHistory.of(items[:first_new])
+    history = ChatHistory()
+    history.extend(items[:first_new])
     history.extend(items[first_new:], param="input")
     return history.render(instructions)
 
 
+def visible(items: Sequence[StoredItem], reader: SummaryReader, *, first_new: int) -> list[int]:
+    """The indexes of ``items`` the model sees, in the order it sees them.
+
+    The latest compaction item replaces every item up to the one its summary runs through, and
+    stands where that item stood. A summary that does not name an item still present (the
+    client dropped it, or ``/responses/compact`` made it) replaces the items before it other
+    than input messages (user, system, developer), which stay. Items after stay.
+    """
+    last = next((i for i in range(len(items) - 1, -1, -1) if items[i].type == "compaction"), None)
+    if last is None:
+        return list(range(len(items)))
+    compaction = items[last]
+    assert isinstance(compaction, Compaction)
+    summary = reader(compaction, param=f"input[{last - first_new}]" if last >= first_new else None)
+    cut = next((i for i in range(last) if items[i].id == summary.through), None)
+    after = [i for i in range(last + 1, len(items))]
+    if cut is not None:
+        return [last, *(i for i in range(cut + 1, last)), *after]
+    kept = [i for i in range(last) if _is_input_message(items[i])]
+    return [*kept, last, *after]
+
+
+def _is_input_message(item: StoredItem) -> bool:
+    return isinstance(item, Message) and item.role != "assistant"
+
+
 def _add(builder: ChatHistory, item: StoredItem, *, param: str | None) -> None:
-    if isinstance(item, Reasoning):
+    if isinstance(item, Compaction):
+        summary = builder.reader(item, param=param)
+        builder.flush_assistant()
+        builder.messages.append(ChatMessage(role="system", content=SUMMARY_HEADING + summary.text))
+    elif isinstance(item, Reasoning):
         if builder.text or builder.calls:
             builder.flush_assistant()
         builder.reasoning.append(item.text())

@@ -18,10 +18,11 @@ from agentloom.api.requests import (
     TextFormatJsonSchema,
 )
 from agentloom.api.response import Response
+from agentloom.engine.compaction import Compactions
 from agentloom.engine.conversations import ConversationsService, Turn
 from agentloom.engine.history import Context, History
 from agentloom.engine.items import ItemFinder, stored_items, user_message
-from agentloom.engine.loop import LoopConfig
+from agentloom.engine.loop import CompactionPlan, LoopConfig
 from agentloom.engine.tool_plan import ToolPlan, plan_tools
 from agentloom.errors import InvalidRequestError
 from agentloom.ids import new_id
@@ -72,6 +73,15 @@ class LocalChain:
     chain: Context
 
 
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """What a request would send to the model."""
+
+    resolved: Resolved
+    seen: Context
+    request: inf.ChatRequest
+
+
 class Preparer:
     """Turns a request into a :class:`Prepared` response, step by step:
 
@@ -86,12 +96,14 @@ class Preparer:
         finder: ItemFinder,
         histories: History,
         conversations: ConversationsService,
+        compactions: Compactions,
         limits: EngineLimits,
     ) -> None:
         self._catalog = catalog
         self._finder = finder
         self._histories = histories
         self._conversations = conversations
+        self._compactions = compactions
         self._limits = limits
 
     async def prepare(
@@ -100,6 +112,7 @@ class Preparer:
         _check_unsupported(request)
         resolved = await self._catalog.resolve(request.model)
         tools = plan_tools(request.tools, request.tool_choice, parallel=request.parallel_tool_calls)
+        threshold = _compact_threshold(request, resolved)
         chain = await self._chain(request.previous_response_id, local)
         response = _skeleton(request)
         conversation_id = request.conversation_id()
@@ -114,15 +127,33 @@ class Preparer:
             if hold is not None:
                 await self._conversations.release(hold.turn)
             raise
-        messages = seen.chat.render(request.instructions)
+        loop = self._loop(request, resolved, tools, seen.chat.render(request.instructions))
+        compaction = None
+        if threshold is not None:
+            compaction = CompactionPlan(threshold, seen, request.instructions, self._compactions)
         return Prepared(
             response=response,
             input_items=items,
             seen=seen,
             store=request.store,
             hold=hold,
-            loop=self._loop(request, resolved, tools, messages),
+            loop=dataclasses.replace(loop, compaction=compaction),
         )
+
+    async def preview(self, request: CreateResponseRequest) -> Preview:
+        """What ``request`` would send to the model, without running it or holding anything
+        (a conversation is read, not locked): for token counts and ``/responses/compact``."""
+        _check_unsupported(request)
+        resolved = await self._catalog.resolve(request.model)
+        tools = plan_tools(request.tools, request.tool_choice, parallel=request.parallel_tool_calls)
+        conversation_id = request.conversation_id()
+        if conversation_id is not None:
+            before = await self._conversations.peek(conversation_id)
+        else:
+            before = await self._chain(request.previous_response_id, None)
+        seen = before.extended(await self._input(request, None), param="input")
+        loop = self._loop(request, resolved, tools, seen.chat.render(request.instructions))
+        return Preview(resolved=resolved, seen=seen, request=loop.request)
 
     async def _chain(self, previous_response_id: str | None, local: LocalChain | None) -> Context:
         if local is not None and previous_response_id == local.response_id:
@@ -165,6 +196,25 @@ class Preparer:
             context_window=resolved.model.info.context_window,
             include_logprobs=include_logprobs,
         )
+
+
+def _compact_threshold(request: CreateResponseRequest, resolved: Resolved) -> int | None:
+    """``context_management``'s threshold; when ``compact_threshold`` is left out, 80% of the
+    model's context window, which must then be known."""
+    if not request.context_management:
+        return None
+    threshold = request.context_management[0].compact_threshold
+    if threshold is not None:
+        return threshold
+    window = resolved.model.info.context_window
+    if window is None:
+        raise InvalidRequestError(
+            f"The context window of model '{resolved.model.id}' is unknown: give "
+            "'compact_threshold' (in tokens).",
+            param="context_management[0].compact_threshold",
+            code="missing_required_parameter",
+        )
+    return window * 4 // 5
 
 
 def _check_unsupported(request: CreateResponseRequest) -> None:

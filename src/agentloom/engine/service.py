@@ -13,10 +13,13 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from agentloom.api import events as ev
+from agentloom.api.compaction import CompactedResponse, CompactRequest
 from agentloom.api.items import STORED_ITEMS, Message, OutputMessage, StoredItem
 from agentloom.api.lists import ListPage
 from agentloom.api.requests import CreateResponseRequest
 from agentloom.api.response import DeletedResponse, OutputItem, Response
+from agentloom.api.token_count import InputTokensRequest
+from agentloom.engine.compaction import Compactions, compact
 from agentloom.engine.conversations import ConversationsService, appended, turn_row
 from agentloom.engine.history import History
 from agentloom.engine.items import ItemFinder
@@ -32,6 +35,7 @@ from agentloom.errors import (
     NotFoundError,
     UpstreamError,
 )
+from agentloom.inference import base as inf
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.storage.base import ItemRow, Order, ResponseRow, ResponseStore
 
@@ -56,17 +60,20 @@ class ResponsesService:
         finder: ItemFinder,
         limits: EngineLimits,
         prompts: PromptsService,
+        compactions: Compactions,
     ) -> None:
         self._catalog = catalog
         self._store = store
         self._prompts = prompts
+        self._compactions = compactions
         self._conversations = conversations
-        self._histories = History(store)
+        self._histories = History(store, compactions.read)
         self._preparer = Preparer(
             catalog=catalog,
             finder=finder,
             histories=self._histories,
             conversations=conversations,
+            compactions=compactions,
             limits=limits,
         )
 
@@ -79,6 +86,23 @@ class ResponsesService:
         A prepared response that holds a conversation must be run or :meth:`discard` ed."""
         request = await self._prompts.apply(request)  # a `prompt` rendered into the request
         return await self._preparer.prepare(request, local=local)
+
+    async def compact(self, request: CompactRequest) -> CompactedResponse:
+        """``/responses/compact``: the context summarised into one compaction item."""
+        preview = await self._preparer.preview(request.as_create())
+        return await compact(self._compactions, preview.resolved, preview.seen)
+
+    async def count_input_tokens(self, request: InputTokensRequest) -> inf.TokenCount:
+        """The input tokens of the request a create would send (see docs/token-counting.md)."""
+        model = request.model or self._catalog.only_model()
+        preview = await self._preparer.preview(request.as_create(model))
+        return await preview.resolved.provider.count_tokens(preview.request)
+
+    def local_chain(self, prepared: Prepared, response: Response) -> LocalChain:
+        """What a later ``previous_response_id`` naming ``response`` continues, kept by the
+        caller (a WebSocket connection) so that it works without the store (``store: false``)."""
+        output = [_as_stored(item) for item in response.output]
+        return LocalChain(response.id, prepared.seen.extended(output))
 
     async def discard(self, prepared: Prepared) -> None:
         """Release what a prepared response holds if it never ran (its client went away before

@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from agentloom.errors import NotFoundError, UpstreamError
+from agentloom.errors import InvalidRequestError, NotFoundError, UpstreamError
 from agentloom.inference.base import ModelInfo, Provider, ProviderConfig
 
 log = logging.getLogger(__name__)
@@ -62,6 +62,20 @@ class ModelCatalog:
                 self._models[name] = models
         self._last_refresh = time.monotonic()
         self._reindex()
+
+    def only_model(self) -> str:
+        """The one model served, for requests that may leave ``model`` out."""
+        served: dict[tuple[str, str], str] = {}
+        for model in self.models():  # each model is indexed under its id and provider/id
+            key = (model.provider_name, model.backend_id)
+            served[key] = min(served.get(key, model.id), model.id, key=len)
+        if len(served) != 1:
+            raise InvalidRequestError(
+                f"'model' is required: this server serves {len(served)} models.",
+                param="model",
+                code="missing_required_parameter",
+            )
+        return next(iter(served.values()))
 
     async def resolve(self, model_id: str) -> Resolved:
         served = self._index.get(model_id)

@@ -8,9 +8,10 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
 import anyio
-from starlette.requests import Request
+from starlette.requests import HTTPConnection
 
 from agentloom.config import Settings
+from agentloom.engine.compaction import Compactions
 from agentloom.engine.conversations import ConversationsService
 from agentloom.engine.items import StoredItemFinder
 from agentloom.engine.prepare import EngineLimits
@@ -20,7 +21,9 @@ from agentloom.errors import InternalError
 from agentloom.inference.base import Provider, ProviderConfig
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.inference.registry import build_provider
+from agentloom.sealing import Sealer, SealingKey
 from agentloom.storage.database import Database
+from agentloom.storage.keys import sealing_keys
 
 log = logging.getLogger(__name__)
 
@@ -65,29 +68,50 @@ async def open_runtime(
             )
         catalog = ModelCatalog(built, configs)
         await catalog.refresh()
-        limits = EngineLimits(
-            max_model_calls=settings.engine.max_model_calls,
-            truncation_retries=settings.engine.truncation_retries,
-        )
-        finder = StoredItemFinder(database.responses, database.conversations)
-        conversations = ConversationsService(store=database.conversations, finder=finder)
-        prompts = PromptsService(database.prompts)
-        service = ResponsesService(
-            catalog=catalog,
-            store=database.responses,
-            conversations=conversations,
-            finder=finder,
-            limits=limits,
-            prompts=prompts,
-        )
-        yield Runtime(
-            settings=settings,
-            database=database,
-            catalog=catalog,
-            responses=service,
-            conversations=conversations,
-            prompts=prompts,
-        )
+        yield await _services(settings, database, catalog)
+
+
+async def _services(settings: Settings, database: Database, catalog: ModelCatalog) -> Runtime:
+    limits = EngineLimits(
+        max_model_calls=settings.engine.max_model_calls,
+        truncation_retries=settings.engine.truncation_retries,
+    )
+    compactions = Compactions(
+        await _sealer(settings, database),
+        max_summary_tokens=settings.engine.compaction_max_tokens,
+    )
+    finder = StoredItemFinder(database.responses, database.conversations)
+    conversations = ConversationsService(
+        store=database.conversations, finder=finder, reader=compactions.read
+    )
+    prompts = PromptsService(database.prompts)
+    service = ResponsesService(
+        catalog=catalog,
+        store=database.responses,
+        conversations=conversations,
+        finder=finder,
+        limits=limits,
+        prompts=prompts,
+        compactions=compactions,
+    )
+    return Runtime(
+        settings=settings,
+        database=database,
+        catalog=catalog,
+        responses=service,
+        conversations=conversations,
+        prompts=prompts,
+    )
+
+
+async def _sealer(settings: Settings, database: Database) -> Sealer:
+    """Seals with the configured key if there is one, else with the database's (created by
+    the first server to start); opens with both."""
+    stored = await sealing_keys(database.runner)
+    configured = settings.server.sealing_key
+    if configured is None:
+        return Sealer(stored)
+    return Sealer([SealingKey.from_text(configured.get_secret_value()), *stored])
 
 
 async def _build(
@@ -110,9 +134,10 @@ async def housekeeping(runtime: Runtime) -> None:
         await runtime.database.fail_abandoned(server.abandoned_after)
 
 
-def runtime_of(request: Request) -> Runtime:
-    """The app's runtime; a clear error if the lifespan that opens it has not run."""
-    runtime = getattr(request.app.state, "runtime", None)
+def runtime_of(connection: HTTPConnection) -> Runtime:
+    """The app's runtime (for a request or a WebSocket); a clear error if the lifespan that
+    opens it has not run."""
+    runtime = getattr(connection.app.state, "runtime", None)
     if not isinstance(runtime, Runtime):
         raise InternalError(
             "the server is not ready: its lifespan did not run (serve the app with lifespan "

@@ -7,7 +7,9 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from agentloom.api.compaction import CompactRequest
 from agentloom.api.requests import CreateResponseRequest
+from agentloom.api.token_count import InputTokenCount, InputTokensRequest
 from agentloom.engine.service import ItemPageQuery
 from agentloom.errors import InvalidRequestError
 from agentloom.server.body import parse_body
@@ -17,6 +19,7 @@ from agentloom.server.routes.methods import by_method
 from agentloom.server.runtime import runtime_of
 from agentloom.server.sse import encode_stream
 
+TOKEN_COUNT_METHOD = "x-agentloom-token-count-method"
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 
@@ -37,6 +40,22 @@ async def create_response(request: Request) -> Response:
         return json_response(await runtime.responses.collect(prepared))
     finally:
         await runtime.responses.discard(prepared)
+
+
+async def compact_response(request: Request) -> Response:
+    runtime = runtime_of(request)
+    body = await parse_body(request, CompactRequest, runtime.settings.server.max_body_bytes)
+    return json_response(await runtime.responses.compact(body))
+
+
+async def count_input_tokens(request: Request) -> Response:
+    runtime = runtime_of(request)
+    limit = runtime.settings.server.max_body_bytes
+    body = await parse_body(request, InputTokensRequest, limit, empty="{}")
+    count = await runtime.responses.count_input_tokens(body)
+    reply = json_response(InputTokenCount(input_tokens=count.tokens))
+    reply.headers[TOKEN_COUNT_METHOD] = count.method  # how the count was made
+    return reply
 
 
 async def retrieve_response(request: Request) -> Response:
@@ -91,6 +110,8 @@ async def list_input_items(request: Request) -> Response:
 
 
 routes = [
+    Route("/v1/responses/compact", compact_response, methods=["POST"]),
+    Route("/v1/responses/input_tokens", count_input_tokens, methods=["POST"]),
     Route(
         "/v1/responses",
         by_method(GET=list_responses, POST=create_response),
