@@ -31,3 +31,16 @@ def test_function_tools_example_completes_the_round_trip() -> None:
     assert 'model called get_weather({"city": "Paris"})' in done.stdout
     assert "answer: It is sunny in Paris" in done.stdout
     assert "(completed)" in done.stdout
+
+
+def test_conversation_example_compacts_the_history() -> None:
+    example = Path(__file__).parent.parent / "examples" / "conversation.py"
+    done = subprocess.run(
+        [sys.executable, str(example)], capture_output=True, text=True, timeout=60, check=True
+    )
+
+    assert "output: ['compaction', 'message']" in done.stdout
+    assert "Ada is planning a spring trip to Paris.', 'What should I pack?']" in done.stdout
+    assert "conversation items: ['message', 'message', 'message', 'compaction', 'message']" in (
+        done.stdout
+    )

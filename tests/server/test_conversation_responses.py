@@ -13,10 +13,12 @@ import pytest
 from openai.types.responses import ResponseInputItemParam
 
 from agentloom.errors import UpstreamError
+from agentloom.server.app import create_app
 from agentloom.storage import schema
 from agentloom.storage.runner import scalar_count
 from agentloom.testing.backend import FakeBackend
 from agentloom.testing.scripted import ScriptedModel, delay, raise_error, text, tool_call
+from tests.plugins.server import BASE_URL, running
 from tests.server.test_errors import the_error
 
 WEATHER_TOOL: dict[str, Any] = {
@@ -372,3 +374,46 @@ async def test_history_is_reread_when_the_items_changed(
     assert [m["content"] for m in messages(backend)] == ["first answer", "two"]
     count = await app.state.runtime.database.runner.read(scalar_count(schema.conversation_items))
     assert count == 3
+
+
+async def test_two_servers_sharing_the_database_hold_the_same_lock(
+    client: openai.AsyncOpenAI, backend: FakeBackend, scripted: ScriptedModel, settings: Any
+) -> None:
+    """A second server process (its own runtime, instance id and caches) on the same database:
+    the lock is in the database, so the rule holds across processes too."""
+    conversation = await client.conversations.create()
+    scripted.respond_with(lambda request: [delay(0.3), "answer"])
+    other_settings = settings.model_copy(
+        update={"server": settings.server.model_copy(update={"instance_id": "inst_other"})}
+    )
+    async with (
+        running(create_app(other_settings)) as other_app,
+        httpx2.AsyncClient(
+            transport=httpx2.ASGITransport(app=other_app), base_url=BASE_URL
+        ) as other_http,
+        openai.AsyncOpenAI(
+            base_url=BASE_URL, api_key="unused", http_client=other_http, max_retries=0
+        ) as other,
+    ):
+
+        async def ask(sdk: openai.AsyncOpenAI, word: str) -> Any:
+            try:
+                return await sdk.responses.create(
+                    model=backend.model, conversation=conversation.id, input=word
+                )
+            except openai.ConflictError as exc:
+                return exc
+
+        results = await asyncio.gather(ask(client, "here"), ask(other, "there"))
+
+        assert sum(isinstance(r, openai.ConflictError) for r in results) == 1
+        # the other server sees the turn the first one wrote (its cache is checked by version)
+        answer = await other.responses.create(
+            model=backend.model, conversation=conversation.id, input="last"
+        )
+    assert answer.output_text == "answer"
+    texts = [text for _, text in summary(await items_of(client, conversation.id))]
+    assert len(texts) == 4
+    assert texts[2:] == ["last", "answer"]
+    assert [m["content"] for m in messages(backend)][-1] == "last"
+    assert len(messages(backend)) == 3
