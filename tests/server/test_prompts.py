@@ -459,8 +459,31 @@ async def test_image_and_file_variables_reach_the_model_before_the_input(
     assert response.prompt.variables is not None
     assert isinstance(response.prompt.variables["logo"], ResponseInputImage)
     assert response.prompt.variables["brand"] == "Acme"
+    # the prompt's media belong to the instructions, not to the response's input
     items = await client.responses.input_items.list(response.id, order="asc")
-    assert [item.type for item in items.data] == ["message", "message"]
+    assert [item.type for item in items.data] == ["message"]
+
+
+async def test_input_errors_name_the_callers_own_positions(
+    client: openai.AsyncOpenAI, http: httpx2.AsyncClient, backend: FakeBackend
+) -> None:
+    prompt = await create(client, "Look at {{pic}}.")
+    orphan = {"type": "function_call_output", "call_id": "call_nowhere", "output": "x"}
+
+    reply = await http.post(
+        "/responses",
+        json={
+            "model": backend.model,
+            "input": [{"role": "user", "content": "hi"}, orphan],
+            "prompt": {
+                "id": prompt.id,
+                "variables": {"pic": {"type": "input_image", "image_url": PNG_DATA_URL}},
+            },
+        },
+    )
+
+    assert reply.status_code == 400
+    assert reply.json()["error"]["param"] == "input[1]"
 
 
 async def test_media_variables_with_item_input(

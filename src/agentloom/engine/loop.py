@@ -27,7 +27,7 @@ from agentloom.api.response import (
 from agentloom.engine import truncation
 from agentloom.engine.compaction import Compactions, turn_start
 from agentloom.engine.history import Context
-from agentloom.engine.messages import Summary
+from agentloom.engine.messages import Head, Summary
 from agentloom.engine.tool_plan import ToolPlan
 from agentloom.engine.turn import Sequencer, TurnResult, TurnStreamer
 from agentloom.engine.usage import response_usage
@@ -43,7 +43,7 @@ class CompactionPlan:
 
     threshold: int
     context: Context  # everything the model would see, the new input included
-    instructions: str | None
+    head: Head
     compactions: Compactions
 
 
@@ -145,7 +145,7 @@ class AgentLoop:
         )
         through = items[start - 1].id
         item = plan.compactions.item(Summary(done.text, through)).model_copy(update={"id": item_id})
-        self._messages = plan.context.extended([item]).chat.render(plan.instructions)
+        self._messages = plan.context.extended([item]).chat.render(plan.head)
         self.response = self.response.model_copy(update={"output": [*self.response.output, item]})
         if done.usage is not None:
             self._usage = self._usage.add(response_usage(done.usage))

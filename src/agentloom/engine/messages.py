@@ -59,6 +59,21 @@ def _no_reader(item: Compaction, *, param: str | None) -> Summary:
     raise InvalidRequestError("Compaction items are not accepted here.", param=param)
 
 
+@dataclass(frozen=True, slots=True)
+class Head:
+    """What comes before every item: the instructions (a system message), and a prompt's
+    image and file values (a user message)."""
+
+    instructions: str | None = None
+    media: Message | None = None
+
+    def messages(self) -> list[ChatMessage]:
+        head = [ChatMessage(role="system", content=self.instructions)] if self.instructions else []
+        if self.media is not None:
+            head.append(_from_message(self.media, param=None))
+        return head
+
+
 @dataclass
 class ChatHistory:
     """Chat messages built item by item. A built history can be kept (e.g. a conversation's,
@@ -90,11 +105,10 @@ class ChatHistory:
             known_calls=set(self.known_calls),
         )
 
-    def render(self, instructions: str | None) -> list[ChatMessage]:
-        """The messages for the backend: ``instructions`` first (as a system message), then
-        the history (without changing it)."""
-        head = [ChatMessage(role="system", content=instructions)] if instructions else []
-        return [*head, *self.messages, *self._pending()]
+    def render(self, head: Head) -> list[ChatMessage]:
+        """The messages for the backend: the ``head`` first, then the history (without
+        changing it)."""
+        return [*head.messages(), *self.messages, *self._pending()]
 
     def flush_assistant(self) -> None:
         self.messages.extend(self._pending())
@@ -124,7 +138,7 @@ def to_chat_messages(
     history = ChatHistory()
     history.extend(items[:first_new])
     history.extend(items[first_new:], param="input")
-    return history.render(instructions)
+    return history.render(Head(instructions))
 
 
 def visible(items: Sequence[StoredItem], reader: SummaryReader, *, first_new: int) -> list[int]:

@@ -8,7 +8,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agentloom.api.items import StoredItem
+from agentloom.api.items import Message, StoredItem
 from agentloom.api.prompts import ResponsePrompt
 from agentloom.api.requests import (
     ConversationRef,
@@ -23,6 +23,7 @@ from agentloom.engine.conversations import ConversationsService, Turn
 from agentloom.engine.history import Context, History
 from agentloom.engine.items import ItemFinder, stored_items, user_message
 from agentloom.engine.loop import CompactionPlan, LoopConfig
+from agentloom.engine.messages import Head
 from agentloom.engine.tool_plan import ToolPlan, plan_tools
 from agentloom.errors import InvalidRequestError
 from agentloom.ids import new_id
@@ -107,8 +108,13 @@ class Preparer:
         self._limits = limits
 
     async def prepare(
-        self, request: CreateResponseRequest, *, local: LocalChain | None = None
+        self,
+        request: CreateResponseRequest,
+        *,
+        local: LocalChain | None = None,
+        media: Message | None = None,
     ) -> Prepared:
+        """``media``: a prompt's image and file values, shown after the instructions."""
         _check_unsupported(request)
         resolved = await self._catalog.resolve(request.model)
         tools = plan_tools(request.tools, request.tool_choice, parallel=request.parallel_tool_calls)
@@ -127,10 +133,11 @@ class Preparer:
             if hold is not None:
                 await self._conversations.release(hold.turn)
             raise
-        loop = self._loop(request, resolved, tools, seen.chat.render(request.instructions))
+        head = Head(request.instructions, media)
+        loop = self._loop(request, resolved, tools, seen.chat.render(head))
         compaction = None
         if threshold is not None:
-            compaction = CompactionPlan(threshold, seen, request.instructions, self._compactions)
+            compaction = CompactionPlan(threshold, seen, head, self._compactions)
         return Prepared(
             response=response,
             input_items=items,
@@ -152,7 +159,7 @@ class Preparer:
         else:
             before = await self._chain(request.previous_response_id, None)
         seen = before.extended(await self._input(request, None), param="input")
-        loop = self._loop(request, resolved, tools, seen.chat.render(request.instructions))
+        loop = self._loop(request, resolved, tools, seen.chat.render(Head(request.instructions)))
         return Preview(resolved=resolved, seen=seen, request=loop.request)
 
     async def _chain(self, previous_response_id: str | None, local: LocalChain | None) -> Context:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from agentloom.api.content import InputFile, InputImage, InputText, MessageContent
-from agentloom.api.items import InputItem, Message
+from agentloom.api.items import Message
 from agentloom.api.lists import ListPage
 from agentloom.api.prompts import (
     MAX_VERSION,
@@ -51,6 +51,14 @@ class RenderedPrompt:
     version: int
     text: str  # the template with every variable substituted
     media: Message | None  # the image and file values, for the model
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """A create request with its prompt applied, and the prompt's media message if any."""
+
+    request: CreateResponseRequest
+    media: Message | None
 
 
 class PromptsService:
@@ -123,13 +131,14 @@ class PromptsService:
 
     # --- use in a response -------------------------------------------------------------------
 
-    async def apply(self, request: CreateResponseRequest) -> CreateResponseRequest:
-        """``request`` with its ``prompt`` rendered: the text leads ``instructions``, the media
-        message leads ``input``, and ``prompt.version`` names the version used."""
+    async def apply(self, request: CreateResponseRequest) -> Applied:
+        """``request`` with its ``prompt`` rendered: the text leads ``instructions`` and
+        ``prompt.version`` names the version used; the media message (image and file values)
+        comes apart, for the model to see right after the instructions."""
         if request.prompt is None:
-            return request
+            return Applied(request, None)
         rendered = await self.render(request.prompt)
-        return with_prompt(request, rendered)
+        return Applied(with_prompt(request, rendered), rendered.media)
 
     async def render(self, param: PromptParam) -> RenderedPrompt:
         version = _requested_version(param.version)
@@ -179,16 +188,7 @@ def with_prompt(request: CreateResponseRequest, rendered: RenderedPrompt) -> Cre
     update: dict[str, object] = {"instructions": instructions}
     if request.prompt is not None:
         update["prompt"] = request.prompt.model_copy(update={"version": str(rendered.version)})
-    if rendered.media is not None:
-        update["input"] = [rendered.media, *_own_input(request)]
     return request.model_copy(update=update)
-
-
-def _own_input(request: CreateResponseRequest) -> list[InputItem]:
-    if isinstance(request.input, str):
-        text = request.input
-        return [Message(role="user", content=[InputText(text=text)])] if text else []
-    return list(request.input)
 
 
 def _check_values(prompt: Prompt, values: Mapping[str, PromptVariable]) -> None:

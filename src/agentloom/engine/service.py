@@ -84,8 +84,8 @@ class ResponsesService:
     ) -> Prepared:
         """Validate and resolve a request; raises the caller's mistakes before anything runs.
         A prepared response that holds a conversation must be run or :meth:`discard` ed."""
-        request = await self._prompts.apply(request)  # a `prompt` rendered into the request
-        return await self._preparer.prepare(request, local=local)
+        applied = await self._prompts.apply(request)  # a `prompt` rendered into the request
+        return await self._preparer.prepare(applied.request, local=local, media=applied.media)
 
     async def compact(self, request: CompactRequest) -> CompactedResponse:
         """``/responses/compact``: the context summarised into one compaction item."""
