@@ -190,7 +190,22 @@ async def _latency_rows(backend_port: int, server_port: int, opts: Options) -> l
             passed = added <= ADDED_MS_TARGET if targeted else None
             target = f"<= {ADDED_MS_TARGET:.0f} ms" if targeted else ""
             rows.append(Row(name, _pair(base), _pair(lat), f"+{added:.2f} ms", target, passed))
+    rows.append(await _websocket_row(backend_port, server_port, opts))
     return rows
+
+
+async def _websocket_row(backend_port: int, server_port: int, opts: Options) -> Row:
+    """The function-tool round trip as two ``response.create`` frames on one WebSocket."""
+    counts = {"requests": opts.requests, "warmup": opts.warmup}
+    async with (
+        Connection(HOST, backend_port) as direct,
+        scenarios.websocket(HOST, server_port) as ws,
+    ):
+        base = await scenarios.latency(direct, scenarios.chat_tool_round_trip, **counts)
+        lat = await scenarios.latency(ws, scenarios.websocket_tool_round_trip, **counts)
+    added = (lat.median - base.median) * 1000
+    name = "WebSocket: function-tool round trip (2 turns on one connection)"
+    return Row(name, _pair(base), _pair(lat), f"+{added:.2f} ms", "", None)
 
 
 async def _unstored(conn: Connection) -> None:

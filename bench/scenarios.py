@@ -7,15 +7,20 @@ server that answers fast but wrong fails the benchmark instead of winning it.
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
+
+from websockets.asyncio.client import ClientConnection, connect
 
 from bench.backend import MODEL
 from bench.wire import Connection, ProtocolError, Reply
 
 Step = Callable[[Connection], Awaitable[None]]
+C = TypeVar("C")
 
 
 class Turns(Protocol):
@@ -105,6 +110,48 @@ async def responses_tool_round_trip(conn: Connection) -> None:
     _completed(await conn.post("/v1/responses", payload))
 
 
+# --- the same round trip over one WebSocket (``ws://HOST/v1/responses``) ----------------------
+
+_FRAME_TYPE = re.compile(r'"type":\s*"([^"]+)"')
+_FRAME_ENDS = frozenset({"response.completed", "response.incomplete", "response.failed", "error"})
+
+
+def websocket(host: str, port: int) -> connect:
+    """A WebSocket connection to agentloom, without compression (as the ``openai`` SDK opens)."""
+    return connect(f"ws://{host}:{port}/v1/responses", compression=None, max_size=None)
+
+
+async def _ws_completed(ws: ClientConnection, payload: dict[str, object]) -> dict[str, object]:
+    """Send one ``response.create``; read its frames (only the last one parsed) to the end."""
+    await ws.send(json.dumps(payload))
+    while True:
+        frame = await ws.recv(decode=True)
+        kind = _FRAME_TYPE.search(frame, 0, 80)  # the top-level type comes first
+        if kind is not None and kind.group(1) in _FRAME_ENDS:
+            break
+    body = json.loads(frame)
+    if body["type"] != "response.completed":
+        raise ProtocolError(f"response not completed: {frame[:300]!r}")
+    response: dict[str, object] = body["response"]
+    return response
+
+
+async def websocket_tool_round_trip(ws: ClientConnection) -> None:
+    payload: dict[str, object] = {
+        "type": "response.create",
+        "model": MODEL,
+        "input": "Hello",
+        "tools": [WEATHER_TOOL],
+    }
+    first = await _ws_completed(ws, payload)
+    output = first["output"]
+    if not isinstance(output, list) or output[-1].get("type") != "function_call":
+        raise ProtocolError(f"expected a function_call, got {output!r}")
+    answer = {"type": "function_call_output", "call_id": output[-1]["call_id"], "output": "sunny"}
+    payload.update(input=[answer], previous_response_id=first["id"])
+    await _ws_completed(ws, payload)
+
+
 # --- measuring -------------------------------------------------------------------------------
 
 
@@ -125,7 +172,9 @@ class Latency:
         return self.quantile(0.95)
 
 
-async def latency(conn: Connection, step: Step, *, requests: int, warmup: int) -> Latency:
+async def latency(
+    conn: C, step: Callable[[C], Awaitable[None]], *, requests: int, warmup: int
+) -> Latency:
     for _ in range(warmup):
         await step(conn)
     samples = []

@@ -319,3 +319,14 @@ def test_repeated_provider_names_are_rejected(tmp_path: Path) -> None:
 
     with pytest.raises(ConfigError, match="repeated: a"):
         load_settings(path, env={})
+
+
+def test_the_websocket_age_limit_comes_from_the_file_or_the_environment(tmp_path: Path) -> None:
+    path = _write(tmp_path, "[server]\nwebsocket_max_age = 90\n")
+
+    assert load_settings(env={}).server.websocket_max_age == 3600.0
+    assert load_settings(path, env={}).server.websocket_max_age == 90.0
+    env = {"AGENTLOOM_WEBSOCKET_MAX_AGE": "1.5"}
+    assert load_settings(path, env=env).server.websocket_max_age == 1.5
+    with pytest.raises(ConfigError):
+        load_settings(env={"AGENTLOOM_WEBSOCKET_MAX_AGE": "0"})

@@ -60,6 +60,9 @@ def serve(
         "log_level": log_level,
         "access_log": False,
         "timeout_graceful_shutdown": 5,
+        # A WebSocket message may be as large as an HTTP body; past it the WebSocket layer
+        # closes the connection (1009, message too big) without reading the message.
+        "ws_max_size": settings.server.max_body_bytes,
     }
     if settings.server.workers == 1:
         uvicorn.run(create_app(settings), **common)

@@ -9,7 +9,7 @@ disconnect) is finalised as ``cancelled``.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from agentloom.api import events as ev
@@ -112,7 +112,7 @@ class ResponsesService:
             hold.started = True
             await self._conversations.release(hold.turn)
 
-    async def stream(self, prepared: Prepared) -> AsyncIterator[ev.StreamEvent]:
+    async def stream(self, prepared: Prepared) -> AsyncGenerator[ev.StreamEvent, None]:
         async for event in self._run(prepared, AgentLoop(prepared.response, prepared.loop)):
             yield event
 

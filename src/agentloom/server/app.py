@@ -13,7 +13,7 @@ from agentloom.config import Settings
 from agentloom.errors import AgentloomError
 from agentloom.inference.base import Provider
 from agentloom.server import errors
-from agentloom.server.routes import conversations, models, prompts, responses
+from agentloom.server.routes import conversations, models, prompts, responses, websocket
 from agentloom.server.runtime import housekeeping, open_runtime
 
 
@@ -30,7 +30,13 @@ def create_app(settings: Settings, *, providers: Mapping[str, Provider] | None =
                 tasks.cancel_scope.cancel()
 
     return Starlette(
-        routes=[*responses.routes, *conversations.routes, *prompts.routes, *models.routes],
+        routes=[
+            *responses.routes,
+            *websocket.routes,
+            *conversations.routes,
+            *prompts.routes,
+            *models.routes,
+        ],
         exception_handlers={
             AgentloomError: errors.handle_agentloom_error,
             HTTPException: errors.handle_http_exception,
