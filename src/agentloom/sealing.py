@@ -34,13 +34,14 @@ class SealingKey:
     key: bytes
 
     @classmethod
-    def new(cls) -> SealingKey:
+    def new(cls, *, kid: str | None = None) -> SealingKey:
         key = AESGCM.generate_key(bit_length=KEY_BYTES * 8)
-        return cls(kid=key_id(key), key=key)
+        return cls(kid=kid or key_id(key), key=key)
 
     @classmethod
-    def from_text(cls, text: str) -> SealingKey:
-        """A key written as base64 (url-safe or standard) of 32 bytes."""
+    def from_text(cls, text: str, *, kid: str | None = None) -> SealingKey:
+        """A key written as base64 (url-safe or standard) of 32 bytes; its id is derived from
+        it unless given."""
         urlsafe = text.strip().replace("+", "-").replace("/", "_")
         try:
             key = base64.urlsafe_b64decode(_padded(urlsafe))
@@ -48,7 +49,7 @@ class SealingKey:
             raise ValueError("a sealing key is 32 bytes in base64") from exc
         if len(key) != KEY_BYTES:
             raise ValueError(f"a sealing key is {KEY_BYTES} bytes in base64, not {len(key)}")
-        return cls(kid=key_id(key), key=key)
+        return cls(kid=kid or key_id(key), key=key)
 
     def text(self) -> str:
         return base64.urlsafe_b64encode(self.key).decode().rstrip("=")

@@ -26,6 +26,7 @@ OutputItem: TypeAlias = Annotated[
 
 class InputTokensDetails(WireModel):
     cached_tokens: int = 0
+    cache_write_tokens: int = 0  # prompt-cache writes: backends behind agentloom report none
 
 
 class OutputTokensDetails(WireModel):
@@ -56,7 +57,9 @@ class ResponseUsage(WireModel):
             input_tokens=self.input_tokens + other.input_tokens,
             input_tokens_details=InputTokensDetails(
                 cached_tokens=self.input_tokens_details.cached_tokens
-                + other.input_tokens_details.cached_tokens
+                + other.input_tokens_details.cached_tokens,
+                cache_write_tokens=self.input_tokens_details.cache_write_tokens
+                + other.input_tokens_details.cache_write_tokens,
             ),
             output_tokens=self.output_tokens + other.output_tokens,
             output_tokens_details=OutputTokensDetails(

@@ -115,9 +115,7 @@ class Compactions:
         return Summarized(text, usage)
 
 
-async def compact(
-    compactions: Compactions, resolved: Resolved, seen: Context
-) -> CompactedResponse:
+async def compact(compactions: Compactions, resolved: Resolved, seen: Context) -> CompactedResponse:
     """``/responses/compact``: the input messages the model sees, then a compaction item that
     summarises the whole context (it replaces what is not an input message)."""
     if not seen.items:

@@ -1,11 +1,16 @@
 """Sealing keys shared through the database: the first server process to start creates one;
-every process (and every restart) then seals and opens with the same keys."""
+every process (and every restart) then seals and opens with the same keys.
+
+Processes that start together on an empty database each try to create the first key under the
+same key id (``initial``): the database keeps exactly one, and every process reads that one back.
+"""
 
 from __future__ import annotations
 
 import time
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from agentloom.sealing import SealingKey
@@ -13,25 +18,25 @@ from agentloom.storage import schema
 from agentloom.storage.runner import Runner
 
 K = schema.sealing_keys
-_KEYS_LOCK = 0x616C6B6579  # "alkey": pg_advisory_xact_lock key for creating the first key
+INITIAL = "initial"
 
 
 async def sealing_keys(runner: Runner) -> list[SealingKey]:
-    """Every stored key, newest first; one is created if there is none."""
-    return await runner.write(_ensure)
+    """Every stored key, newest first; the first one is created if there is none."""
+    keys = await runner.read(_load)
+    if keys:
+        return keys
+    await runner.write(_create_initial)
+    return await runner.read(_load)
 
 
-def _ensure(conn: Connection) -> list[SealingKey]:
-    if conn.dialect.name == "postgresql":  # processes starting together create one key, not two
-        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _KEYS_LOCK})
-    keys = _load(conn)
-    if not keys:
-        key = SealingKey.new()
-        conn.execute(K.insert().values(kid=key.kid, key=key.text(), created_at=time.time()))
-        keys = [key]
-    return keys
+def _create_initial(conn: Connection) -> None:
+    key = SealingKey.new(kid=INITIAL)
+    values = {"kid": key.kid, "key": key.text(), "created_at": time.time()}
+    insert = sqlite.insert(K) if conn.dialect.name == "sqlite" else postgresql.insert(K)
+    conn.execute(insert.values(**values).on_conflict_do_nothing(index_elements=[K.c.kid]))
 
 
 def _load(conn: Connection) -> list[SealingKey]:
-    rows = conn.execute(sa.select(K.c.key).order_by(K.c.created_at.desc(), K.c.kid)).all()
-    return [SealingKey.from_text(row.key) for row in rows]
+    rows = conn.execute(sa.select(K.c.kid, K.c.key).order_by(K.c.created_at.desc(), K.c.kid))
+    return [SealingKey.from_text(row.key, kid=row.kid) for row in rows]
