@@ -3,7 +3,6 @@ clear 4xx, before any event is streamed or any row is written."""
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -56,13 +55,6 @@ class Prepared:
     loop: LoopConfig
     store: bool
     hold: Hold | None = None  # the conversation the response runs on
-
-    def chain(self, output: Sequence[StoredItem]) -> Context | None:
-        """The chain a later ``previous_response_id`` continues: the items of the chain this
-        response continued, its input and its output. ``None`` for a response that ran on a
-        conversation: the conversation's items are not part of its chain, which the store
-        reads back as its own input and output."""
-        return self.seen.extended(output) if self.hold is None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +126,6 @@ class Preparer:
                 await self._conversations.release(hold.turn)
             raise
         head = Head(request.instructions, media)
-        loop = self._loop(request, resolved, tools, seen.chat.render(head))
         compaction = None
         if threshold is not None:
             compaction = CompactionPlan(threshold, seen, head, self._compactions)
@@ -144,7 +135,7 @@ class Preparer:
             seen=seen,
             store=request.store,
             hold=hold,
-            loop=dataclasses.replace(loop, compaction=compaction),
+            loop=self._loop(request, resolved, tools, seen.chat.render(head), compaction),
         )
 
     async def preview(self, request: CreateResponseRequest) -> Preview:
@@ -183,15 +174,10 @@ class Preparer:
         resolved: Resolved,
         tools: ToolPlan,
         messages: Sequence[inf.ChatMessage],
+        compaction: CompactionPlan | None = None,
     ) -> LoopConfig:
         include_logprobs = LOGPROBS_INCLUDE in request.include
-        chat = _chat_request(request, resolved.model.backend_id, messages, include_logprobs)
-        chat = dataclasses.replace(
-            chat,
-            tools=tools.specs,
-            tool_choice=tools.choice,
-            parallel_tool_calls=False if tools.specs and not request.parallel_tool_calls else None,
-        )
+        chat = _chat_request(request, resolved.model.backend_id, messages, tools, include_logprobs)
         return LoopConfig(
             provider=resolved.provider,
             request=chat,
@@ -202,6 +188,7 @@ class Preparer:
             truncation_retries=self._limits.truncation_retries,
             context_window=resolved.model.info.context_window,
             include_logprobs=include_logprobs,
+            compaction=compaction,
         )
 
 
@@ -279,6 +266,7 @@ def _chat_request(
     request: CreateResponseRequest,
     backend_model: str,
     messages: Sequence[inf.ChatMessage],
+    tools: ToolPlan,
     include_logprobs: bool,
 ) -> inf.ChatRequest:
     # Logprobs cost the backend work: asked for only when the response will show them.
@@ -286,6 +274,9 @@ def _chat_request(
     return inf.ChatRequest(
         model=backend_model,
         messages=tuple(messages),
+        tools=tools.specs,
+        tool_choice=tools.choice,
+        parallel_tool_calls=False if tools.specs and not request.parallel_tool_calls else None,
         temperature=request.temperature,
         top_p=request.top_p,
         presence_penalty=request.presence_penalty,

@@ -154,20 +154,21 @@ class ResponsesService:
     ) -> None:
         """Store the final state (and end the conversation turn) before the terminal event is
         released, so a client reacting to it finds both."""
-        output = [_as_stored(item) for item in response.output]
         hold = prepared.hold
-        after = prepared.seen.extended(output)
-        added = appended(hold.turn, after) if hold is not None and _joins(response) else ()
-        if writer is None:
-            if hold is not None:
-                await self._conversations.end_turn(hold.turn, after if added else hold.turn.context)
+        if hold is None:
+            if writer is not None:
+                await writer.finish(response)
+                output = [_as_stored(item) for item in response.output]
+                self._histories.remember(response.id, prepared.seen.extended(output))
             return
-        await writer.finish(response, None if hold is None else turn_row(hold.turn, added))
-        if hold is not None and added:
-            self._conversations.ended(hold.turn, after)
-        chain = prepared.chain(output)
-        if chain is not None:
-            self._histories.remember(response.id, chain)
+        after = hold.turn.context  # a failed or cancelled response adds nothing
+        if _joins(response):
+            after = prepared.seen.extended([_as_stored(item) for item in response.output])
+        if writer is None:
+            await self._conversations.end_turn(hold.turn, after)
+            return
+        await writer.finish(response, turn_row(hold.turn, appended(hold.turn, after)))
+        self._conversations.ended(hold.turn, after)
 
     # --- read --------------------------------------------------------------------------------
 
