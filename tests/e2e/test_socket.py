@@ -131,3 +131,30 @@ async def test_client_disconnect_cancels_the_response_and_the_backend_call(
     assert message.type == "message"
     assert message.status == "incomplete"
     assert stored.output_text == "first"
+
+
+async def test_a_disconnect_on_a_conversation_adds_nothing_and_frees_it(
+    scripted: ScriptedModel, backend: FakeBackend, live_client: openai.AsyncOpenAI
+) -> None:
+    conversation = await live_client.conversations.create()
+    scripted.add_turn("first", delay(2), "second")
+
+    async with live_client.responses.stream(
+        model=backend.model, input="Go", conversation=conversation.id
+    ) as stream:
+        async for event in stream:
+            if event.type == "response.output_text.delta":
+                break  # the client goes away mid-stream
+
+    async def writable() -> bool:
+        try:
+            await live_client.conversations.items.create(
+                conversation.id, items=[{"role": "user", "content": "after"}]
+            )
+        except openai.ConflictError:
+            return False
+        return True
+
+    await eventually(writable, "the conversation to be released")
+    items = [i async for i in live_client.conversations.items.list(conversation.id)]
+    assert [i.content[0].text for i in items] == ["after"]  # type: ignore[union-attr]
