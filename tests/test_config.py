@@ -330,3 +330,17 @@ def test_the_websocket_age_limit_comes_from_the_file_or_the_environment(tmp_path
     assert load_settings(path, env=env).server.websocket_max_age == 1.5
     with pytest.raises(ConfigError):
         load_settings(env={"AGENTLOOM_WEBSOCKET_MAX_AGE": "0"})
+
+
+def test_files_settings_come_from_the_file_or_the_environment(tmp_path: Path) -> None:
+    path = _write(tmp_path, '[files]\ndirectory = "/srv/blobs"\nmax_bytes = 1024\n')
+
+    defaults = load_settings(env={}).files
+    assert (defaults.directory, defaults.max_bytes) == (Path("data/files"), 512 * 1024 * 1024)
+    assert load_settings(path, env={}).files.directory == Path("/srv/blobs")
+    env = {"AGENTLOOM_FILES_DIRECTORY": "/tmp/f", "AGENTLOOM_FILES_MAX_BYTES": "2048"}
+    overridden = load_settings(path, env=env).files
+    assert (overridden.directory, overridden.max_bytes) == (Path("/tmp/f"), 2048)
+    for bad in ("[files]\nmax_bytes = 0\n", '[files]\nblob_store = "s3"\n'):
+        with pytest.raises(ConfigError):
+            load_settings(_write(tmp_path, bad), env={})

@@ -87,6 +87,50 @@ class EngineSettings(_Strict):
     compaction_max_tokens: int = Field(default=2048, ge=64, le=65536)
 
 
+class EmbeddingSettings(_Strict):
+    """How text is embedded for vector search (`[embeddings]`)."""
+
+    type: Literal["minilm", "openai_compatible"] = "minilm"
+    base_url: str | None = None  # openai_compatible: e.g. "http://127.0.0.1:8000/v1"
+    model: str | None = None  # openai_compatible: the upstream model name
+    api_key: SecretStr | None = None
+    api_key_env: str | None = None
+    dimensions: int | None = Field(default=None, ge=1, le=65536)
+    batch_size: int = Field(default=128, ge=1, le=4096)
+    timeout: float = Field(default=60.0, gt=0)
+
+    @model_validator(mode="after")
+    def _remote_needs_endpoint(self) -> EmbeddingSettings:
+        if self.type == "openai_compatible" and (not self.base_url or not self.model):
+            raise ValueError("embeddings type 'openai_compatible' needs base_url and model")
+        return self
+
+    def resolved_api_key(self, env: Mapping[str, str] | None = None) -> str | None:
+        if self.api_key is not None:
+            return self.api_key.get_secret_value()
+        if self.api_key_env is None:
+            return None
+        return (os.environ if env is None else env).get(self.api_key_env)
+
+
+class FilesSettings(_Strict):
+    """Uploaded files (`[files]`): where their bytes live and how large one may be."""
+
+    directory: Path = Path(DEFAULT_DATA_DIR) / "files"
+    max_bytes: int = Field(default=512 * 1024 * 1024, ge=1)
+    blob_store: Literal["local"] = "local"
+
+
+class VectorStoreSettings(_Strict):
+    """Vector stores (`[vector_stores]`): background ingestion and the in-memory search indexes."""
+
+    ingestion_concurrency: int = Field(default=2, ge=1, le=64)  # files ingested at once
+    embed_batch_size: int = Field(default=64, ge=1, le=4096)  # chunks per embedding call
+    cache_chunks: int = Field(default=500_000, ge=1)  # chunks kept in memory, all stores
+    poll_interval: float = Field(default=5.0, gt=0)  # seconds between looks for others' work
+    poll_after_ms: int = Field(default=200, ge=10, le=60_000)  # hint to polling clients
+
+
 class ProviderSettings(_Strict):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$")
     type: str = "openai_compatible"
@@ -125,6 +169,9 @@ class Settings(_Strict):
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     engine: EngineSettings = Field(default_factory=EngineSettings)
     providers: list[ProviderSettings] = Field(default_factory=list)
+    embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    vector_stores: VectorStoreSettings = Field(default_factory=VectorStoreSettings)
+    files: FilesSettings = Field(default_factory=FilesSettings)
 
     @model_validator(mode="after")
     def _unique_provider_names(self) -> Settings:
@@ -148,6 +195,11 @@ _ENV_SCALARS: dict[str, tuple[str, str]] = {
     "AGENTLOOM_MAX_MODEL_CALLS": ("engine", "max_model_calls"),
     "AGENTLOOM_WEBSOCKET_MAX_AGE": ("server", "websocket_max_age"),
     "AGENTLOOM_SEALING_KEY": ("server", "sealing_key"),
+    "AGENTLOOM_FILES_DIRECTORY": ("files", "directory"),
+    "AGENTLOOM_FILES_MAX_BYTES": ("files", "max_bytes"),
+    "AGENTLOOM_EMBEDDINGS_TYPE": ("embeddings", "type"),
+    "AGENTLOOM_EMBEDDINGS_BASE_URL": ("embeddings", "base_url"),
+    "AGENTLOOM_EMBEDDINGS_MODEL": ("embeddings", "model"),
 }
 
 

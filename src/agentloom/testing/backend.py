@@ -12,7 +12,10 @@ backend.chat_requests[0]                 # ... read back into ChatRequest
 It answers ``GET /v1/models`` and ``POST /v1/chat/completions`` (also without ``/v1``), streamed
 (SSE, a final usage chunk when ``stream_options.include_usage``) or not, and vLLM's
 ``POST /tokenize`` (at the root only, as vLLM serves it) with the provider's ``count_tokens``;
-``FakeBackend(model, tokenize=False)`` answers 404 there instead, like most backends.
+``FakeBackend(model, tokenize=False)`` answers 404 there instead, like most backends. It also
+answers ``POST /v1/embeddings`` with deterministic hashed bag-of-words vectors
+(:mod:`agentloom.testing.embeddings`); errors put in ``embedding_errors`` answer the next
+embeddings requests, one each.
 
 Errors the provider raises before its first chunk become the matching HTTP status and OpenAI
 error body; later ones an in-stream ``{"error": ...}`` event, as vLLM sends. The faults of a
@@ -67,6 +70,7 @@ from agentloom.inference.base import (
     ToolChoice,
     Usage,
 )
+from agentloom.testing.embeddings import embeddings_answer
 from agentloom.testing.scripted import BreakStream, Fault, InvalidChunk, ScriptedModel, Stall
 from agentloom.testing.serving import serve, serve_async
 
@@ -530,7 +534,9 @@ class FakeBackend:
     ``app`` is the ASGI app; ``requests`` the raw JSON bodies of chat requests, ``chat_requests``
     the same read back as :class:`ChatRequest`; ``tokenize_requests`` and
     ``tokenize_chat_requests`` the same for ``/tokenize`` (kept apart, so ``requests[-1]`` is
-    always the last chat request); ``disconnects`` counts clients that went away before their
+    always the last chat request); ``embedding_requests`` the bodies sent to ``/embeddings``,
+    ``embedding_errors`` errors to answer the next ones with (the first is used and removed by
+    each request); ``disconnects`` counts clients that went away before their
     answer was complete. ``model`` is the model id tests should ask for (any id is answered).
     ``reasoning_field`` names the delta field reasoning is sent in; ``tokenize`` whether
     ``/tokenize`` is served (it is recorded either way).
@@ -547,6 +553,8 @@ class FakeBackend:
         self.chat_requests: list[ChatRequest] = []
         self.tokenize_requests: list[JSONObject] = []
         self.tokenize_chat_requests: list[ChatRequest] = []
+        self.embedding_requests: list[JSONObject] = []
+        self.embedding_errors: list[UpstreamError] = []
         self.disconnects = 0
         self._base_url: str | None = None
         self._ids = itertools.count(1)
@@ -583,6 +591,8 @@ class FakeBackend:
         self.chat_requests = []
         self.tokenize_requests = []
         self.tokenize_chat_requests = []
+        self.embedding_requests = []
+        self.embedding_errors = []
         self.disconnects = 0
 
     @contextmanager
@@ -609,6 +619,8 @@ class FakeBackend:
             await self._chat(receive, send)
         elif path == "/models" and scope["method"] == "GET":
             await self._models(send)
+        elif path == "/embeddings" and scope["method"] == "POST":
+            await self._embeddings(receive, send)
         else:
             await _send_json(send, 404, _error_json(f"no route {path}", 404, code="not_found"))
 
@@ -619,6 +631,19 @@ class FakeBackend:
             infos = await self.provider.list_models()
         data = [_model_json(info) for info in infos]
         await _send_json(send, 200, _dumps({"object": "list", "data": data}))
+
+    async def _embeddings(self, receive: Receive, send: Send) -> None:
+        try:
+            body = _object(json.loads(await _read_body(receive)), "the request body")
+            self.embedding_requests.append(body)
+            answer = embeddings_answer(body)
+        except ValueError as exc:  # JSONDecodeError, BadRequestError or a bad field
+            await _send_json(send, 400, _error_json(str(exc), 400))
+            return
+        if self.embedding_errors:
+            await _send_error(send, self.embedding_errors.pop(0))
+        else:
+            await _send_json(send, 200, _dumps(answer))
 
     async def _tokenize(self, receive: Receive, send: Send) -> None:
         """vLLM's chat form of ``/tokenize``: ``{"model", "messages", "tools", ...}``."""

@@ -1,0 +1,214 @@
+"""An embedder for any OpenAI-compatible ``POST /embeddings`` endpoint (OpenAI, vLLM, Ollama,
+llama.cpp, text-embeddings-inference ...).
+
+Texts go in batches of ``batch_size``, one request after another; the answer may carry floats
+or base64 (little-endian float32). Every failure leaves as an :mod:`agentloom.errors` upstream
+error, never an HTTP type.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+import httpx2
+import numpy as np
+from numpy.typing import NDArray
+
+from agentloom.config import ConfigError, EmbeddingSettings
+from agentloom.errors import (
+    InternalError,
+    UpstreamError,
+    UpstreamRateLimitError,
+    UpstreamRequestError,
+    UpstreamTimeoutError,
+)
+from agentloom.inference.openai_compatible import retry_after
+
+__all__ = ["OpenAICompatibleEmbedder"]
+
+_CONNECT_TIMEOUT: Final = 10.0
+_MAX_MESSAGE: Final = 500
+
+F32 = NDArray[np.float32]
+
+
+class OpenAICompatibleEmbedder:
+    """Embeds with ``settings.model`` at ``settings.base_url``; rows are L2-normalised.
+
+    The dimensions are ``settings.dimensions`` (sent upstream, for models that can shorten
+    their vectors) or, when not configured, learned from the first answer.
+    """
+
+    def __init__(self, settings: EmbeddingSettings) -> None:
+        if not settings.base_url or not settings.model:
+            raise ConfigError("an openai_compatible embedder needs base_url and model")
+        self._model = settings.model
+        self._batch_size = settings.batch_size
+        self._requested = settings.dimensions
+        self._dimensions = settings.dimensions
+        self._where = settings.base_url.rstrip("/")
+        key = settings.resolved_api_key()
+        self._client = httpx2.AsyncClient(
+            base_url=self._where + "/",
+            headers={"authorization": f"Bearer {key}"} if key else {},
+            timeout=httpx2.Timeout(
+                settings.timeout, connect=min(settings.timeout, _CONNECT_TIMEOUT)
+            ),
+            follow_redirects=True,
+        )
+
+    @property
+    def name(self) -> str:
+        suffix = f"@{self._requested}" if self._requested is not None else ""
+        return f"openai:{self._model}{suffix}"
+
+    @property
+    def dimensions(self) -> int:
+        if self._dimensions is None:
+            raise InternalError(
+                f"the dimensions of embedding model {self._model} are not known before its first "
+                "answer; set embeddings.dimensions in the configuration"
+            )
+        return self._dimensions
+
+    async def embed(self, texts: Sequence[str]) -> F32:
+        batches = [
+            await self._batch(texts[i : i + self._batch_size])
+            for i in range(0, len(texts), self._batch_size)
+        ]
+        if not batches:
+            return np.zeros((0, self._dimensions or 0), dtype=np.float32)
+        return np.concatenate(batches)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def _batch(self, texts: Sequence[str]) -> F32:
+        body: dict[str, object] = {
+            "model": self._model,
+            # OpenAI refuses empty strings; a blank text has no meaning to embed anyway
+            "input": [text if text.strip() else " " for text in texts],
+            "encoding_format": "float",
+        }
+        if self._requested is not None:
+            body["dimensions"] = self._requested
+        answer = await self._post(body)
+        vectors = _vectors(answer, len(texts))
+        self._check_dimensions(vectors.shape[1])
+        return _normalised(vectors)
+
+    async def _post(self, body: Mapping[str, object]) -> object:
+        try:
+            response = await self._client.post("embeddings", json=body)
+        except httpx2.TimeoutException as exc:
+            raise UpstreamTimeoutError(
+                f"the embeddings backend at {self._where} did not answer in time"
+            ) from exc
+        except httpx2.HTTPError as exc:
+            raise UpstreamError(
+                f"could not reach the embeddings backend at {self._where}: {exc}"
+            ) from exc
+        if response.status_code >= 400:
+            raise _status_error(response.status_code, response.headers, response.content)
+        try:
+            return json.loads(response.content)
+        except ValueError as exc:
+            raise UpstreamError("the embeddings backend sent an answer that is not JSON") from exc
+
+    def _check_dimensions(self, found: int) -> None:
+        if self._dimensions is None:
+            self._dimensions = found
+        elif found != self._dimensions:
+            raise UpstreamError(
+                f"the embeddings backend sent vectors of {found} dimensions, "
+                f"expected {self._dimensions}"
+            )
+
+
+# --- answers ---------------------------------------------------------------------------------
+
+
+def _vectors(answer: object, count: int) -> F32:
+    """The ``data[].embedding`` rows of an answer, in ``index`` order."""
+    data = answer.get("data") if isinstance(answer, dict) else None
+    if not isinstance(data, list) or len(data) != count:
+        raise _invalid(f"expected {count} embeddings in `data`")
+    rows: list[F32 | None] = [None] * count
+    for position, entry in enumerate(data):
+        index = entry.get("index", position) if isinstance(entry, dict) else None
+        if not isinstance(index, int) or not 0 <= index < count or rows[index] is not None:
+            raise _invalid("an embedding with a missing, repeated or out-of-range `index`")
+        rows[index] = _row(entry.get("embedding"))
+    found = [row for row in rows if row is not None]
+    if len({len(row) for row in found}) != 1:
+        raise _invalid("embeddings of different lengths")
+    return np.stack(found)
+
+
+def _row(value: object) -> F32:
+    if isinstance(value, str):
+        try:
+            raw = base64.b64decode(value, validate=True)
+        except binascii.Error as exc:
+            raise _invalid("an embedding that is not valid base64") from exc
+        if not raw or len(raw) % 4:
+            raise _invalid("a base64 embedding that is not a float32 array")
+        return np.frombuffer(raw, dtype="<f4").astype(np.float32)
+    if isinstance(value, list) and value and all(_is_number(v) for v in value):
+        return np.asarray(value, dtype=np.float32)
+    raise _invalid("an embedding that is neither a list of numbers nor base64")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _normalised(vectors: F32) -> F32:
+    if not np.isfinite(vectors).all():
+        raise _invalid("an embedding with a value that is not a finite number")
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    if (norms == 0).any():
+        raise _invalid("an embedding of all zeros")
+    vectors /= norms
+    return vectors
+
+
+def _invalid(problem: str) -> UpstreamError:
+    return UpstreamError(f"the embeddings backend sent an invalid answer: {problem}")
+
+
+# --- errors ----------------------------------------------------------------------------------
+
+
+def _status_error(status: int, headers: Mapping[str, str], raw: bytes) -> UpstreamError:
+    message = _clip(_error_message(raw) or f"HTTP {status}")
+    if status == 429:
+        return UpstreamRateLimitError(
+            f"the embeddings backend is rate limiting requests: {message}",
+            status=429,
+            retry_after=retry_after(headers),
+        )
+    if 400 <= status < 500:
+        return UpstreamRequestError(
+            f"the embeddings backend rejected the request ({status}): {message}", status=status
+        )
+    return UpstreamError(f"the embeddings backend failed ({status}): {message}", status=status)
+
+
+def _error_message(raw: bytes) -> str:
+    """OpenAI's ``{"error": {"message": ...}}``, vLLM's ``{"message": ...}``, or the text."""
+    try:
+        body: object = json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", "replace").strip()
+    error = body.get("error", body) if isinstance(body, dict) else body
+    message = error.get("message") if isinstance(error, dict) else error
+    return message if isinstance(message, str) else json.dumps(body)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 3] + "..."
