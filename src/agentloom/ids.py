@@ -26,5 +26,6 @@ def _random_hex() -> str:
         return _pool[start : start + _ID_BYTES].hex()
 
 
-def new_id(prefix: str) -> str:
-    return f"{prefix}_{_random_hex()}"
+def new_id(prefix: str, *, separator: str = "_") -> str:
+    """``resp_<hex>``; files take OpenAI's ``file-<hex>`` (``separator="-"``)."""
+    return f"{prefix}{separator}{_random_hex()}"

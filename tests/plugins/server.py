@@ -10,8 +10,11 @@ methods, raw SSE).
 from __future__ import annotations
 
 import asyncio
+import secrets
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import httpx2
 import openai
@@ -20,15 +23,19 @@ from starlette.applications import Starlette
 
 from agentloom.config import (
     DatabaseSettings,
+    EmbeddingSettings,
     EngineSettings,
+    FilesSettings,
     ProviderSettings,
     ServerSettings,
     Settings,
+    VectorStoreSettings,
 )
 from agentloom.server.app import create_app
 from agentloom.testing.backend import FakeBackend
 
 BASE_URL = "http://agentloom.test/v1"
+FAKE_EMBEDDING_MODEL = "fake-embedding"
 
 
 def make_settings(
@@ -38,8 +45,11 @@ def make_settings(
     max_body_bytes: int = 1024 * 1024,
     max_model_calls: int = 10,
     timeout: float = 2.0,
+    files_directory: Path | None = None,
+    files_max_bytes: int = 8 * 1024 * 1024,
 ) -> Settings:
-    """Settings for one ``fake`` provider serving ``backend.model``, on ``database_url``."""
+    """Settings for one ``fake`` provider serving ``backend.model``, on ``database_url``;
+    uploaded files go to ``files_directory`` (default: a fresh temporary directory)."""
     provider = ProviderSettings(
         name="fake",
         base_url=backend.base_url,
@@ -52,12 +62,27 @@ def make_settings(
         database=DatabaseSettings(url=database_url),
         engine=EngineSettings(max_model_calls=max_model_calls),
         providers=[provider],
+        # the fake backend's hashed bag-of-words embeddings: fast, and texts sharing words match
+        embeddings=EmbeddingSettings(
+            type="openai_compatible", base_url=backend.base_url, model=FAKE_EMBEDDING_MODEL
+        ),
+        vector_stores=VectorStoreSettings(poll_after_ms=20),  # the SDK's *_and_poll: quick
+        files=FilesSettings(
+            directory=files_directory or _scratch_directory(),
+            max_bytes=files_max_bytes,
+        ),
     )
 
 
+def _scratch_directory() -> Path:
+    """A directory name of its own under the system's temporary directory (created only if a
+    file is uploaded)."""
+    return Path(tempfile.gettempdir()) / f"agentloom-files-{secrets.token_hex(8)}"
+
+
 @pytest.fixture
-def settings(backend: FakeBackend, database_url: str) -> Settings:
-    return make_settings(backend, database_url)
+def settings(backend: FakeBackend, database_url: str, tmp_path: Path) -> Settings:
+    return make_settings(backend, database_url, files_directory=tmp_path / "files")
 
 
 @asynccontextmanager

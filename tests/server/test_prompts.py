@@ -696,7 +696,7 @@ async def test_response_prompt_errors(
             "prompt.variables",
             "invalid_value",
         ),
-        ({"id": pid, "variables": {"name": image_by_id}}, 400, "prompt.variables", "invalid_value"),
+        ({"id": pid, "variables": {"name": image_by_id}}, 404, "prompt.variables", None),
         (
             {"id": pid, "variables": {"name": {"type": "input_file"}}},
             400,

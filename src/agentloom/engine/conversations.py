@@ -35,6 +35,7 @@ from agentloom.api.conversations import (
 )
 from agentloom.api.items import STORED_ITEM, InputItem, StoredItem
 from agentloom.api.lists import ListPage
+from agentloom.engine.attachments import Attachments
 from agentloom.engine.history import Context, parse_items
 from agentloom.engine.items import ItemFinder, stored_items
 from agentloom.engine.messages import SummaryReader
@@ -88,10 +89,12 @@ class ConversationsService:
         finder: ItemFinder,
         reader: SummaryReader,
         cache_size: int = DEFAULT_CACHE_SIZE,
+        attachments: Attachments | None = None,
     ) -> None:
         self._store = store
         self._finder = finder
         self._reader = reader
+        self._attachments = attachments or Attachments()
         self._cache: OrderedDict[str, tuple[int, Context]] = OrderedDict()
         self._cache_size = cache_size
 
@@ -186,8 +189,7 @@ class ConversationsService:
             ) from None
         context = self._cached(conversation_id, version)
         if context is None:
-            items = parse_items(await self._store.items(conversation_id))
-            context = Context.of(items, self._reader)
+            context = await self._context(conversation_id)
             self._remember(conversation_id, version, context)
         return Turn(conversation_id, response_id, version, context)
 
@@ -201,8 +203,7 @@ class ConversationsService:
             )
         context = self._cached(conversation_id, row.version)
         if context is None:
-            items = parse_items(await self._store.items(conversation_id))
-            context = Context.of(items, self._reader)
+            context = await self._context(conversation_id)
         return context
 
     async def check_new(self, turn: Turn, items: Sequence[StoredItem], *, param: str) -> None:
@@ -240,6 +241,10 @@ class ConversationsService:
         if row is None:
             raise _not_found(conversation_id)
         return row
+
+    async def _context(self, conversation_id: str) -> Context:
+        items = parse_items(await self._store.items(conversation_id))
+        return Context.of(items, self._reader, await self._attachments.resolve(items))
 
     async def _new_items(self, items: Sequence[InputItem]) -> list[StoredItem]:
         return await stored_items(self._finder, items, param="items", for_conversation=True)

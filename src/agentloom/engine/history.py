@@ -12,10 +12,11 @@ cached chain; a delete through another process is seen only for the response its
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from agentloom.api.items import STORED_ITEMS, StoredItem
+from agentloom.engine.attachments import Attachment, Attachments
 from agentloom.engine.messages import ChatHistory, SummaryReader, visible
 from agentloom.errors import NotFoundError
 from agentloom.storage.base import ItemRow, ResponseStore
@@ -32,31 +33,49 @@ class Context:
     chat: ChatHistory = field(default_factory=ChatHistory)
 
     @classmethod
-    def of(cls, items: Sequence[StoredItem], reader: SummaryReader) -> Context:
-        """The context of items already accepted."""
-        return cls.empty(reader).extended(items)
+    def of(
+        cls,
+        items: Sequence[StoredItem],
+        reader: SummaryReader,
+        files: Mapping[str, Attachment] | None = None,
+    ) -> Context:
+        """The context of items already accepted (``files``: what their file ids name)."""
+        return cls.empty(reader).extended(items, files=files)
 
     @classmethod
     def empty(cls, reader: SummaryReader) -> Context:
         return cls((), ChatHistory(reader=reader))
 
-    def extended(self, items: Sequence[StoredItem], *, param: str | None = None) -> Context:
-        """This context followed by ``items`` (errors in them name ``param[i]``). A compaction
-        item among them changes what is seen of the earlier items: the chat is built again."""
+    def extended(
+        self,
+        items: Sequence[StoredItem],
+        *,
+        param: str | None = None,
+        files: Mapping[str, Attachment] | None = None,
+    ) -> Context:
+        """This context followed by ``items`` (errors in them name ``param[i]``; ``files`` is
+        what their file ids name). A compaction item among them changes what is seen of the
+        earlier items: the chat is built again."""
         if not items:
             return self
         every = (*self.items, *items)
+        known = {**self.chat.files, **(files or {})}
         if any(item.type == "compaction" for item in items):
-            return Context(every, _built(every, self.chat.reader, len(self.items), param))
+            return Context(every, _built(every, self.chat.reader, len(self.items), param, known))
         chat = self.chat.copy()
+        chat.files = known
         chat.extend(items, param=param)
         return Context(every, chat)
 
 
 def _built(
-    items: Sequence[StoredItem], reader: SummaryReader, first_new: int, param: str | None
+    items: Sequence[StoredItem],
+    reader: SummaryReader,
+    first_new: int,
+    param: str | None,
+    files: dict[str, Attachment],
 ) -> ChatHistory:
-    chat = ChatHistory(reader=reader)
+    chat = ChatHistory(reader=reader, files=files)
     for index in visible(items, reader, first_new=first_new):
         new = param is not None and index >= first_new
         chat.add(items[index], param=f"{param}[{index - first_new}]" if new else None)
@@ -77,9 +96,11 @@ class History:
         reader: SummaryReader,
         *,
         cache_size: int = DEFAULT_CACHE_SIZE,
+        attachments: Attachments | None = None,
     ) -> None:
         self._store = store
         self._reader = reader
+        self._attachments = attachments or Attachments()
         self._cache: OrderedDict[str, Context] = OrderedDict()
         self._size = cache_size
 
@@ -96,7 +117,8 @@ class History:
         if rows is None:
             self.forget(response_id)
             raise _not_found(response_id)
-        return Context.of(parse_items(rows), self._reader)
+        items = parse_items(rows)
+        return Context.of(items, self._reader, await self._attachments.resolve(items))
 
     def remember(self, response_id: str, chain: Context) -> None:
         """Keep the whole chain of a finished, stored response."""

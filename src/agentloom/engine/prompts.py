@@ -29,6 +29,7 @@ from agentloom.api.prompts import (
     UpdatePromptRequest,
 )
 from agentloom.api.requests import CreateResponseRequest
+from agentloom.engine.attachments import Attachments
 from agentloom.engine.templates import declared_variables, substitute
 from agentloom.errors import ConflictError, InvalidRequestError, NotFoundError
 from agentloom.ids import new_id
@@ -62,8 +63,9 @@ class Applied:
 
 
 class PromptsService:
-    def __init__(self, store: PromptStore) -> None:
+    def __init__(self, store: PromptStore, *, attachments: Attachments | None = None) -> None:
         self._store = store
+        self._attachments = attachments or Attachments()
 
     async def create(self, request: CreatePromptRequest) -> Prompt:
         variables = declared_variables(request.prompt, request.variables)
@@ -138,7 +140,10 @@ class PromptsService:
         if request.prompt is None:
             return Applied(request, None)
         rendered = await self.render(request.prompt)
-        return Applied(with_prompt(request, rendered), rendered.media)
+        media = rendered.media
+        if media is not None:  # values given by file id: their text (or image) goes in
+            media = await self._attachments.inline(media, param="prompt.variables")
+        return Applied(with_prompt(request, rendered), media)
 
     async def render(self, param: PromptParam) -> RenderedPrompt:
         version = _requested_version(param.version)
@@ -224,10 +229,10 @@ def _marker(name: str, value: InputImage | InputFile) -> str:
 
 
 def _media(name: str, value: PromptVariable) -> list[MessageContent]:
-    if isinstance(value, InputImage) and value.image_url is None:
-        raise _unusable(name, "an input_image needs image_url")
-    if isinstance(value, InputFile) and value.file_data is None and value.file_url is None:
-        raise _unusable(name, "an input_file needs file_data or file_url")
+    if isinstance(value, InputImage) and value.image_url is None and value.file_id is None:
+        raise _unusable(name, "an input_image needs image_url or file_id")
+    if isinstance(value, InputFile) and not (value.file_data or value.file_url or value.file_id):
+        raise _unusable(name, "an input_file needs file_data, file_url or file_id")
     if isinstance(value, InputImage | InputFile):
         return [InputText(text=_marker(name, value)), value]
     return []
@@ -235,8 +240,7 @@ def _media(name: str, value: PromptVariable) -> list[MessageContent]:
 
 def _unusable(name: str, why: str) -> InvalidRequestError:
     return InvalidRequestError(
-        f"Invalid value for the prompt variable '{name}': {why} (file_id needs the Files API, "
-        "which this server does not have yet).",
+        f"Invalid value for the prompt variable '{name}': {why}.",
         param="prompt.variables",
         code="invalid_value",
     )

@@ -12,20 +12,36 @@ from starlette.exceptions import HTTPException
 from agentloom.config import Settings
 from agentloom.errors import AgentloomError
 from agentloom.inference.base import Provider
+from agentloom.retrieval.embeddings import Embedder
 from agentloom.server import errors
-from agentloom.server.routes import conversations, models, prompts, responses, websocket
+from agentloom.server.routes import (
+    conversations,
+    files,
+    models,
+    prompts,
+    responses,
+    vector_stores,
+    websocket,
+)
 from agentloom.server.runtime import housekeeping, open_runtime
 
 
-def create_app(settings: Settings, *, providers: Mapping[str, Provider] | None = None) -> Starlette:
-    """Build the app. ``providers`` replaces the configured ones (tests, embedding)."""
+def create_app(
+    settings: Settings,
+    *,
+    providers: Mapping[str, Provider] | None = None,
+    embedder: Embedder | None = None,
+) -> Starlette:
+    """Build the app. ``providers`` replaces the configured ones, ``embedder`` the configured
+    embedder (tests, embedding)."""
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with open_runtime(settings, providers=providers) as runtime:
+        async with open_runtime(settings, providers=providers, embedder=embedder) as runtime:
             app.state.runtime = runtime
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(housekeeping, runtime)
+                tasks.start_soon(runtime.vector_stores.run_ingestion)
                 yield
                 tasks.cancel_scope.cancel()
 
@@ -35,6 +51,8 @@ def create_app(settings: Settings, *, providers: Mapping[str, Provider] | None =
             *websocket.routes,
             *conversations.routes,
             *prompts.routes,
+            *files.routes,
+            *vector_stores.routes,
             *models.routes,
         ],
         exception_handlers={

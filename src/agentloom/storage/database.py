@@ -26,9 +26,12 @@ from sqlalchemy.pool import StaticPool
 
 from agentloom.storage import schema
 from agentloom.storage.conversations import SqlConversationStore
+from agentloom.storage.files import SqlFileStore
 from agentloom.storage.prompts import SqlPromptStore
 from agentloom.storage.responses import SqlResponseStore
 from agentloom.storage.runner import AsyncRunner, Runner, ThreadRunner
+from agentloom.storage.vector_chunks import SqlChunkStore
+from agentloom.storage.vector_stores import SqlVectorStoreStore
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 _MIGRATION_LOCK = 0x616C6F6F6D  # "aloom": pg_advisory_xact_lock key for migrations
@@ -109,6 +112,9 @@ class Database:
             runner, instance_id=instance_id, abandoned_after=abandoned_after
         )
         self.prompts = SqlPromptStore(runner)
+        self.vector_stores = SqlVectorStoreStore(runner)
+        self.vector_chunks = SqlChunkStore(runner)
+        self.files = SqlFileStore(runner)
 
     @classmethod
     async def connect(

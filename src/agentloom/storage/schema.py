@@ -114,3 +114,112 @@ sealing_keys = sa.Table(
     sa.Column("key", sa.String(128), nullable=False),
     sa.Column("created_at", sa.Float, nullable=False),
 )
+
+
+# Uploaded files (the Files API): the row describes the file, the bytes live in the blob store
+# under ``blob_key``. ``expires_at`` (unix seconds) is null for files that never expire.
+files = sa.Table(
+    "files",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False, unique=True),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("filename", sa.String(512), nullable=False),
+    sa.Column("purpose", sa.String(32), nullable=False),
+    sa.Column("bytes", sa.BigInteger, nullable=False),
+    sa.Column("content_type", sa.String(128), nullable=False),
+    sa.Column("sha256", sa.String(64), nullable=False),
+    sa.Column("expires_at", sa.Float, nullable=True),
+    sa.Column("blob_key", sa.String(255), nullable=False),
+    sa.Index("ix_files_purpose_seq", "purpose", "seq"),
+    sa.Index("ix_files_expires_at", "expires_at"),
+)
+
+
+# Vector stores (the Vector Stores API). A store is embedded by one model (``embedder``,
+# ``dimensions``); ``epoch`` grows whenever chunks are deleted, so in-memory indexes know to
+# drop files (chunks only ever added are picked up by ``seq``). ``expires_at`` follows
+# ``last_active_at`` when the store has an ``expires_after`` policy (JSON).
+vector_stores = sa.Table(
+    "vector_stores",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False, unique=True),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("metadata", sa.Text, nullable=False),
+    sa.Column("expires_after", sa.Text, nullable=True),
+    sa.Column("expires_at", sa.Float, nullable=True),
+    sa.Column("last_active_at", sa.Float, nullable=False),
+    sa.Column("embedder", sa.String(256), nullable=False),
+    sa.Column("dimensions", sa.Integer, nullable=False),
+    sa.Column("epoch", sa.Integer, nullable=False, server_default="0"),
+)
+
+# A file in a vector store (the id the API shows is the file's id). ``in_progress`` rows are
+# ingested by a server instance that claims them (``claimed_by``); the claim of an instance
+# that stopped beating is taken over. ``attempts`` counts claims, so a file that keeps killing
+# its ingester fails instead of looping.
+vector_store_files = sa.Table(
+    "vector_store_files",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column(
+        "vector_store_id",
+        sa.String(96),
+        sa.ForeignKey("vector_stores.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("file_id", sa.String(96), nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("last_error", sa.Text, nullable=True),
+    sa.Column("attributes", sa.Text, nullable=False),
+    sa.Column("chunking_strategy", sa.Text, nullable=False),
+    sa.Column("batch_id", sa.String(96), nullable=True),
+    sa.Column("usage_bytes", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("claimed_by", sa.String(96), nullable=True),
+    sa.Column("claimed_at", sa.Float, nullable=True),
+    sa.Column("attempts", sa.Integer, nullable=False, server_default="0"),
+    sa.UniqueConstraint("vector_store_id", "file_id", name="uq_vector_store_files_store_file"),
+    sa.Index("ix_vector_store_files_store_seq", "vector_store_id", "seq"),
+    sa.Index("ix_vector_store_files_batch_seq", "batch_id", "seq"),
+    sa.Index("ix_vector_store_files_file", "file_id"),
+    sa.Index("ix_vector_store_files_status", "status"),
+)
+
+vector_store_file_batches = sa.Table(
+    "vector_store_file_batches",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False, unique=True),
+    sa.Column(
+        "vector_store_id",
+        sa.String(96),
+        sa.ForeignKey("vector_stores.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("cancelled", sa.Boolean, nullable=False, server_default=sa.false()),
+)
+
+# The chunks of the completed files: ``seq`` is the chunk id (in-memory indexes load the chunks
+# past the last ``seq`` they saw, so a seq is never reused), ``vector`` the float32 embedding.
+vector_store_chunks = sa.Table(
+    "vector_store_chunks",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column(
+        "vector_store_id",
+        sa.String(96),
+        sa.ForeignKey("vector_stores.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("file_id", sa.String(96), nullable=False),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("vector", sa.LargeBinary, nullable=False),
+    sa.Index("ix_vector_store_chunks_store_seq", "vector_store_id", "seq"),
+    sa.Index("ix_vector_store_chunks_store_file", "vector_store_id", "file_id"),
+    sqlite_autoincrement=True,  # a seq is never reused, even after the newest chunks go
+)

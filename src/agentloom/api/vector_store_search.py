@@ -1,0 +1,73 @@
+"""``POST /v1/vector_stores/{id}/search``: the request and the page of results."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, TypeAlias
+
+from pydantic import AfterValidator, Field
+
+from agentloom.api.content import WireModel
+from agentloom.api.filters import Filter
+from agentloom.api.vector_stores import AttributeValue
+
+MAX_QUERIES = 16
+MAX_QUERY_CHARS = 4096
+DEFAULT_RESULTS = 10
+MAX_RESULTS = 50
+
+SearchMode: TypeAlias = Literal["hybrid", "vector", "keyword"]
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("a query must not be empty")
+    return value
+
+
+Query: TypeAlias = Annotated[str, Field(max_length=MAX_QUERY_CHARS), AfterValidator(_not_blank)]
+
+
+class HybridSearch(WireModel):
+    """How much the embedding match and the keyword match weigh in a hybrid score."""
+
+    embedding_weight: float = Field(default=1.0, ge=0)
+    text_weight: float = Field(default=1.0, ge=0)
+
+
+class RankingOptions(WireModel):
+    ranker: Literal["none", "auto", "default-2024-11-15"] = "auto"
+    score_threshold: float = Field(default=0.0, ge=0, le=1)
+    hybrid_search: HybridSearch | None = None
+
+
+class SearchRequest(WireModel):
+    query: Query | Annotated[list[Query], Field(min_length=1, max_length=MAX_QUERIES)]
+    filters: Filter | None = None
+    max_num_results: int = Field(default=DEFAULT_RESULTS, ge=1, le=MAX_RESULTS)
+    ranking_options: RankingOptions | None = None
+    rewrite_query: bool = False
+    search_mode: SearchMode = "hybrid"  # an agentloom extension
+
+    def queries(self) -> list[str]:
+        return [self.query] if isinstance(self.query, str) else list(self.query)
+
+
+class SearchContent(WireModel):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class SearchResultItem(WireModel):
+    file_id: str
+    filename: str
+    score: float
+    attributes: dict[str, AttributeValue] = Field(default_factory=dict)
+    content: list[SearchContent]
+
+
+class SearchResultsPage(WireModel):
+    object: Literal["vector_store.search_results.page"] = "vector_store.search_results.page"
+    search_query: list[str]
+    data: list[SearchResultItem]
+    has_more: bool = False
+    next_page: str | None = None

@@ -1,0 +1,289 @@
+"""Vector stores: the Vector Stores API and the search the ``file_search`` tool uses.
+
+A store is embedded by one model: the embedder configured when it was created. Searching it
+(by vector or hybrid) or adding files with another embedder configured is a 409, since its
+vectors and the new ones would not compare. Keyword search works whatever the embedder.
+
+Files are ingested in the background (:mod:`agentloom.engine.ingestion`); searches use
+in-memory indexes kept current with the database (:mod:`agentloom.engine.vector_index_cache`).
+Searching or adding files marks a store active (``last_active_at``, at most once a minute),
+which moves its expiry when it has an ``expires_after`` policy; an expired store takes no
+search and no file, and can still be read, updated and deleted.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+
+from agentloom.api.filters import Filter
+from agentloom.api.lists import ListPage
+from agentloom.api.vector_store_search import (
+    RankingOptions,
+    SearchContent,
+    SearchRequest,
+    SearchResultItem,
+    SearchResultsPage,
+)
+from agentloom.api.vector_stores import (
+    BatchFile,
+    CreateVectorStoreRequest,
+    UpdateVectorStoreRequest,
+    VectorStore,
+    VectorStoreDeleted,
+)
+from agentloom.config import VectorStoreSettings
+from agentloom.engine.files import FilesService
+from agentloom.engine.ingestion import Ingestor, Liveness
+from agentloom.engine.query_rewrite import rewrite_query
+from agentloom.engine.vector_index_cache import IndexCache
+from agentloom.engine.vector_search import Search, SearchResult, VectorSearch
+from agentloom.engine.vector_store_files import VectorStoreFiles, store_not_found
+from agentloom.engine.vector_store_objects import expired, expiry, policy_of, store_object
+from agentloom.errors import ConflictError, InternalError, InvalidRequestError, NotFoundError
+from agentloom.ids import new_id
+from agentloom.retrieval.embeddings import Embedder
+from agentloom.retrieval.index import SearchMode, Weights
+from agentloom.storage.database import Database
+from agentloom.storage.vector_stores_base import (
+    Cursor,
+    FileCounts,
+    IndexState,
+    StoreChanges,
+    StoreRow,
+    StoreState,
+)
+
+__all__ = ["SearchResult", "VectorStoresService"]
+
+ACTIVE_EVERY = 60.0  # seconds: how often a store in use records its last_active_at
+
+
+class VectorStoresService:
+    def __init__(
+        self,
+        database: Database,
+        files: FilesService,
+        embedder: Embedder,
+        settings: VectorStoreSettings,
+        liveness: Liveness,
+    ) -> None:
+        self._stores = database.vector_stores
+        self._chunks = database.vector_chunks
+        self._embedder = embedder
+        self._space: tuple[str, int] | None = None
+        self.settings = settings
+        self.cache = IndexCache(self._chunks, max_chunks=settings.cache_chunks)
+        self._search = VectorSearch(self._chunks, self.cache)
+        self.ingestion = Ingestor(self._chunks, files, embedder, settings, liveness)
+        self.files = VectorStoreFiles(
+            self._stores, self._chunks, files, usable=self._usable, wake=self.ingestion.wake
+        )
+
+    # --- stores ------------------------------------------------------------------------------
+
+    async def create(self, request: CreateVectorStoreRequest) -> VectorStore:
+        now = time.time()
+        store_id = new_id("vs")
+        entries = [
+            BatchFile(file_id=file_id, chunking_strategy=request.chunking_strategy)
+            for file_id in request.file_ids or []
+        ]
+        params = [f"file_ids[{at}]" for at in range(len(entries))]
+        files = await self.files.rows(store_id, entries, params=params)
+        name, dimensions = await self._embedding_space()
+        policy = request.expires_after
+        row = StoreRow(
+            id=store_id,
+            created_at=now,
+            name=request.name or "",
+            metadata=json.dumps(request.metadata or {}),
+            expires_after=None if policy is None else policy.model_dump_json(),
+            expires_at=expiry(policy, now),
+            last_active_at=now,
+            embedder=name,
+            dimensions=dimensions,
+        )
+        await self._stores.create(row, files)
+        if files:
+            self.ingestion.wake()
+        return store_object(StoreState(row, FileCounts(in_progress=len(files))), now)
+
+    async def list_stores(self, cursor: Cursor) -> ListPage[VectorStore]:
+        page = await self._stores.list_page(cursor)
+        now = time.time()
+        data = [store_object(state, now) for state in page.data]
+        return ListPage[VectorStore](
+            data=data,
+            first_id=data[0].id if data else None,
+            last_id=data[-1].id if data else None,
+            has_more=page.has_more,
+        )
+
+    async def get(self, store_id: str) -> VectorStore:
+        return store_object(await self._state(store_id), time.time())
+
+    async def update(self, store_id: str, request: UpdateVectorStoreRequest) -> VectorStore:
+        row = (await self._state(store_id)).row
+        given = request.model_fields_set
+        policy = request.expires_after if "expires_after" in given else policy_of(row)
+        changes = StoreChanges(
+            name=row.name if request.name is None else request.name,
+            metadata=row.metadata if request.metadata is None else json.dumps(request.metadata),
+            expires_after=None if policy is None else policy.model_dump_json(),
+            expires_at=expiry(policy, row.last_active_at),
+        )
+        state = await self._stores.update(store_id, changes)
+        if state is None:
+            raise store_not_found(store_id)
+        return store_object(state, time.time())
+
+    async def delete(self, store_id: str) -> VectorStoreDeleted:
+        if not await self._stores.delete(store_id):
+            raise store_not_found(store_id)
+        self.cache.forget(store_id)
+        return VectorStoreDeleted(id=store_id)
+
+    # --- search ------------------------------------------------------------------------------
+
+    async def search_page(self, store_id: str, request: SearchRequest) -> SearchResultsPage:
+        """``POST /v1/vector_stores/{id}/search``."""
+        queries = request.queries()
+        if request.rewrite_query:
+            queries = [rewrite_query(query) for query in queries]
+        ranking = request.ranking_options or RankingOptions()
+        results = await self.search(
+            [store_id],
+            queries,
+            limit=request.max_num_results,
+            filters=request.filters,
+            score_threshold=ranking.score_threshold,
+            mode=request.search_mode,
+            weights=_weights(ranking),
+            param="vector_store_id",
+        )
+        return SearchResultsPage(search_query=queries, data=[_item(r) for r in results])
+
+    async def require(self, vector_store_ids: Sequence[str], *, param: str) -> None:
+        """Raise a NotFoundError naming ``param`` unless every store exists."""
+        for store_id in dict.fromkeys(vector_store_ids):
+            if await self._chunks.index_state(store_id) is None:
+                raise NotFoundError(f"No vector store found with id '{store_id}'.", param=param)
+
+    async def search(
+        self,
+        vector_store_ids: Sequence[str],
+        queries: Sequence[str],
+        *,
+        limit: int,
+        filters: Filter | None = None,
+        score_threshold: float = 0.0,
+        mode: SearchMode = "hybrid",
+        weights: Weights = Weights(),  # noqa: B008 - frozen, so a shared default is safe
+        param: str = "vector_store_ids",
+    ) -> list[SearchResult]:
+        """The best ``limit`` chunks for ``queries`` in all the stores, best first."""
+        if not queries:
+            raise InvalidRequestError("A search needs at least one query.", param="query")
+        states = [
+            await self._searchable(store_id, param, mode)
+            for store_id in dict.fromkeys(vector_store_ids)
+        ]
+        vectors = None if mode == "keyword" else await self._embedder.embed(list(queries))
+        search = Search(queries, vectors, limit, filters, score_threshold, mode, weights)
+        results = await self._search.run(states, search)
+        for state in states:
+            await self._touch(state.store)
+        return results
+
+    # --- ingestion and hooks -----------------------------------------------------------------
+
+    async def run_ingestion(self) -> None:
+        """Ingest files until cancelled (the server runs this in its task group)."""
+        await self.ingestion.run()
+
+    async def forget_file(self, file_id: str) -> None:
+        """Remove a file being deleted from the Files API from every store, chunks included."""
+        await self._chunks.remove_file_everywhere(file_id)
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    async def _state(self, store_id: str) -> StoreState:
+        state = await self._stores.get(store_id)
+        if state is None:
+            raise store_not_found(store_id)
+        return state
+
+    async def _searchable(self, store_id: str, param: str, mode: SearchMode) -> IndexState:
+        state = await self._chunks.index_state(store_id)
+        if state is None:
+            raise NotFoundError(f"No vector store found with id '{store_id}'.", param=param)
+        await self._check(state.store, param, embeds=mode != "keyword")
+        return state
+
+    async def _usable(self, store_id: str) -> None:
+        """Raises unless files can be added to the store; marks it active."""
+        state = await self._chunks.index_state(store_id)
+        if state is None:
+            raise store_not_found(store_id)
+        await self._check(state.store, "vector_store_id", embeds=True)
+        await self._touch(state.store)
+
+    async def _embedding_space(self) -> tuple[str, int]:
+        """The embedder's name and dimensions (an embedder that learns its dimensions from its
+        first answer is asked once)."""
+        if self._space is None:
+            try:
+                dimensions = self._embedder.dimensions
+            except InternalError:
+                dimensions = int((await self._embedder.embed(["dimensions"])).shape[1])
+            self._space = (self._embedder.name, dimensions)
+        return self._space
+
+    async def _check(self, store: StoreRow, param: str, *, embeds: bool) -> None:
+        if expired(store, time.time()):
+            raise InvalidRequestError(
+                f"Vector store '{store.id}' has expired.", param=param, code="vector_store_expired"
+            )
+        if not embeds:
+            return
+        mine = await self._embedding_space()
+        if (store.embedder, store.dimensions) != mine:
+            raise ConflictError(
+                f"Vector store '{store.id}' was embedded with '{store.embedder}' "
+                f"({store.dimensions} dimensions) but this server embeds with "
+                f"'{mine[0]}' ({mine[1]} dimensions); its vectors would not compare. Use "
+                "search_mode 'keyword', or a store created with the current embedder.",
+                param=param,
+                code="embedding_model_mismatch",
+            )
+
+    async def _touch(self, store: StoreRow) -> None:
+        now = time.time()
+        if now - store.last_active_at >= ACTIVE_EVERY:
+            await self._stores.touch(store.id, now=now, expires_at=expiry(policy_of(store), now))
+
+
+def _weights(ranking: RankingOptions) -> Weights:
+    hybrid = ranking.hybrid_search
+    if hybrid is None:
+        return Weights()
+    try:
+        return Weights(embedding=hybrid.embedding_weight, text=hybrid.text_weight)
+    except ValueError as exc:
+        raise InvalidRequestError(
+            f"Invalid 'ranking_options.hybrid_search': {exc}.",
+            param="ranking_options.hybrid_search",
+            code="invalid_value",
+        ) from None
+
+
+def _item(result: SearchResult) -> SearchResultItem:
+    return SearchResultItem(
+        file_id=result.file_id,
+        filename=result.filename,
+        score=result.score,
+        attributes=result.attributes,
+        content=[SearchContent(text=result.text)],
+    )

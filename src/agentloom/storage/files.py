@@ -1,0 +1,151 @@
+"""The file store: one row per uploaded file (its bytes are in the blob store).
+
+A file past its ``expires_at`` is gone for every read (``now`` is passed in, so one clock
+decides); housekeeping deletes such rows with :meth:`SqlFileStore.expired` then ``delete``.
+Pages are keyset-paginated on ``seq``, so files created in the same second keep their order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Protocol
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from agentloom.storage import schema
+from agentloom.storage.base import Order, Page
+from agentloom.storage.runner import Runner
+
+F = schema.files
+_COLUMNS = (
+    F.c.id,
+    F.c.created_at,
+    F.c.filename,
+    F.c.purpose,
+    F.c.bytes,
+    F.c.content_type,
+    F.c.sha256,
+    F.c.expires_at,
+    F.c.blob_key,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FileRow:
+    id: str
+    created_at: float  # unix seconds
+    filename: str  # sanitised
+    purpose: str
+    bytes: int
+    content_type: str  # sniffed from the bytes
+    sha256: str  # hex
+    expires_at: float | None
+    blob_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileQuery:
+    purpose: str | None = None
+    after: str | None = None
+    limit: int = 10_000
+    order: Order = "desc"
+
+
+class FileStore(Protocol):
+    async def insert(self, row: FileRow) -> None: ...
+
+    async def get(self, file_id: str, *, now: float) -> FileRow | None:
+        """The file, unless it does not exist or expired before ``now``."""
+
+    async def list_page(self, query: FileQuery, *, now: float) -> Page[FileRow] | None:
+        """Unexpired files by creation; ``None`` when the ``after`` file does not exist."""
+
+    async def delete(self, file_id: str) -> FileRow | None:
+        """Delete the row and return it; ``None`` when there was none."""
+
+    async def expired(self, *, now: float, limit: int) -> list[FileRow]:
+        """Up to ``limit`` files whose ``expires_at`` is before ``now``, oldest expiry first."""
+
+
+class SqlFileStore:
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+
+    async def insert(self, row: FileRow) -> None:
+        await self._runner.write_statement(partial(_insert, row))
+
+    async def get(self, file_id: str, *, now: float) -> FileRow | None:
+        return await self._runner.read(partial(_get, file_id, now))
+
+    async def list_page(self, query: FileQuery, *, now: float) -> Page[FileRow] | None:
+        return await self._runner.read(partial(_list, query, now))
+
+    async def delete(self, file_id: str) -> FileRow | None:
+        return await self._runner.write(partial(_delete, file_id))
+
+    async def expired(self, *, now: float, limit: int) -> list[FileRow]:
+        return await self._runner.read(partial(_expired, now, limit))
+
+
+# --- operations ------------------------------------------------------------------------------
+
+
+def _live(now: float) -> sa.ColumnElement[bool]:
+    return sa.or_(F.c.expires_at.is_(None), F.c.expires_at > now)
+
+
+def _insert(row: FileRow, conn: Connection) -> None:
+    conn.execute(F.insert().values(**{c.name: getattr(row, c.name) for c in _COLUMNS}))
+
+
+def _get(file_id: str, now: float, conn: Connection) -> FileRow | None:
+    row = conn.execute(sa.select(*_COLUMNS).where(F.c.id == file_id, _live(now))).first()
+    return None if row is None else _row(row)
+
+
+def _list(query: FileQuery, now: float, conn: Connection) -> Page[FileRow] | None:
+    select = sa.select(*_COLUMNS).where(_live(now))
+    if query.purpose is not None:
+        select = select.where(F.c.purpose == query.purpose)
+    if query.after is not None:
+        cursor = conn.scalar(sa.select(F.c.seq).where(F.c.id == query.after))
+        if cursor is None:
+            return None
+        select = select.where(F.c.seq < cursor if query.order == "desc" else F.c.seq > cursor)
+    ordering = F.c.seq.desc() if query.order == "desc" else F.c.seq.asc()
+    rows = conn.execute(select.order_by(ordering).limit(query.limit + 1)).all()
+    return Page(data=[_row(r) for r in rows[: query.limit]], has_more=len(rows) > query.limit)
+
+
+def _delete(file_id: str, conn: Connection) -> FileRow | None:
+    row = conn.execute(sa.select(*_COLUMNS).where(F.c.id == file_id)).first()
+    if row is None:
+        return None
+    deleted = conn.execute(F.delete().where(F.c.id == file_id))
+    return _row(row) if deleted.rowcount else None
+
+
+def _expired(now: float, limit: int, conn: Connection) -> list[FileRow]:
+    select = (
+        sa.select(*_COLUMNS)
+        .where(F.c.expires_at.is_not(None), F.c.expires_at <= now)
+        .order_by(F.c.expires_at)
+        .limit(limit)
+    )
+    return [_row(r) for r in conn.execute(select)]
+
+
+def _row(row: Any) -> FileRow:
+    return FileRow(
+        id=row.id,
+        created_at=row.created_at,
+        filename=row.filename,
+        purpose=row.purpose,
+        bytes=int(row.bytes),
+        content_type=row.content_type,
+        sha256=row.sha256,
+        expires_at=row.expires_at,
+        blob_key=row.blob_key,
+    )

@@ -1,0 +1,267 @@
+"""Chunks of vector stores: ingestion claims and results, removal, and what searches read.
+
+Ingestion: a server instance claims one ``in_progress`` file at a time (``claimed_by``); the
+claim of an instance whose heartbeat stopped (see ``instances``) is taken over. The result is
+written only while the file is still ``in_progress`` and claimed by the writer, in the
+transaction that inserts its chunks: a file removed, cancelled or taken over meanwhile gets no
+chunks. Removing a file deletes its chunks and bumps the store's ``epoch`` in one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from agentloom.storage import schema
+from agentloom.storage.runner import Runner
+from agentloom.storage.vector_stores import lock_store, store_row
+from agentloom.storage.vector_stores_base import (
+    ChunkText,
+    Claim,
+    IndexState,
+    NewChunk,
+    StoredChunks,
+)
+
+VS = schema.vector_stores
+VF = schema.vector_store_files
+VC = schema.vector_store_chunks
+F = schema.files
+INST = schema.instances
+
+_MAX_SEQ = sa.select(sa.func.max(VC.c.seq)).where(VC.c.vector_store_id == VS.c.id).scalar_subquery()
+_INDEX_STATE = sa.select(VS, _MAX_SEQ.label("max_seq")).where(VS.c.id == sa.bindparam("sid"))
+
+
+class SqlChunkStore:
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+
+    # --- ingestion ---------------------------------------------------------------------------
+
+    async def claim(self, instance_id: str, *, live_since: float, now: float) -> Claim | None:
+        """Claim the oldest ``in_progress`` file nobody alive is ingesting, if there is one
+        (instances count as alive when they beat at ``live_since`` or later)."""
+        return await self._runner.write(partial(_claim, instance_id, live_since, now))
+
+    async def release(self, instance_id: str) -> int:
+        """Give up this instance's claims (at start: a restart under the same id)."""
+        return await self._runner.write_statement(partial(_release, instance_id))
+
+    async def claimed(self, claim: Claim, instance_id: str) -> bool:
+        """Whether the file is still in progress and claimed by this instance."""
+        return await self._runner.read(partial(_claimed, claim, instance_id))
+
+    async def complete(
+        self, claim: Claim, instance_id: str, chunks: Sequence[NewChunk], usage_bytes: int
+    ) -> bool:
+        """Store the chunks and mark the file ``completed``; ``False`` (nothing written) when
+        the file is no longer this instance's to complete."""
+        return await self._runner.write(partial(_complete, claim, instance_id, chunks, usage_bytes))
+
+    async def fail(self, claim: Claim, instance_id: str, last_error: str) -> bool:
+        return await self._runner.write_statement(partial(_fail, claim, instance_id, last_error))
+
+    # --- removal -----------------------------------------------------------------------------
+
+    async def remove_file(self, store_id: str, file_id: str) -> bool:
+        """Detach the file from the store, chunks included; ``False`` if it was not there."""
+        return await self._runner.write(partial(_remove, store_id, file_id))
+
+    async def remove_file_everywhere(self, file_id: str) -> list[str]:
+        """Detach the file from every store; the ids of those stores."""
+        return await self._runner.write(partial(_remove_everywhere, file_id))
+
+    # --- search ------------------------------------------------------------------------------
+
+    async def index_state(self, store_id: str) -> IndexState | None:
+        return await self._runner.read(partial(_index_state, store_id))
+
+    async def chunks(self, store_id: str, *, after: int, upto: int, limit: int) -> StoredChunks:
+        """Up to ``limit`` of the store's chunks with ``after < seq <= upto``, by ``seq``."""
+        return await self._runner.read(partial(_chunks, store_id, after, upto, limit))
+
+    async def first_seqs(self, store_id: str) -> dict[str, int]:
+        """The ``seq`` of each file's first chunk in the store."""
+        return await self._runner.read(partial(_first_seqs, store_id))
+
+    async def attributes(self, store_id: str) -> list[tuple[str, str]]:
+        """``(file_id, attributes JSON)`` of the store's completed files."""
+        return await self._runner.read(partial(_attributes, store_id))
+
+    async def texts(self, store_id: str, seqs: Sequence[int]) -> list[ChunkText]:
+        """The chunks with these ``seq`` still in the store (their file completed)."""
+        return await self._runner.read(partial(_texts, store_id, list(seqs)))
+
+
+# --- ingestion -------------------------------------------------------------------------------
+
+
+def _claim(instance_id: str, live_since: float, now: float, conn: Connection) -> Claim | None:
+    live = sa.select(INST.c.id).where(INST.c.heartbeat_at >= live_since)
+    free = sa.or_(VF.c.claimed_by.is_(None), VF.c.claimed_by.not_in(live))
+    query = sa.select(VF.c.seq, VF.c.claimed_by).where(VF.c.status == "in_progress", free)
+    query = query.order_by(VF.c.seq).limit(1)
+    if conn.dialect.name == "postgresql":
+        query = query.with_for_update(skip_locked=True)
+    found = conn.execute(query).first()
+    if found is None:
+        return None
+    before = (
+        VF.c.claimed_by.is_(None)
+        if found.claimed_by is None
+        else VF.c.claimed_by == found.claimed_by
+    )
+    claimed = conn.execute(
+        VF.update()
+        .where(VF.c.seq == found.seq, VF.c.status == "in_progress", before)
+        .values(claimed_by=instance_id, claimed_at=now, attempts=VF.c.attempts + 1)
+        .returning(VF.c.vector_store_id, VF.c.file_id, VF.c.chunking_strategy, VF.c.attempts)
+    ).first()
+    if claimed is None:
+        return None
+    return Claim(
+        claimed.vector_store_id, claimed.file_id, claimed.chunking_strategy, claimed.attempts
+    )
+
+
+def _release(instance_id: str, conn: Connection) -> int:
+    mine = sa.and_(VF.c.claimed_by == instance_id, VF.c.status == "in_progress")
+    return conn.execute(VF.update().where(mine).values(claimed_by=None, claimed_at=None)).rowcount
+
+
+def _mine(claim: Claim, instance_id: str) -> sa.ColumnElement[bool]:
+    return sa.and_(
+        VF.c.vector_store_id == claim.vector_store_id,
+        VF.c.file_id == claim.file_id,
+        VF.c.status == "in_progress",
+        VF.c.claimed_by == instance_id,
+    )
+
+
+def _claimed(claim: Claim, instance_id: str, conn: Connection) -> bool:
+    return conn.scalar(sa.select(VF.c.seq).where(_mine(claim, instance_id))) is not None
+
+
+def _complete(
+    claim: Claim,
+    instance_id: str,
+    chunks: Sequence[NewChunk],
+    usage_bytes: int,
+    conn: Connection,
+) -> bool:
+    if not lock_store(conn, claim.vector_store_id):
+        return False
+    done = conn.execute(
+        VF.update()
+        .where(_mine(claim, instance_id))
+        .values(status="completed", usage_bytes=usage_bytes, claimed_by=None, last_error=None)
+    )
+    if done.rowcount != 1:
+        return False
+    if chunks:
+        conn.execute(VC.insert(), [_chunk_values(claim, chunk) for chunk in chunks])
+    return True
+
+
+def _chunk_values(claim: Claim, chunk: NewChunk) -> dict[str, Any]:
+    return {
+        "vector_store_id": claim.vector_store_id,
+        "file_id": claim.file_id,
+        "position": chunk.position,
+        "text": chunk.text,
+        "vector": chunk.vector,
+    }
+
+
+def _fail(claim: Claim, instance_id: str, last_error: str, conn: Connection) -> bool:
+    failed = conn.execute(
+        VF.update()
+        .where(_mine(claim, instance_id))
+        .values(status="failed", last_error=last_error, claimed_by=None)
+    )
+    return failed.rowcount == 1
+
+
+# --- removal ---------------------------------------------------------------------------------
+
+
+def _remove(store_id: str, file_id: str, conn: Connection) -> bool:
+    if not lock_store(conn, store_id):
+        return False
+    where = sa.and_(VF.c.vector_store_id == store_id, VF.c.file_id == file_id)
+    if not conn.execute(VF.delete().where(where)).rowcount:
+        return False
+    chunks = sa.and_(VC.c.vector_store_id == store_id, VC.c.file_id == file_id)
+    if conn.execute(VC.delete().where(chunks)).rowcount:
+        conn.execute(VS.update().where(VS.c.id == store_id).values(epoch=VS.c.epoch + 1))
+    return True
+
+
+def _remove_everywhere(file_id: str, conn: Connection) -> list[str]:
+    query = sa.select(VF.c.vector_store_id).where(VF.c.file_id == file_id)
+    stores = sorted({row.vector_store_id for row in conn.execute(query)})
+    return [store_id for store_id in stores if _remove(store_id, file_id, conn)]
+
+
+# --- search ----------------------------------------------------------------------------------
+
+
+def _index_state(store_id: str, conn: Connection) -> IndexState | None:
+    row = conn.execute(_INDEX_STATE, {"sid": store_id}).first()
+    if row is None:
+        return None
+    return IndexState(store_row(row), int(row.max_seq or 0))
+
+
+def _chunks(store_id: str, after: int, upto: int, limit: int, conn: Connection) -> StoredChunks:
+    query = (
+        sa.select(VC.c.seq, VC.c.file_id, VC.c.text, VC.c.vector)
+        .where(VC.c.vector_store_id == store_id, VC.c.seq > after, VC.c.seq <= upto)
+        .order_by(VC.c.seq)
+        .limit(limit)
+    )
+    loaded = StoredChunks([], [], [], [])
+    for row in conn.execute(query):
+        loaded.seqs.append(int(row.seq))
+        loaded.file_ids.append(row.file_id)
+        loaded.texts.append(row.text)
+        loaded.vectors.append(bytes(row.vector))
+    return loaded
+
+
+def _first_seqs(store_id: str, conn: Connection) -> dict[str, int]:
+    query = (
+        sa.select(VC.c.file_id, sa.func.min(VC.c.seq).label("first"))
+        .where(VC.c.vector_store_id == store_id)
+        .group_by(VC.c.file_id)
+    )
+    return {row.file_id: int(row.first) for row in conn.execute(query)}
+
+
+def _attributes(store_id: str, conn: Connection) -> list[tuple[str, str]]:
+    query = sa.select(VF.c.file_id, VF.c.attributes).where(
+        VF.c.vector_store_id == store_id, VF.c.status == "completed"
+    )
+    return [(row.file_id, row.attributes) for row in conn.execute(query)]
+
+
+def _texts(store_id: str, seqs: list[int], conn: Connection) -> list[ChunkText]:
+    if not seqs:
+        return []
+    joined = VC.join(
+        VF, sa.and_(VF.c.vector_store_id == VC.c.vector_store_id, VF.c.file_id == VC.c.file_id)
+    ).outerjoin(F, F.c.id == VC.c.file_id)
+    query = (
+        sa.select(VC.c.seq, VC.c.file_id, VC.c.text, VF.c.attributes, F.c.filename)
+        .select_from(joined)
+        .where(VC.c.vector_store_id == store_id, VC.c.seq.in_(seqs), VF.c.status == "completed")
+    )
+    return [
+        ChunkText(r.seq, r.file_id, r.text, r.attributes, r.filename or r.file_id)
+        for r in conn.execute(query)
+    ]

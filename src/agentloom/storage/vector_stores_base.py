@@ -1,0 +1,144 @@
+"""The rows of the vector store tables, as the stores read and write them.
+
+JSON columns (``metadata``, ``attributes``, ``chunking_strategy``, ``last_error``,
+``expires_after``) travel as their JSON text: the engine owns those shapes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from agentloom.storage.base import Order
+
+FileStatus = Literal["in_progress", "completed", "cancelled", "failed"]
+FILE_STATUSES: tuple[FileStatus, ...] = ("in_progress", "completed", "cancelled", "failed")
+
+
+@dataclass(frozen=True, slots=True)
+class StoreRow:
+    id: str
+    created_at: float  # unix seconds
+    name: str
+    metadata: str  # JSON object
+    expires_after: str | None  # JSON of the expiration policy
+    expires_at: float | None
+    last_active_at: float
+    embedder: str  # the name of the embedder that embeds this store's chunks
+    dimensions: int
+    epoch: int = 0  # grows whenever chunks are deleted
+
+
+@dataclass(frozen=True, slots=True)
+class FileCounts:
+    in_progress: int = 0
+    completed: int = 0
+    failed: int = 0
+    cancelled: int = 0
+    usage_bytes: int = 0  # of the completed files
+
+    @property
+    def total(self) -> int:
+        return self.in_progress + self.completed + self.failed + self.cancelled
+
+
+@dataclass(frozen=True, slots=True)
+class StoreState:
+    row: StoreRow
+    counts: FileCounts
+
+
+@dataclass(frozen=True, slots=True)
+class StoreFileRow:
+    """A file of a vector store."""
+
+    vector_store_id: str
+    file_id: str
+    created_at: float
+    status: FileStatus
+    attributes: str  # JSON object
+    chunking_strategy: str  # JSON of the static strategy used
+    batch_id: str | None = None
+    last_error: str | None = None  # JSON {code, message}
+    usage_bytes: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class BatchRow:
+    id: str
+    vector_store_id: str
+    created_at: float
+    cancelled: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class BatchState:
+    row: BatchRow
+    counts: FileCounts
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """A page of a list: ``after`` / ``before`` are ids of the listed objects."""
+
+    after: str | None = None
+    before: str | None = None
+    limit: int = 20
+    order: Order = "desc"
+
+
+@dataclass(frozen=True, slots=True)
+class StoreChanges:
+    """The new values of a store's mutable fields (the engine merges them with the old ones)."""
+
+    name: str
+    metadata: str
+    expires_after: str | None
+    expires_at: float | None
+
+
+# --- ingestion and search ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A file this instance claimed for ingestion."""
+
+    vector_store_id: str
+    file_id: str
+    chunking_strategy: str  # JSON
+    attempts: int  # claims so far, this one included
+
+
+@dataclass(frozen=True, slots=True)
+class NewChunk:
+    position: int
+    text: str
+    vector: bytes  # float32, little-endian
+
+
+@dataclass(frozen=True, slots=True)
+class IndexState:
+    """What an in-memory index of the store must match: its epoch and its newest chunk."""
+
+    store: StoreRow
+    max_seq: int  # 0 when the store has no chunk
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunks:
+    seqs: list[int]
+    file_ids: list[str]
+    texts: list[str]
+    vectors: list[bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkText:
+    """A chunk found by a search, with what the result shows of its file."""
+
+    seq: int
+    file_id: str
+    text: str
+    attributes: str  # JSON object
+    filename: str
