@@ -46,10 +46,47 @@ class Logprob(WireModel):
     top_logprobs: list[TopLogprob] = Field(default_factory=list)
 
 
+class FileCitation(WireModel):
+    """A file the text at ``index`` draws on (file_search)."""
+
+    type: Literal["file_citation"] = "file_citation"
+    file_id: str
+    filename: str
+    index: int
+
+
+class URLCitation(WireModel):
+    type: Literal["url_citation"] = "url_citation"
+    url: str
+    title: str
+    start_index: int
+    end_index: int
+
+
+class ContainerFileCitation(WireModel):
+    type: Literal["container_file_citation"] = "container_file_citation"
+    container_id: str
+    file_id: str
+    filename: str
+    start_index: int
+    end_index: int
+
+
+class FilePath(WireModel):
+    type: Literal["file_path"] = "file_path"
+    file_id: str
+    index: int
+
+
+Annotation: TypeAlias = Annotated[
+    FileCitation | URLCitation | ContainerFileCitation | FilePath, Field(discriminator="type")
+]
+
+
 class OutputText(WireModel):
     type: Literal["output_text"] = "output_text"
     text: str
-    annotations: list[dict[str, object]] = Field(default_factory=list)
+    annotations: list[Annotation] = Field(default_factory=list)
     logprobs: list[Logprob] | None = None
 
 

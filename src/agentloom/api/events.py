@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Literal, TypeAlias
 
-from agentloom.api.content import Logprob, OutputText, ReasoningText, Refusal, WireModel
+from agentloom.api.content import (
+    Annotation,
+    Logprob,
+    OutputText,
+    ReasoningText,
+    Refusal,
+    WireModel,
+)
 from agentloom.api.response import OutputItem, Response
 
 
@@ -77,6 +84,12 @@ class OutputTextDone(_PartEvent):
     logprobs: list[Logprob]
 
 
+class OutputTextAnnotationAdded(_PartEvent):
+    type: Literal["response.output_text.annotation.added"] = "response.output_text.annotation.added"
+    annotation_index: int
+    annotation: Annotation
+
+
 class RefusalDelta(_PartEvent):
     type: Literal["response.refusal.delta"] = "response.refusal.delta"
     delta: str
@@ -114,6 +127,23 @@ class FunctionCallArgumentsDone(_Event):
     arguments: str
 
 
+class _ItemEvent(_Event):
+    item_id: str
+    output_index: int
+
+
+class FileSearchCallInProgress(_ItemEvent):
+    type: Literal["response.file_search_call.in_progress"] = "response.file_search_call.in_progress"
+
+
+class FileSearchCallSearching(_ItemEvent):
+    type: Literal["response.file_search_call.searching"] = "response.file_search_call.searching"
+
+
+class FileSearchCallCompleted(_ItemEvent):
+    type: Literal["response.file_search_call.completed"] = "response.file_search_call.completed"
+
+
 class CompactionCompacting(_Event):
     """A compaction pass started: its summary is being written (the item follows when done)."""
 
@@ -140,6 +170,7 @@ StreamEvent: TypeAlias = (
     | ContentPartDone
     | OutputTextDelta
     | OutputTextDone
+    | OutputTextAnnotationAdded
     | RefusalDelta
     | RefusalDone
     | ReasoningTextDelta
@@ -147,5 +178,8 @@ StreamEvent: TypeAlias = (
     | FunctionCallArgumentsDelta
     | FunctionCallArgumentsDone
     | CompactionCompacting
+    | FileSearchCallInProgress
+    | FileSearchCallSearching
+    | FileSearchCallCompleted
     | ErrorEvent
 )

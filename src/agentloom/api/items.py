@@ -103,6 +103,31 @@ class Compaction(WireModel):
     created_by: str | None = None
 
 
+FileSearchStatus = Literal["in_progress", "searching", "completed", "incomplete", "failed"]
+AttributeValue: TypeAlias = str | float | bool
+
+
+class FileSearchResult(WireModel):
+    """One passage a file search found."""
+
+    file_id: str | None = None
+    filename: str | None = None
+    score: float | None = None
+    text: str | None = None
+    attributes: dict[str, AttributeValue] | None = None
+
+
+class FileSearchCall(WireModel):
+    """A ``file_search`` call the server ran. ``results`` are kept only when the request asked
+    for them (``include: ["file_search_call.results"]``)."""
+
+    type: Literal["file_search_call"] = "file_search_call"
+    id: str
+    queries: list[str] = Field(default_factory=list)
+    status: FileSearchStatus
+    results: list[FileSearchResult] | None = None
+
+
 class ItemReference(WireModel):
     type: Literal["item_reference"] = "item_reference"
     id: str
@@ -123,6 +148,7 @@ InputItem: TypeAlias = Annotated[
     | Annotated[FunctionCallOutput, Tag("~function_call_output")]
     | Annotated[Reasoning, Tag("~reasoning")]
     | Annotated[Compaction, Tag("~compaction")]
+    | Annotated[FileSearchCall, Tag("~file_search_call")]
     | Annotated[ItemReference, Tag("~item_reference")],
     Discriminator(
         item_type_tag,
@@ -137,12 +163,13 @@ StoredItem: TypeAlias = Annotated[
     | Annotated[FunctionCall, Tag("~function_call")]
     | Annotated[FunctionCallOutput, Tag("~function_call_output")]
     | Annotated[Reasoning, Tag("~reasoning")]
-    | Annotated[Compaction, Tag("~compaction")],
+    | Annotated[Compaction, Tag("~compaction")]
+    | Annotated[FileSearchCall, Tag("~file_search_call")],
     Discriminator(item_type_tag),
 ]
 """An item as stored: every input and output item of a response, with its id."""
 
-OutputItem: TypeAlias = OutputMessage | FunctionCall | Reasoning | Compaction
+OutputItem: TypeAlias = OutputMessage | FunctionCall | Reasoning | Compaction | FileSearchCall
 
 STORED_ITEM: TypeAdapter[StoredItem] = TypeAdapter(StoredItem)
 STORED_ITEMS: TypeAdapter[list[StoredItem]] = TypeAdapter(list[StoredItem])

@@ -7,7 +7,14 @@ from typing import Annotated, Literal, TypeAlias
 from pydantic import Discriminator, Field, Tag
 
 from agentloom.api.content import WireModel
-from agentloom.api.items import Compaction, FunctionCall, OutputMessage, Reasoning, item_type_tag
+from agentloom.api.items import (
+    Compaction,
+    FileSearchCall,
+    FunctionCall,
+    OutputMessage,
+    Reasoning,
+    item_type_tag,
+)
 from agentloom.api.prompts import ResponsePrompt
 from agentloom.api.requests import ConversationRef, ReasoningConfig, TextConfig
 from agentloom.api.tools import Tool, ToolChoice
@@ -19,7 +26,8 @@ OutputItem: TypeAlias = Annotated[
     Annotated[OutputMessage, Tag("~message")]
     | Annotated[FunctionCall, Tag("~function_call")]
     | Annotated[Reasoning, Tag("~reasoning")]
-    | Annotated[Compaction, Tag("~compaction")],
+    | Annotated[Compaction, Tag("~compaction")]
+    | Annotated[FileSearchCall, Tag("~file_search_call")],
     Discriminator(item_type_tag),
 ]
 

@@ -7,6 +7,7 @@ from typing import Annotated, Literal, TypeAlias
 from pydantic import Discriminator, Field, Tag
 
 from agentloom.api.content import WireModel
+from agentloom.api.filters import Filter
 
 
 def _empty_object_schema() -> dict[str, object]:
@@ -23,6 +24,31 @@ class FunctionTool(WireModel):
     strict: bool = True
 
 
+class HybridSearch(WireModel):
+    """Weights of reciprocal rank fusion between embedding and keyword matches."""
+
+    embedding_weight: float = Field(ge=0)
+    text_weight: float = Field(ge=0)
+
+
+class RankingOptions(WireModel):
+    ranker: Literal["none", "auto", "default-2024-11-15"] | None = None
+    score_threshold: float | None = Field(default=None, ge=0, le=1)
+    hybrid_search: HybridSearch | None = None
+
+
+class FileSearchTool(WireModel):
+    """Search vector stores; the server runs it. ``search_mode`` is agentloom's own
+    (``hybrid`` by default, or ``vector`` / ``keyword`` alone)."""
+
+    type: Literal["file_search"] = "file_search"
+    vector_store_ids: list[str] = Field(min_length=1, max_length=16)
+    max_num_results: int | None = Field(default=None, ge=1, le=50)
+    filters: Filter | None = None
+    ranking_options: RankingOptions | None = None
+    search_mode: Literal["hybrid", "vector", "keyword"] | None = None
+
+
 class HostedTool(WireModel):
     """A server-side tool type this build does not run yet (file_search, web_search, mcp ...)."""
 
@@ -31,11 +57,13 @@ class HostedTool(WireModel):
 
 def _tool_tag(value: object) -> str:
     kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return "~function" if kind == "function" else "~hosted"
+    return f"~{kind}" if kind in ("function", "file_search") else "~hosted"
 
 
 Tool: TypeAlias = Annotated[
-    Annotated[FunctionTool, Tag("~function")] | Annotated[HostedTool, Tag("~hosted")],
+    Annotated[FunctionTool, Tag("~function")]
+    | Annotated[FileSearchTool, Tag("~file_search")]
+    | Annotated[HostedTool, Tag("~hosted")],
     Discriminator(_tool_tag),
 ]
 

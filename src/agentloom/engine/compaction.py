@@ -27,6 +27,7 @@ from agentloom.api.compaction import CompactedResponse
 from agentloom.api.content import InputFile, InputImage, InputText, OutputText, Refusal
 from agentloom.api.items import (
     Compaction,
+    FileSearchCall,
     FunctionCall,
     FunctionCallOutput,
     Message,
@@ -165,6 +166,9 @@ def _line(item: StoredItem, read: SummaryReader) -> str:
         return f"TOOL RESULT ({item.call_id}): {item.output_text()}"
     if isinstance(item, Reasoning):
         return f"ASSISTANT (thinking): {item.text()}"
+    if isinstance(item, FileSearchCall):
+        found = "; ".join(f"{r.filename}: {r.text}" for r in item.results or [])
+        return f"FILE SEARCH {item.queries}: {found or item.status}"
     return f"EARLIER SUMMARY: {read(item, param=None).text}"
 
 

@@ -25,6 +25,7 @@ from agentloom.api.response import (
     ResponseUsage,
 )
 from agentloom.engine import truncation
+from agentloom.engine.citations import Citations
 from agentloom.engine.compaction import Compactions, turn_start
 from agentloom.engine.history import Context
 from agentloom.engine.messages import Head, Summary
@@ -34,6 +35,7 @@ from agentloom.engine.usage import response_usage
 from agentloom.errors import ContextLengthExceededError, UpstreamError
 from agentloom.ids import new_id
 from agentloom.inference import base as inf
+from agentloom.tools.base import ToolCallContext, ToolResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,11 +61,12 @@ class LoopConfig:
     context_window: int | None
     include_logprobs: bool
     compaction: CompactionPlan | None = None
+    max_tool_calls: int | None = None  # calls of server tools in the whole response
 
 
 @dataclass(frozen=True, slots=True)
 class _Decision:
-    kind: Literal["finish", "continue", "incomplete"]
+    kind: Literal["finish", "continue", "incomplete", "run_tools"]
     reason: IncompleteReason | None = None
     messages: tuple[inf.ChatMessage, ...] = ()
 
@@ -77,6 +80,10 @@ class AgentLoop:
         self._usage = ResponseUsage()
         self._output_tokens = 0
         self._turn: TurnStreamer | None = None  # the model call under way, not yet recorded
+        self._tools = config.tools
+        self._tool_calls = 0  # server tool calls run so far
+        self._running: OutputItem | None = None  # the server tool call under way, as announced
+        self._citations = Citations()
         self.failure: UpstreamError | None = None  # why the response failed, if it did
 
     async def run(self) -> AsyncIterator[ev.StreamEvent]:
@@ -106,8 +113,9 @@ class AgentLoop:
             turn = TurnStreamer(
                 self._seq,
                 first_output_index=len(self.response.output),
-                policy=self._config.tools.policy,
+                policy=self._tools.policy,
                 include_logprobs=self._config.include_logprobs,
+                annotate=self._citations.annotate if self._citations.sources else None,
             )
             self._turn = turn
             async for event in self._call_model(turn, budget):
@@ -115,6 +123,13 @@ class AgentLoop:
             self._record(turn.result)
             self._turn = None
             decision = self._decide(turn.result)
+            if decision.kind == "run_tools":
+                self._messages.extend(decision.messages)
+                async for event in self._run_server_tools(turn.result.hosted):
+                    yield event
+                if not turn.result.calls:
+                    continue
+                decision = _Decision("finish")  # the client's function calls are handed back
             if decision.kind == "continue":
                 self._messages.extend(decision.messages)
                 continue
@@ -189,8 +204,17 @@ class AgentLoop:
         return True
 
     def _chat_request(self, budget: int | None) -> inf.ChatRequest:
-        return dataclasses.replace(
+        request = dataclasses.replace(
             self._config.request, messages=tuple(self._messages), max_tokens=budget
+        )
+        if self._tools is self._config.tools:
+            return request
+        tools = self._tools  # server tools withdrawn (max_tool_calls)
+        return dataclasses.replace(
+            request,
+            tools=tools.specs,
+            tool_choice=tools.choice,
+            parallel_tool_calls=request.parallel_tool_calls if tools.specs else None,
         )
 
     def _decide(self, result: TurnResult) -> _Decision:
@@ -198,13 +222,59 @@ class AgentLoop:
             return _Decision("incomplete", reason="max_output_tokens")
         if result.finish == "content_filter":
             return _Decision("incomplete", reason="content_filter")
+        if result.hosted:
+            return _Decision("run_tools", messages=_rejection_messages(result))
         if result.rejected and not result.calls:
             return _Decision("continue", messages=_rejection_messages(result))
-        policy = self._config.tools.policy
-        if policy.required and not result.calls:
+        policy = self._tools.policy
+        if policy.required and not result.calls and self._tools.specs:
             return _Decision("continue", messages=(_must_call(policy.offered),))
-        # Server-side tools run here (none are registered yet); function calls go to the client.
-        return _Decision("finish")
+        return _Decision("finish")  # function calls, if any, go to the client
+
+    async def _run_server_tools(self, calls: list[inf.ToolCall]) -> AsyncIterator[ev.StreamEvent]:
+        """Run the model's calls of server tools in order; each result is told to the model."""
+        limit = self._config.max_tool_calls
+        for call in calls:
+            if limit is not None and self._tool_calls >= limit:
+                self._messages.append(_over_limit(call))
+                continue
+            self._tool_calls += 1
+            async for event in self._run_server_tool(call):
+                yield event
+        self._tools = self._tools.relaxed()
+        if limit is not None and self._tool_calls >= limit:
+            self._tools = self._tools.without_server_tools()
+
+    async def _run_server_tool(self, call: inf.ToolCall) -> AsyncIterator[ev.StreamEvent]:
+        tool = self._tools.server[call.name]
+        context = ToolCallContext(
+            item_id=new_id(_ITEM_PREFIXES.get(tool.kind, "tc")),
+            output_index=len(self.response.output),
+            seq=self._seq,
+            first_source=self._citations.next_number,
+        )
+        self._running = tool.item(context, call.arguments)
+        yield ev.OutputItemAdded(
+            sequence_number=self._seq(), output_index=context.output_index, item=self._running
+        )
+        result: ToolResult | None = None
+        async for step in tool.run(context, call.arguments):
+            if isinstance(step, ToolResult):
+                result = step
+            else:
+                yield step
+        assert result is not None, f"server tool {tool.kind} ended without a result"
+        self._running = None
+        self.response = self.response.model_copy(
+            update={"output": [*self.response.output, result.item]}
+        )
+        self._citations.add(result.sources)
+        self._messages.append(
+            inf.ChatMessage(role="tool", tool_call_id=call.id, content=result.output)
+        )
+        yield ev.OutputItemDone(
+            sequence_number=self._seq(), output_index=context.output_index, item=result.item
+        )
 
     def abandoned(self) -> Response:
         """The response when its consumer went away mid-way: ``cancelled``, with the output
@@ -217,6 +287,11 @@ class AgentLoop:
     def _interrupt(self) -> list[ev.StreamEvent]:
         """Close the items of an interrupted model call: they join the output ``incomplete``.
         Returns the closing events (``output_item.done`` ...) for a consumer still listening."""
+        if self._running is not None:
+            running, self._running = _interrupted(self._running), None
+            self.response = self.response.model_copy(
+                update={"output": [*self.response.output, running]}
+            )
         if self._turn is None:
             return []
         items = self._turn.result.items
@@ -279,9 +354,11 @@ def _assistant_message(result: TurnResult) -> inf.ChatMessage:
         for part in item.content
         if part.type == "output_text"
     )
-    calls = tuple(
-        inf.ToolCall(id=c.call_id, name=c.name, arguments=c.arguments) for c in result.calls
-    ) + tuple(result.rejected)
+    calls = (
+        tuple(inf.ToolCall(id=c.call_id, name=c.name, arguments=c.arguments) for c in result.calls)
+        + tuple(result.hosted)
+        + tuple(result.rejected)
+    )
     return inf.ChatMessage(role="assistant", content=text or None, tool_calls=calls)
 
 
@@ -293,6 +370,18 @@ def _rejection_messages(result: TurnResult) -> tuple[inf.ChatMessage, ...]:
             content=f"Error: tool '{call.name}' is not available. Use only the tools offered.",
         )
         for call in result.rejected
+    )
+
+
+_ITEM_PREFIXES = {"file_search": "fs"}
+
+
+def _over_limit(call: inf.ToolCall) -> inf.ChatMessage:
+    return inf.ChatMessage(
+        role="tool",
+        tool_call_id=call.id,
+        content="Error: the limit of tool calls for this response is reached; answer with "
+        "what you have.",
     )
 
 

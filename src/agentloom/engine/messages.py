@@ -10,20 +10,23 @@ it replaces are left out and its summary is told as a system message where they 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from agentloom.api.content import InputFile, InputImage, InputText, OutputText, Refusal
 from agentloom.api.items import (
     Compaction,
+    FileSearchCall,
     FunctionCall,
     FunctionCallOutput,
     Message,
     Reasoning,
     StoredItem,
 )
-from agentloom.errors import InvalidRequestError
+from agentloom.engine.attachments import Attachment, FileImage, FileText
+from agentloom.errors import InvalidRequestError, NotFoundError
 from agentloom.inference.base import (
     ChatMessage,
     ContentPart,
@@ -70,7 +73,7 @@ class Head:
     def messages(self) -> list[ChatMessage]:
         head = [ChatMessage(role="system", content=self.instructions)] if self.instructions else []
         if self.media is not None:
-            head.append(_from_message(self.media, param=None))
+            head.append(_from_message(self.media, param=None, files={}))
         return head
 
 
@@ -86,6 +89,7 @@ class ChatHistory:
     text: list[str] = field(default_factory=list)
     calls: list[ToolCall] = field(default_factory=list)
     known_calls: set[str] = field(default_factory=set)
+    files: dict[str, Attachment] = field(default_factory=dict)  # what file ids in items name
 
     def extend(self, items: Iterable[StoredItem], *, param: str | None = None) -> None:
         """Add ``items``; with ``param`` (e.g. ``"input"``) errors name ``param[i]``."""
@@ -103,6 +107,7 @@ class ChatHistory:
             text=list(self.text),
             calls=list(self.calls),
             known_calls=set(self.known_calls),
+            files=dict(self.files),
         )
 
     def render(self, head: Head) -> list[ChatMessage]:
@@ -181,13 +186,36 @@ def _add(builder: ChatHistory, item: StoredItem, *, param: str | None) -> None:
         builder.known_calls.add(item.call_id)
     elif isinstance(item, FunctionCallOutput):
         _add_tool_output(builder, item, param=param)
+    elif isinstance(item, FileSearchCall):
+        _add_file_search(builder, item)
     elif item.role == "assistant":
         if builder.calls:
             builder.flush_assistant()
         builder.text.append(_assistant_text(item))
     else:
         builder.flush_assistant()
-        builder.messages.append(_from_message(item, param=param))
+        builder.messages.append(_from_message(item, param=param, files=builder.files))
+
+
+def _add_file_search(builder: ChatHistory, item: FileSearchCall) -> None:
+    """A file search the server ran: the call, and what it found (when the results were
+    kept) as the tool's answer."""
+    arguments = json.dumps({"queries": item.queries})
+    builder.calls.append(ToolCall(id=item.id, name="file_search", arguments=arguments))
+    builder.flush_assistant()
+    builder.messages.append(
+        ChatMessage(role="tool", content=_file_search_output(item), tool_call_id=item.id)
+    )
+
+
+def _file_search_output(item: FileSearchCall) -> str:
+    if item.status != "completed":
+        return "Error: this file search did not complete."
+    if item.results is None:
+        return "(The passages this search found are not kept; search again if they are needed.)"
+    if not item.results:
+        return "No passages in the files matched."
+    return "\n\n".join(f"{r.filename or r.file_id}:\n{r.text or ''}" for r in item.results)
 
 
 def _add_tool_output(builder: ChatHistory, item: FunctionCallOutput, *, param: str | None) -> None:
@@ -217,42 +245,64 @@ def _assistant_text(message: Message) -> str:
     )
 
 
-def _from_message(message: Message, *, param: str | None) -> ChatMessage:
+def _from_message(
+    message: Message, *, param: str | None, files: Mapping[str, Attachment]
+) -> ChatMessage:
     if message.role in ("system", "developer"):
         return ChatMessage(role="system", content=message.text())
-    parts = tuple(_parts(message.content, param=param))
+    parts = tuple(_parts(message.content, param=param, files=files))
     if all(isinstance(p, TextPart) for p in parts):
         return ChatMessage(role="user", content="".join(p.text for p in parts))  # type: ignore[union-attr]
     return ChatMessage(role="user", content=parts)
 
 
-def _parts(content: Iterable[object], *, param: str | None) -> Iterable[ContentPart]:
+def _parts(
+    content: Iterable[object], *, param: str | None, files: Mapping[str, Attachment]
+) -> Iterable[ContentPart]:
     for index, part in enumerate(content):
         where = f"{param}.content[{index}]" if param else None
         if isinstance(part, InputText | OutputText):
             yield TextPart(part.text)
         elif isinstance(part, InputImage):
-            yield _image(part, where)
+            yield _image(part, where, files)
         elif isinstance(part, InputFile):
-            yield _file(part, where)
+            yield _file(part, where, files, first=index == 0)
 
 
-def _image(part: InputImage, param: str | None) -> ImagePart:
-    if part.image_url is None:
-        raise InvalidRequestError(
-            "input_image by file_id needs the Files API, which this server does not have yet; "
-            "send image_url (an http(s) URL or a data URL).",
-            param=param,
-        )
+def _image(part: InputImage, param: str | None, files: Mapping[str, Attachment]) -> ContentPart:
     detail = "auto" if part.detail == "original" else part.detail
-    return ImagePart(url=part.image_url, detail=detail)
-
-
-def _file(part: InputFile, param: str | None) -> FilePart:
-    if part.file_data is None and part.file_url is None:
+    if part.image_url is not None:
+        return ImagePart(url=part.image_url, detail=detail)
+    if part.file_id is None:
         raise InvalidRequestError(
-            "input_file needs file_data or file_url (file_id needs the Files API, which this "
-            "server does not have yet).",
-            param=param,
+            "input_image needs image_url (an http(s) URL or a data URL) or file_id.", param=param
         )
-    return FilePart(filename=part.filename, data=part.file_data, url=part.file_url)
+    attachment = files.get(part.file_id)
+    if isinstance(attachment, FileImage):
+        return ImagePart(url=attachment.url, detail=detail)
+    return _unavailable(part.file_id, None, param)
+
+
+def _file(
+    part: InputFile, param: str | None, files: Mapping[str, Attachment], *, first: bool
+) -> ContentPart:
+    if part.file_data is not None or part.file_url is not None:
+        return FilePart(filename=part.filename, data=part.file_data, url=part.file_url)
+    if part.file_id is None:
+        raise InvalidRequestError(
+            "input_file needs one of file_id, file_data or file_url.", param=param
+        )
+    attachment = files.get(part.file_id)
+    if isinstance(attachment, FileText):
+        return TextPart(("" if first else "\n") + attachment.shown(part.filename))
+    if isinstance(attachment, FileImage):
+        return ImagePart(url=attachment.url)
+    return _unavailable(part.file_id, part.filename, param)
+
+
+def _unavailable(file_id: str, label: str | None, param: str | None) -> TextPart:
+    """A file the item names that was not resolved: an error for new input (the resolution
+    step reports it first; this is the fallback), a note for an item accepted earlier."""
+    if param is not None:
+        raise NotFoundError(f"No such File object: {file_id}", param=f"{param}.file_id")
+    return TextPart(f"[file: {label or file_id}: no longer available]\n")

@@ -17,6 +17,7 @@ from agentloom.api.requests import (
     TextFormatJsonSchema,
 )
 from agentloom.api.response import Response
+from agentloom.engine.attachments import Attachments
 from agentloom.engine.compaction import Compactions
 from agentloom.engine.conversations import ConversationsService, Turn
 from agentloom.engine.history import Context, History
@@ -28,6 +29,7 @@ from agentloom.errors import InvalidRequestError
 from agentloom.ids import new_id
 from agentloom.inference import base as inf
 from agentloom.inference.catalog import ModelCatalog, Resolved
+from agentloom.tools.registry import ToolServices
 
 LOGPROBS_INCLUDE = "message.output_text.logprobs"
 
@@ -91,8 +93,12 @@ class Preparer:
         conversations: ConversationsService,
         compactions: Compactions,
         limits: EngineLimits,
+        tools: ToolServices | None = None,
+        attachments: Attachments | None = None,
     ) -> None:
         self._catalog = catalog
+        self._tools = tools or ToolServices()
+        self._attachments = attachments or Attachments()
         self._finder = finder
         self._histories = histories
         self._conversations = conversations
@@ -109,7 +115,9 @@ class Preparer:
         """``media``: a prompt's image and file values, shown after the instructions."""
         _check_unsupported(request)
         resolved = await self._catalog.resolve(request.model)
-        tools = plan_tools(request.tools, request.tool_choice, parallel=request.parallel_tool_calls)
+        tools = self._plan_tools(request)
+        for tool in tools.server.values():
+            await tool.check()
         threshold = _compact_threshold(request, resolved)
         chain = await self._chain(request.previous_response_id, local)
         response = _skeleton(request)
@@ -119,8 +127,9 @@ class Preparer:
             hold = Hold(await self._conversations.begin_turn(conversation_id, response.id))
         try:
             items = await self._input(request, hold)
+            files = await self._attachments.resolve(items, param="input")
             before = hold.turn.context if hold is not None else chain
-            seen = before.extended(items, param="input")
+            seen = before.extended(items, param="input", files=files)
         except BaseException:
             if hold is not None:
                 await self._conversations.release(hold.turn)
@@ -143,15 +152,26 @@ class Preparer:
         (a conversation is read, not locked): for token counts and ``/responses/compact``."""
         _check_unsupported(request)
         resolved = await self._catalog.resolve(request.model)
-        tools = plan_tools(request.tools, request.tool_choice, parallel=request.parallel_tool_calls)
+        tools = self._plan_tools(request)
         conversation_id = request.conversation_id()
         if conversation_id is not None:
             before = await self._conversations.peek(conversation_id)
         else:
             before = await self._chain(request.previous_response_id, None)
-        seen = before.extended(await self._input(request, None), param="input")
+        items = await self._input(request, None)
+        files = await self._attachments.resolve(items, param="input")
+        seen = before.extended(items, param="input", files=files)
         loop = self._loop(request, resolved, tools, seen.chat.render(Head(request.instructions)))
         return Preview(resolved=resolved, seen=seen, request=loop.request)
+
+    def _plan_tools(self, request: CreateResponseRequest) -> ToolPlan:
+        return plan_tools(
+            request.tools,
+            request.tool_choice,
+            parallel=request.parallel_tool_calls,
+            services=self._tools,
+            include=request.include,
+        )
 
     async def _chain(self, previous_response_id: str | None, local: LocalChain | None) -> Context:
         if local is not None and previous_response_id == local.response_id:
@@ -189,6 +209,7 @@ class Preparer:
             context_window=resolved.model.info.context_window,
             include_logprobs=include_logprobs,
             compaction=compaction,
+            max_tool_calls=request.max_tool_calls,
         )
 
 

@@ -19,6 +19,7 @@ from agentloom.api.lists import ListPage
 from agentloom.api.requests import CreateResponseRequest
 from agentloom.api.response import DeletedResponse, OutputItem, Response
 from agentloom.api.token_count import InputTokensRequest
+from agentloom.engine.attachments import Attachments
 from agentloom.engine.compaction import Compactions, compact
 from agentloom.engine.conversations import ConversationsService, appended, turn_row
 from agentloom.engine.history import History
@@ -38,6 +39,7 @@ from agentloom.errors import (
 from agentloom.inference import base as inf
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.storage.base import ItemRow, Order, ResponseRow, ResponseStore
+from agentloom.tools.registry import ToolServices
 
 _TERMINAL_EVENTS = (ev.ResponseCompleted, ev.ResponseIncomplete, ev.ResponseFailed)
 
@@ -61,13 +63,15 @@ class ResponsesService:
         limits: EngineLimits,
         prompts: PromptsService,
         compactions: Compactions,
+        tools: ToolServices | None = None,
+        attachments: Attachments | None = None,
     ) -> None:
         self._catalog = catalog
         self._store = store
         self._prompts = prompts
         self._compactions = compactions
         self._conversations = conversations
-        self._histories = History(store, compactions.read)
+        self._histories = History(store, compactions.read, attachments=attachments)
         self._preparer = Preparer(
             catalog=catalog,
             finder=finder,
@@ -75,6 +79,8 @@ class ResponsesService:
             conversations=conversations,
             compactions=compactions,
             limits=limits,
+            tools=tools,
+            attachments=attachments,
         )
 
     # --- create ------------------------------------------------------------------------------

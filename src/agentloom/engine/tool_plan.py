@@ -3,18 +3,22 @@
 The server does not just forward ``tool_choice``: it offers the backend only the tools the choice
 allows, forces a named function where the backend supports it, and the turn streamer drops calls
 to anything not offered (see :class:`agentloom.engine.turn.CallPolicy`).
+
+Hosted tools (``file_search`` ...) are offered as functions too; the server runs their calls
+itself (see :mod:`agentloom.tools`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import dataclasses
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from agentloom.api.tools import (
+    AllowedToolRef,
     AllowedTools,
     FunctionTool,
     FunctionToolChoice,
-    HostedTool,
     HostedToolChoice,
     Tool,
     ToolChoice,
@@ -22,6 +26,10 @@ from agentloom.api.tools import (
 from agentloom.engine.turn import CallPolicy
 from agentloom.errors import InvalidRequestError
 from agentloom.inference import base as inf
+from agentloom.tools.base import ServerTool
+from agentloom.tools.registry import ToolRequest, ToolServices, build_server_tool
+
+_Offer = FunctionTool | ServerTool
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,15 +37,40 @@ class ToolPlan:
     specs: tuple[inf.FunctionSpec, ...]
     choice: inf.ToolChoice | None
     policy: CallPolicy
+    server: Mapping[str, ServerTool] = field(default_factory=dict)  # by function name
+
+    def relaxed(self) -> ToolPlan:
+        """The plan once a server tool ran: a forced choice (``required``, a named tool) is
+        satisfied, and the model may now answer."""
+        if not self.policy.required:
+            return self
+        policy = dataclasses.replace(self.policy, required=False)
+        return ToolPlan(specs=self.specs, choice="auto", policy=policy, server=self.server)
+
+    def without_server_tools(self) -> ToolPlan:
+        """The plan once server tools may no longer be called (``max_tool_calls`` reached)."""
+        specs = tuple(s for s in self.specs if s.name not in self.server)
+        choice = self.choice if specs else None
+        if isinstance(choice, inf.NamedToolChoice) and choice.name in self.server:
+            choice = "auto"
+        return ToolPlan(specs=specs, choice=choice, policy=self.policy, server={})
 
 
-def plan_tools(tools: Sequence[Tool], choice: ToolChoice, *, parallel: bool) -> ToolPlan:
-    functions = _function_tools(tools)
-    offered, mode = _select(functions, choice)
-    specs = tuple(_spec(functions[name]) for name in offered)
+def plan_tools(
+    tools: Sequence[Tool],
+    choice: ToolChoice,
+    *,
+    parallel: bool,
+    services: ToolServices | None = None,
+    include: Collection[str] = (),
+) -> ToolPlan:
+    offers = _offers(tools, services or ToolServices(), frozenset(include))
+    offered, mode = _select(offers, choice)
+    specs = tuple(_spec(offers[name]) for name in offered)
     chat_choice: inf.ToolChoice | None = mode if specs else None
-    if isinstance(choice, FunctionToolChoice):
-        chat_choice = inf.NamedToolChoice(choice.name)
+    if isinstance(choice, FunctionToolChoice | HostedToolChoice):
+        chat_choice = inf.NamedToolChoice(offered[0])
+    server = {name: t for name, t in offers.items() if not isinstance(t, FunctionTool)}
     return ToolPlan(
         specs=specs,
         choice=chat_choice,
@@ -45,69 +78,88 @@ def plan_tools(tools: Sequence[Tool], choice: ToolChoice, *, parallel: bool) -> 
             offered=frozenset(offered),
             single_call=not parallel,
             required=bool(specs) and mode == "required",
+            hosted=frozenset(server),
         ),
+        server={name: t for name, t in server.items() if name in offered},
     )
 
 
-def _function_tools(tools: Sequence[Tool]) -> dict[str, FunctionTool]:
-    functions: dict[str, FunctionTool] = {}
+def _offers(
+    tools: Sequence[Tool], services: ToolServices, include: frozenset[str]
+) -> dict[str, _Offer]:
+    offers: dict[str, _Offer] = {}
     for index, tool in enumerate(tools):
-        if isinstance(tool, HostedTool):
+        offer: _Offer
+        if isinstance(tool, FunctionTool):
+            offer = tool
+        else:
+            request = ToolRequest(tool=tool, param=f"tools[{index}]", include=include)
+            offer = build_server_tool(request, services)
+        name = _spec(offer).name
+        if name in offers:
+            what = "tool name" if isinstance(tool, FunctionTool) else f"'{tool.type}' tool"
             raise InvalidRequestError(
-                f"Tool type '{tool.type}' is not supported by this server yet; "
-                "only 'function' tools can be used.",
-                param=f"tools[{index}].type",
-                code="unsupported_tool_type",
+                f"Duplicate {what} '{name}'.",
+                param=f"tools[{index}].name"
+                if isinstance(tool, FunctionTool)
+                else f"tools[{index}]",
             )
-        if tool.name in functions:
-            raise InvalidRequestError(
-                f"Duplicate tool name '{tool.name}'.", param=f"tools[{index}].name"
-            )
-        functions[tool.name] = tool
-    return functions
+        offers[name] = offer
+    return offers
 
 
-def _select(
-    functions: dict[str, FunctionTool], choice: ToolChoice
-) -> tuple[list[str], inf.ToolChoice]:
+def _select(offers: dict[str, _Offer], choice: ToolChoice) -> tuple[list[str], inf.ToolChoice]:
     if isinstance(choice, str):
-        return ([] if choice == "none" else list(functions)), choice
+        return ([] if choice == "none" else list(offers)), choice
     if isinstance(choice, FunctionToolChoice):
-        _require_known(functions, choice.name)
+        _require_known(offers, choice.name)
         return [choice.name], "required"
     if isinstance(choice, AllowedTools):
-        return _allowed(functions, choice), choice.mode
+        return _allowed(offers, choice), choice.mode
     assert isinstance(choice, HostedToolChoice)
-    raise InvalidRequestError(
-        f"tool_choice type '{choice.type}' is not supported by this server yet.",
-        param="tool_choice",
-    )
+    return [_hosted_name(offers, choice.type, param="tool_choice")], "required"
 
 
-def _allowed(functions: dict[str, FunctionTool], choice: AllowedTools) -> list[str]:
+def _allowed(offers: dict[str, _Offer], choice: AllowedTools) -> list[str]:
     names: list[str] = []
     for index, ref in enumerate(choice.tools):
-        if ref.type != "function" or ref.name is None:
-            raise InvalidRequestError(
-                "allowed_tools can list only function tools ({'type': 'function', 'name': ...}).",
-                param=f"tool_choice.tools[{index}]",
-            )
-        _require_known(functions, ref.name)
-        names.append(ref.name)
+        names.append(_ref_name(offers, ref, param=f"tool_choice.tools[{index}]"))
     return names
 
 
-def _require_known(functions: dict[str, FunctionTool], name: str) -> None:
-    if name not in functions:
+def _ref_name(offers: dict[str, _Offer], ref: AllowedToolRef, *, param: str) -> str:
+    if ref.type != "function":
+        return _hosted_name(offers, ref.type, param=param)
+    if ref.name is None:
+        raise InvalidRequestError(
+            "An allowed function tool needs a name ({'type': 'function', 'name': ...}).",
+            param=param,
+        )
+    _require_known(offers, ref.name)
+    return ref.name
+
+
+def _hosted_name(offers: dict[str, _Offer], kind: str, *, param: str) -> str:
+    """The function name of the request's hosted tool of type ``kind``."""
+    for name, offer in offers.items():
+        if not isinstance(offer, FunctionTool) and offer.kind == kind:
+            return name
+    raise InvalidRequestError(f"Tool choice '{kind}' not found in 'tools' parameter.", param=param)
+
+
+def _require_known(offers: dict[str, _Offer], name: str) -> None:
+    if not isinstance(offers.get(name), FunctionTool):
         raise InvalidRequestError(
             f"Tool choice '{name}' not found in 'tools' parameter.", param="tool_choice"
         )
 
 
-def _spec(tool: FunctionTool) -> inf.FunctionSpec:
+def _spec(offer: _Offer) -> inf.FunctionSpec:
+    if not isinstance(offer, FunctionTool):
+        return offer.spec
     return inf.FunctionSpec(
-        name=tool.name,
-        description=tool.description,
-        parameters=tool.parameters,  # type: ignore[arg-type]
-        strict=tool.strict,
+        name=offer.name,
+        description=offer.description,
+        parameters=offer.parameters,  # type: ignore[arg-type]
+        strict=offer.strict,
     )

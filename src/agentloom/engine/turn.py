@@ -9,9 +9,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from agentloom.api import events as ev
-from agentloom.api.content import Logprob, OutputText, ReasoningText, Refusal, TopLogprob
+from agentloom.api.content import (
+    Annotation,
+    Logprob,
+    OutputText,
+    ReasoningText,
+    Refusal,
+    TopLogprob,
+)
 from agentloom.api.items import FunctionCall, OutputMessage, Reasoning
 from agentloom.api.response import OutputItem
 from agentloom.ids import new_id
@@ -35,12 +43,17 @@ class _Part:
     kind: str  # "output_text" | "refusal"
     chunks: list[str] = field(default_factory=list)
     logprobs: list[Logprob] = field(default_factory=list)
+    annotations: list[Annotation] = field(default_factory=list)
 
     def model(self, *, with_logprobs: bool) -> OutputText | Refusal:
         text = "".join(self.chunks)
         if self.kind == "refusal":
             return Refusal(refusal=text)
-        return OutputText(text=text, logprobs=self.logprobs if with_logprobs else None)
+        return OutputText(
+            text=text,
+            annotations=self.annotations,
+            logprobs=self.logprobs if with_logprobs else None,
+        )
 
 
 @dataclass
@@ -70,6 +83,7 @@ class _OpenCall:
 class TurnResult:
     items: list[OutputItem] = field(default_factory=list)
     calls: list[FunctionCall] = field(default_factory=list)
+    hosted: list[inf.ToolCall] = field(default_factory=list)  # calls of server tools, to run
     rejected: list[inf.ToolCall] = field(default_factory=list)
     finish: inf.FinishReason | None = None
     usage: inf.Usage | None = None
@@ -83,6 +97,7 @@ class CallPolicy:
     offered: frozenset[str]
     single_call: bool = False  # parallel_tool_calls: false
     required: bool = False  # tool_choice required / a named function: a turn must call a tool
+    hosted: frozenset[str] = frozenset()  # names of server tools: their calls are run, not streamed
 
 
 class TurnStreamer:
@@ -93,8 +108,10 @@ class TurnStreamer:
         first_output_index: int,
         policy: CallPolicy,
         include_logprobs: bool = False,
+        annotate: Callable[[str], list[Annotation]] | None = None,
     ) -> None:
         self._seq = seq
+        self._annotate = annotate
         self._next_index = first_output_index
         self._policy = policy
         self._with_logprobs = include_logprobs
@@ -104,6 +121,7 @@ class TurnStreamer:
         self._pending: dict[int, inf.ToolCallDelta] = {}
         self._skipped: dict[int, list[str]] = {}
         self._skipped_names: dict[int, tuple[str, str]] = {}
+        self._hosted: dict[int, tuple[str, str, list[str]]] = {}
         self.result = TurnResult()
 
     async def run(self, chunks: AsyncIterator[inf.Chunk]) -> AsyncIterator[ev.StreamEvent]:
@@ -121,6 +139,11 @@ class TurnStreamer:
             for i, (call_id, name) in self._skipped_names.items()
         )
         self._skipped_names.clear()
+        self.result.hosted.extend(
+            inf.ToolCall(id=call_id, name=name, arguments="".join(chunks))
+            for call_id, name, chunks in self._hosted.values()
+        )
+        self._hosted.clear()
         return events
 
     # --- chunk dispatch ----------------------------------------------------------------------
@@ -261,12 +284,13 @@ class TurnStreamer:
 
     def _close_part(self, message: _OpenMessage) -> list[ev.StreamEvent]:
         part = message.parts[-1]
-        model = part.model(with_logprobs=self._with_logprobs)
         where = {
             "item_id": message.id,
             "output_index": message.index,
             "content_index": len(message.parts) - 1,
         }
+        events = self._annotations(part, where)
+        model = part.model(with_logprobs=self._with_logprobs)
         done: ev.StreamEvent
         if isinstance(model, Refusal):
             done = ev.RefusalDone(sequence_number=self._seq(), refusal=model.refusal, **where)
@@ -274,7 +298,19 @@ class TurnStreamer:
             done = ev.OutputTextDone(
                 sequence_number=self._seq(), text=model.text, logprobs=part.logprobs, **where
             )
-        return [done, ev.ContentPartDone(sequence_number=self._seq(), part=model, **where)]
+        return [*events, done, ev.ContentPartDone(sequence_number=self._seq(), part=model, **where)]
+
+    def _annotations(self, part: _Part, where: dict[str, Any]) -> list[ev.StreamEvent]:
+        """Citations of the finished text (file_search), announced before its ``done``."""
+        if self._annotate is None or part.kind != "output_text":
+            return []
+        part.annotations = self._annotate("".join(part.chunks))
+        return [
+            ev.OutputTextAnnotationAdded(
+                sequence_number=self._seq(), annotation_index=i, annotation=annotation, **where
+            )
+            for i, annotation in enumerate(part.annotations)
+        ]
 
     def _close_message(self) -> list[ev.StreamEvent]:
         message, self._message = self._message, None
@@ -295,6 +331,9 @@ class TurnStreamer:
         if chunk.index in self._skipped:
             self._skipped[chunk.index].append(chunk.arguments)
             return []
+        if chunk.index in self._hosted:
+            self._hosted[chunk.index][2].append(chunk.arguments)
+            return []
         call = self._calls.get(chunk.index)
         if call is None:
             return self._start_call(chunk)
@@ -311,9 +350,12 @@ class TurnStreamer:
             self._skipped[chunk.index] = [pending.arguments]
             self._skipped_names[chunk.index] = (call_id, pending.name)  # reported to the model
             return []
-        if self._policy.single_call and (self._calls or self.result.calls):
+        if self._policy.single_call and (self._calls or self.result.calls or self._hosted):
             self._skipped[chunk.index] = []  # parallel_tool_calls: false, dropped
             return []
+        if pending.name in self._policy.hosted:
+            self._hosted[chunk.index] = (call_id, pending.name, [pending.arguments])
+            return []  # run by the server: its item is streamed when it runs
         events = self._close_reasoning() + self._close_message()
         call = _OpenCall(
             id=new_id("fc"), index=self._take_index(), call_id=call_id, name=pending.name

@@ -11,19 +11,26 @@ import anyio
 from starlette.requests import HTTPConnection
 
 from agentloom.config import Settings
+from agentloom.engine.attachments import Attachments
 from agentloom.engine.compaction import Compactions
 from agentloom.engine.conversations import ConversationsService
+from agentloom.engine.files import FilesService
+from agentloom.engine.ingestion import Liveness
 from agentloom.engine.items import StoredItemFinder
 from agentloom.engine.prepare import EngineLimits
 from agentloom.engine.prompts import PromptsService
 from agentloom.engine.service import ResponsesService
+from agentloom.engine.vector_stores import VectorStoresService
 from agentloom.errors import InternalError
 from agentloom.inference.base import Provider, ProviderConfig
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.inference.registry import build_provider
+from agentloom.retrieval.embeddings import Embedder, build_embedder
 from agentloom.sealing import Sealer, SealingKey
+from agentloom.storage.blobs import build_blob_store
 from agentloom.storage.database import Database
 from agentloom.storage.keys import sealing_keys
+from agentloom.tools.registry import ToolServices
 
 log = logging.getLogger(__name__)
 
@@ -36,13 +43,19 @@ class Runtime:
     responses: ResponsesService
     conversations: ConversationsService
     prompts: PromptsService
+    files: FilesService
+    vector_stores: VectorStoresService
 
 
 @asynccontextmanager
 async def open_runtime(
-    settings: Settings, *, providers: Mapping[str, Provider] | None = None
+    settings: Settings,
+    *,
+    providers: Mapping[str, Provider] | None = None,
+    embedder: Embedder | None = None,
 ) -> AsyncIterator[Runtime]:
-    """Connect the database (migrating it), build providers, discover models, recover."""
+    """Connect the database (migrating it), build providers, discover models, recover.
+    ``embedder`` replaces the configured one (its caller closes it)."""
     async with AsyncExitStack() as stack:
         database = await Database.connect(
             settings.database.url,
@@ -68,10 +81,15 @@ async def open_runtime(
             )
         catalog = ModelCatalog(built, configs)
         await catalog.refresh()
-        yield await _services(settings, database, catalog)
+        if embedder is None:
+            embedder = build_embedder(settings.embeddings)
+            stack.push_async_callback(embedder.aclose)
+        yield await _services(settings, database, catalog, embedder)
 
 
-async def _services(settings: Settings, database: Database, catalog: ModelCatalog) -> Runtime:
+async def _services(
+    settings: Settings, database: Database, catalog: ModelCatalog, embedder: Embedder
+) -> Runtime:
     limits = EngineLimits(
         max_model_calls=settings.engine.max_model_calls,
         truncation_retries=settings.engine.truncation_retries,
@@ -81,10 +99,22 @@ async def _services(settings: Settings, database: Database, catalog: ModelCatalo
         max_summary_tokens=settings.engine.compaction_max_tokens,
     )
     finder = StoredItemFinder(database.responses, database.conversations)
-    conversations = ConversationsService(
-        store=database.conversations, finder=finder, reader=compactions.read
+    files = FilesService(
+        database.files,
+        build_blob_store(settings.files.blob_store, settings.files.directory),
+        max_bytes=settings.files.max_bytes,
     )
-    prompts = PromptsService(database.prompts)
+    attachments = Attachments(files)
+    liveness = Liveness(settings.server.instance_id, settings.server.abandoned_after)
+    vector_stores = VectorStoresService(database, files, embedder, settings.vector_stores, liveness)
+    files.on_delete.append(vector_stores.forget_file)
+    conversations = ConversationsService(
+        store=database.conversations,
+        finder=finder,
+        reader=compactions.read,
+        attachments=attachments,
+    )
+    prompts = PromptsService(database.prompts, attachments=attachments)
     service = ResponsesService(
         catalog=catalog,
         store=database.responses,
@@ -93,6 +123,8 @@ async def _services(settings: Settings, database: Database, catalog: ModelCatalo
         limits=limits,
         prompts=prompts,
         compactions=compactions,
+        attachments=attachments,
+        tools=ToolServices(searcher=vector_stores),
     )
     return Runtime(
         settings=settings,
@@ -101,6 +133,8 @@ async def _services(settings: Settings, database: Database, catalog: ModelCatalo
         responses=service,
         conversations=conversations,
         prompts=prompts,
+        files=files,
+        vector_stores=vector_stores,
     )
 
 
@@ -126,12 +160,14 @@ async def _build(
 
 
 async def housekeeping(runtime: Runtime) -> None:
-    """Heartbeat this instance and fail responses of instances that stopped beating."""
+    """Heartbeat this instance, fail responses of instances that stopped beating and delete
+    expired files."""
     server = runtime.settings.server
     while True:
         await anyio.sleep(server.heartbeat_interval)
         await runtime.database.heartbeat()
         await runtime.database.fail_abandoned(server.abandoned_after)
+        await runtime.files.delete_expired()
 
 
 def runtime_of(connection: HTTPConnection) -> Runtime:

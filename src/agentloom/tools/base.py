@@ -1,0 +1,70 @@
+"""The server-side tool seam: a tool the server runs itself when the model calls it.
+
+A server tool is offered to the model as a function. When the model calls it, the agent loop
+runs it: the tool streams its own events (``response.file_search_call.searching`` ...), then
+hands back a :class:`ToolResult` — the output item the response shows, what the model is told,
+and the sources the final answer may cite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Protocol, TypeAlias
+
+from agentloom.api import events as ev
+from agentloom.api.response import OutputItem
+from agentloom.inference import base as inf
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A passage a tool found, which the answer may cite as ``[number]``."""
+
+    number: int
+    file_id: str
+    filename: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    item: OutputItem  # the finished call item (``file_search_call`` ...)
+    output: str  # what the model is told
+    sources: tuple[Source, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallContext:
+    """Where a call's item sits in the response, and how to number its events and sources."""
+
+    item_id: str
+    output_index: int
+    seq: Callable[[], int]
+    first_source: int = 1  # the number the call's first source gets
+
+
+ToolStep: TypeAlias = ev.StreamEvent | ToolResult
+"""What a running tool yields: its events, then one result (last)."""
+
+
+class ServerTool(Protocol):
+    """A tool the server runs. ``kind`` is its type in requests (``file_search``); ``spec``
+    is the function the model is offered."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def spec(self) -> inf.FunctionSpec: ...
+
+    async def check(self) -> None:
+        """Fail with a 4xx before the response starts if the tool cannot run (an unknown
+        vector store ...)."""
+        ...
+
+    def item(self, context: ToolCallContext, arguments: str) -> OutputItem:
+        """The call's item as it is announced (``in_progress``), before it runs."""
+        ...
+
+    def run(self, context: ToolCallContext, arguments: str) -> AsyncIterator[ToolStep]: ...
