@@ -14,7 +14,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -209,9 +209,18 @@ def test_workers_share_the_port_and_the_database(
         listed = http.get("/responses", params={"limit": 100}).json()["data"]
         assert {r["id"] for r in listed} == set(ids)
         assert all(r["status"] == "completed" for r in listed)
+        _wait_for(lambda: server.output().count("Application startup complete") == 2)
         server.process.send_signal(signal.SIGTERM)
         server.process.wait(timeout=WAIT)
     assert server.output().count("Application startup complete") == 2
+
+
+def _wait_for(condition: Callable[[], bool]) -> None:
+    """Until ``condition`` holds or WAIT seconds passed (a loaded machine starts workers
+    slowly; the one that answered first may be the only one up yet)."""
+    deadline = time.monotonic() + WAIT
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def test_health_and_models_of_a_served_process(backend: FakeBackend, tmp_path: Path) -> None:
