@@ -24,6 +24,8 @@ WORDS = ["Hello", "!", " How", " can", " I", " help", " you", " today", "?"]
 USAGE = {"prompt_tokens": 12, "completion_tokens": len(WORDS), "total_tokens": 12 + len(WORDS)}
 CALL = {"id": "call_bench", "type": "function"}
 TOOL_CALL = {**CALL, "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+SEARCH = {"name": "file_search", "arguments": '{"queries": ["warranty"]}'}
+SEARCH_CALL = {**CALL, "function": SEARCH}
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -45,10 +47,16 @@ def _wants_tool(request: dict[str, Any]) -> bool:
     return bool(request.get("tools")) and messages[-1].get("role") != "tool"
 
 
+def _tool_call(request: dict[str, Any]) -> dict[str, object]:
+    """A call of the first tool offered (``file_search`` gets a search query)."""
+    offered = request["tools"][0].get("function", {}).get("name")
+    return SEARCH_CALL if offered == "file_search" else TOOL_CALL
+
+
 def completion(request: dict[str, Any]) -> bytes:
     if _wants_tool(request):
         message: dict[str, object] = {"role": "assistant", "content": None}
-        message["tool_calls"] = [TOOL_CALL]
+        message["tool_calls"] = [_tool_call(request)]
         finish = "tool_calls"
     else:
         message = {"role": "assistant", "content": "".join(WORDS)}
@@ -64,7 +72,7 @@ def _event(delta: dict[str, object], finish: str | None = None) -> bytes:
 
 def stream_events(request: dict[str, Any]) -> list[bytes]:
     if _wants_tool(request):
-        call = {"index": 0, **TOOL_CALL}
+        call = {"index": 0, **_tool_call(request)}
         events = [_event({"role": "assistant", "tool_calls": [call]})]
         events.append(_event({}, "tool_calls"))
     else:

@@ -28,8 +28,9 @@ from pathlib import Path
 import asyncpg
 from sqlalchemy.engine import make_url
 
-from bench import scenarios
+from bench import retrieval, scenarios
 from bench.backend import MODEL
+from bench.corpus import retrieval as retrieval_corpus
 from bench.wire import Connection
 
 HOST = "127.0.0.1"
@@ -123,13 +124,15 @@ def backend(delay_ms: float = 0.0) -> Iterator[int]:
 def server(backend_port: int, database_url: str) -> Iterator[int]:
     port = _free_port()
     args = [sys.executable, "-m", "agentloom.cli.main", "serve", "--port", str(port)]
-    env = {
-        "AGENTLOOM_DATABASE_URL": database_url,
-        "AGENTLOOM_INFERENCE_BASE_URL": f"http://{HOST}:{backend_port}/v1",
-        "AGENTLOOM_INFERENCE_MODELS": MODEL,
-    }
-    with _process([*args, "--log-level", "warning"], port, "/v1/health", env):
-        yield port
+    with tempfile.TemporaryDirectory(prefix="agentloom-bench-files-") as files:
+        env = {
+            "AGENTLOOM_DATABASE_URL": database_url,
+            "AGENTLOOM_INFERENCE_BASE_URL": f"http://{HOST}:{backend_port}/v1",
+            "AGENTLOOM_INFERENCE_MODELS": MODEL,
+            "AGENTLOOM_FILES_DIRECTORY": files,
+        }
+        with _process([*args, "--log-level", "warning"], port, "/v1/health", env):
+            yield port
 
 
 # --- PostgreSQL scratch database -------------------------------------------------------------
@@ -191,7 +194,25 @@ async def _latency_rows(backend_port: int, server_port: int, opts: Options) -> l
             target = f"<= {ADDED_MS_TARGET:.0f} ms" if targeted else ""
             rows.append(Row(name, _pair(base), _pair(lat), f"+{added:.2f} ms", target, passed))
     rows.append(await _websocket_row(backend_port, server_port, opts))
+    rows.append(await _file_search_row(backend_port, server_port, opts))
     return rows
+
+
+async def _file_search_row(backend_port: int, server_port: int, opts: Options) -> Row:
+    """A response whose model searches a vector store (embedded MiniLM embedder), against the
+    same two model calls made directly."""
+    store_id = await scenarios.vector_store(HOST, server_port, scenarios.KETTLE_MANUAL)
+    counts = {"requests": opts.requests, "warmup": opts.warmup}
+
+    async def search(conn: Connection) -> None:
+        await scenarios.file_search_round_trip(conn, store_id=store_id)
+
+    async with Connection(HOST, backend_port) as direct, Connection(HOST, server_port) as ours:
+        base = await scenarios.latency(direct, scenarios.chat_tool_round_trip, **counts)
+        lat = await scenarios.latency(ours, search, **counts)
+    added = (lat.median - base.median) * 1000
+    name = "file_search response (search + 2 model calls, MiniLM query embedding)"
+    return Row(name, _pair(base), _pair(lat), f"+{added:.2f} ms", "", None)
 
 
 async def _websocket_row(backend_port: int, server_port: int, opts: Options) -> Row:
@@ -271,7 +292,25 @@ async def measure(backend_port: int, server_port: int, opts: Options) -> list[Ro
         await _turns_row(server_port, opts, "conversation", conversation, opts.conversation_turns)
     )
     rows.append(await _throughput_row(backend_port, server_port, opts))
+    rows.append(await _ingestion_row(server_port))
     return rows
+
+
+async def _ingestion_row(server_port: int) -> Row:
+    """End-to-end ingestion through the server with the embedded defaults (MiniLM): the
+    retrieval corpus's documents as one file batch, static 100-token chunks."""
+    done = await scenarios.ingest(
+        HOST, server_port, retrieval_corpus.DOCUMENTS, max_tokens=100, overlap=25
+    )
+    rate = done.chunks / done.seconds
+    return Row(
+        f"ingestion: {done.files} files, {done.chunks} chunks (MiniLM, batch create to completed)",
+        "",
+        f"{done.seconds * 1000:.0f} ms",
+        f"{rate:.1f} chunks/s",
+        "",
+        None,
+    )
 
 
 # --- reporting -------------------------------------------------------------------------------
@@ -342,6 +381,7 @@ def main() -> None:
     )
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--no-write", action="store_true", help="do not write bench/RESULTS.md")
+    parser.add_argument("--no-retrieval", action="store_true", help="skip bench.retrieval")
     args = parser.parse_args()
     opts = Options(
         args.requests,
@@ -365,6 +405,12 @@ def main() -> None:
         print(f"\nPostgreSQL at {pg_admin} not reachable: skipped", flush=True)
     if not args.no_write:
         RESULTS.write_text(report(sections, opts))
+    if not args.no_retrieval:
+        section = retrieval.markdown(retrieval.measure())
+        print(f"\n{section}", flush=True)
+        if not args.no_write:
+            retrieval.write(section)
+    if not args.no_write:
         print(f"\nwritten to {RESULTS}")
 
 

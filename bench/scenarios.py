@@ -12,10 +12,12 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
+import openai
 from websockets.asyncio.client import ClientConnection, connect
 
+from agentloom.retrieval.chunking import chunk_text
 from bench.backend import MODEL
 from bench.wire import Connection, ProtocolError, Reply
 
@@ -108,6 +110,81 @@ async def responses_tool_round_trip(conn: Connection) -> None:
     answer = {"type": "function_call_output", "call_id": output[-1]["call_id"], "output": "sunny"}
     payload.update(input=[answer], previous_response_id=first["id"])
     _completed(await conn.post("/v1/responses", payload))
+
+
+# --- file_search: the model searches a vector store, the server runs the search -----------
+
+KETTLE_MANUAL = (
+    "The Zephyr X2 kettle boils a litre of water in ninety seconds. Descale it monthly with "
+    "citric acid.\n\nIts warranty covers the heating element for five years from purchase; "
+    "the lid and filter are covered for one year."
+)
+
+
+async def vector_store(host: str, port: int, document: str) -> str:
+    """Set-up, not measured: a vector store holding ``document``, ingested; its id."""
+    client = openai.AsyncOpenAI(base_url=f"http://{host}:{port}/v1", api_key="bench")
+    async with client:
+        uploaded = await client.files.create(
+            file=("manual.md", document.encode()), purpose="assistants"
+        )
+        store = await client.vector_stores.create(name="bench")
+        done = await client.vector_stores.files.create_and_poll(
+            file_id=uploaded.id, vector_store_id=store.id
+        )
+        if done.status != "completed":
+            raise ProtocolError(f"ingestion did not complete: {done.last_error!r}")
+        return store.id
+
+
+@dataclass(frozen=True, slots=True)
+class Ingestion:
+    files: int
+    chunks: int
+    seconds: float  # from the batch's creation until every file is completed
+
+
+async def ingest(
+    host: str, port: int, documents: dict[str, str], *, max_tokens: int, overlap: int
+) -> Ingestion:
+    """Upload ``documents`` and ingest them as one file batch, timed from the batch's
+    creation to its completion (the SDK's polling, at the server's poll hint)."""
+    client = openai.AsyncOpenAI(base_url=f"http://{host}:{port}/v1", api_key="bench")
+    async with client:
+        ids = [
+            (await client.files.create(file=(f"{name}.md", body.encode()), purpose="assistants")).id
+            for name, body in documents.items()
+        ]
+        store = await client.vector_stores.create(name="ingestion")
+        strategy: Any = {
+            "type": "static",
+            "static": {"max_chunk_size_tokens": max_tokens, "chunk_overlap_tokens": overlap},
+        }
+        start = time.perf_counter()
+        batch = await client.vector_stores.file_batches.create_and_poll(
+            vector_store_id=store.id, file_ids=ids, chunking_strategy=strategy
+        )
+        seconds = time.perf_counter() - start
+    if batch.file_counts.completed != len(ids):
+        raise ProtocolError(f"ingestion did not complete: {batch.file_counts!r}")
+    chunks = sum(
+        len(chunk_text(body, max_tokens=max_tokens, overlap=overlap)) for body in documents.values()
+    )
+    return Ingestion(files=len(ids), chunks=chunks, seconds=seconds)
+
+
+async def file_search_round_trip(conn: Connection, *, store_id: str) -> None:
+    """One response: the model calls file_search, the server searches, the model answers."""
+    tool = {"type": "file_search", "vector_store_ids": [store_id]}
+    payload = {"model": MODEL, "input": "How long is the warranty?", "tools": [tool]}
+    output = _completed(await conn.post("/v1/responses", payload))["output"]
+    if not isinstance(output, list) or [item.get("type") for item in output] != [
+        "file_search_call",
+        "message",
+    ]:
+        raise ProtocolError(f"expected a file search and an answer, got {output!r}")
+    if output[0].get("status") != "completed":
+        raise ProtocolError(f"the file search did not complete: {output[0]!r}")
 
 
 # --- the same round trip over one WebSocket (``ws://HOST/v1/responses``) ----------------------

@@ -11,6 +11,7 @@ import openai
 import pytest
 from agents import (
     Agent,
+    FileSearchTool,
     OpenAIConversationsSession,
     OpenAIResponsesModel,
     Runner,
@@ -254,3 +255,39 @@ def _assert_backend_saw_the_whole_exchange_then(backend: FakeBackend, question: 
     roles = [m["role"] for m in requests[2]["messages"]]
     assert roles[-5:] == ["user", "assistant", "tool", "assistant", "user"]
     assert requests[2]["messages"][-1] == {"role": "user", "content": question}
+
+
+async def test_file_search_tool_streams_citations_over_a_socket(
+    scripted: ScriptedModel, backend: FakeBackend, live_url: str, live_client: openai.AsyncOpenAI
+) -> None:
+    uploaded = await live_client.files.create(
+        file=("kettle.md", b"The Zephyr kettle's warranty lasts five years."), purpose="assistants"
+    )
+    store = await live_client.vector_stores.create(name="manuals")
+    await live_client.vector_stores.files.create_and_poll(
+        file_id=uploaded.id, vector_store_id=store.id
+    )
+    scripted.add_turn(tool_call("file_search", {"queries": ["kettle warranty"]}))
+    scripted.add_turn(text("The warranty lasts five years [1].", chunk_size=5))
+    agent = Agent(
+        name="manuals",
+        instructions="Answer from the manuals.",
+        model=OpenAIResponsesModel(model=backend.model, openai_client=live_client),
+        tools=[FileSearchTool(vector_store_ids=[store.id], include_search_results=True)],
+    )
+
+    result = Runner.run_streamed(agent, "How long is the kettle warranty?")
+    deltas = [
+        event.data.delta
+        async for event in result.stream_events()
+        if event.type == "raw_response_event" and isinstance(event.data, ResponseTextDeltaEvent)
+    ]
+
+    assert "".join(deltas) == "The warranty lasts five years [1]."
+    assert result.final_output == "The warranty lasts five years [1]."
+    calls = [i.raw_item for i in result.new_items if i.type == "tool_call_item"]
+    assert calls[0].type == "file_search_call"  # type: ignore[union-attr]
+    assert calls[0].results[0].filename == "kettle.md"  # type: ignore[union-attr]
+    message = result.raw_responses[-1].output[-1]
+    citation = message.content[0].annotations[0]  # type: ignore[union-attr]
+    assert (citation.type, citation.file_id) == ("file_citation", uploaded.id)  # type: ignore[union-attr]

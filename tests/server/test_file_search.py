@@ -323,4 +323,6 @@ async def test_file_search_response_parses_strictly(
         },
     )
 
-    SDKResponse.model_validate(reply.json(), strict=True)
+    body = reply.json()
+    SDKResponse.model_validate(body, strict=True)
+    assert "search_mode" not in body["tools"][0]  # agentloom's own field is echoed only if set

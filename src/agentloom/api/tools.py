@@ -46,7 +46,9 @@ class FileSearchTool(WireModel):
     max_num_results: int | None = Field(default=None, ge=1, le=50)
     filters: Filter | None = None
     ranking_options: RankingOptions | None = None
-    search_mode: Literal["hybrid", "vector", "keyword"] | None = None
+    search_mode: Literal["hybrid", "vector", "keyword"] | None = Field(
+        default=None, exclude_if=lambda value: value is None
+    )
 
 
 class HostedTool(WireModel):

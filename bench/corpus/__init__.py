@@ -1,0 +1,1 @@
+"""Data the benchmarks read: original text written for them, nothing downloaded."""

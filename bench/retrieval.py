@@ -1,0 +1,378 @@
+"""``python -m bench.retrieval``: retrieval quality and ``ChunkIndex`` speed.
+
+Quality: the labelled corpus of ``bench/corpus/retrieval.py`` (40 documents, 64 questions) is
+chunked (static, 100 tokens, overlap 25), embedded with the embedded all-MiniLM-L6-v2, and every
+question is searched in each mode; a question is answered at the rank of the first chunk of its
+document. Reported: recall@5 and MRR@10, overall and per kind of question.
+
+Scale: embedding 100k chunks with MiniLM on a small machine takes far too long, so the chunks are
+synthetic: a pool of real English sentences (docstrings of Python's standard library) is embedded
+with MiniLM once, and each chunk joins 3-5 random pool sentences, its vector the normalised mean
+of theirs. Queries are other pool sentences with their own vectors. Reported: search latency
+(median / p95 over the queries, ``limit=10``) per mode at 10k and 100k chunks, ``add()``
+throughput (index only, vectors given, batches of 1000 chunks) and the index's memory.
+
+``make bench`` appends the tables to ``bench/RESULTS.md``; alone, ``--write`` replaces the
+retrieval section there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import inspect
+import re
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from agentloom.config import EmbeddingSettings
+from agentloom.retrieval.chunking import chunk_text
+from agentloom.retrieval.embeddings import Embedder, build_embedder
+from agentloom.retrieval.index import ChunkIndex, IndexedChunk, SearchMode
+from bench.corpus.retrieval import DOCUMENTS, QUESTIONS, Question
+
+RESULTS = Path(__file__).with_name("RESULTS.md")
+HEADING = "## Retrieval"
+MODES: tuple[SearchMode, ...] = ("vector", "keyword", "hybrid")
+CHUNK_TOKENS, CHUNK_OVERLAP = 100, 25
+RECALL_AT, MRR_AT = 5, 10
+
+F32 = NDArray[np.float32]
+
+
+def embed(embedder: Embedder, texts: Sequence[str]) -> F32:
+    return asyncio.run(embedder.embed(texts))
+
+
+# --- quality ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Quality:
+    label: str
+    recall: float  # recall@5
+    mrr: float  # MRR@10
+    recall_by_kind: dict[str, float]
+
+
+def corpus_index(embedder: Embedder) -> ChunkIndex:
+    pieces = [
+        (doc_id, chunk.text)
+        for doc_id, text in DOCUMENTS.items()
+        for chunk in chunk_text(text, max_tokens=CHUNK_TOKENS, overlap=CHUNK_OVERLAP)
+    ]
+    vectors = embed(embedder, [text for _, text in pieces])
+    index = ChunkIndex(embedder.dimensions)
+    index.add(
+        [IndexedChunk(i, doc_id, text, vectors[i]) for i, (doc_id, text) in enumerate(pieces)]
+    )
+    return index
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    label: str
+    mode: SearchMode
+    candidates: int | None = None
+
+
+SETTINGS = [
+    Setting("vector", "vector"),
+    Setting("keyword", "keyword"),
+    Setting("hybrid", "hybrid"),
+    Setting("hybrid, fusing each side's top 50 (not the default)", "hybrid", 50),
+]
+
+
+def answer_rank(index: ChunkIndex, question: Question, vector: F32, setting: Setting) -> int | None:
+    """The 1-based rank of the first chunk of the answering document, if within MRR_AT."""
+    hits = index.search(
+        vector, question.text, limit=MRR_AT, mode=setting.mode, candidates=setting.candidates
+    )
+    files = [h.file_id for h in hits]
+    return files.index(question.answer) + 1 if question.answer in files else None
+
+
+def evaluate(embedder: Embedder) -> list[Quality]:
+    index = corpus_index(embedder)
+    vectors = embed(embedder, [q.text for q in QUESTIONS])
+    results = []
+    for setting in SETTINGS:
+        ranks = [answer_rank(index, q, vectors[i], setting) for i, q in enumerate(QUESTIONS)]
+        results.append(_quality(setting.label, ranks))
+    return results
+
+
+def _quality(label: str, ranks: list[int | None]) -> Quality:
+    found = [r is not None and r <= RECALL_AT for r in ranks]
+    kinds = sorted({q.kind for q in QUESTIONS})
+    by_kind = {
+        kind: statistics.mean(f for f, q in zip(found, QUESTIONS, strict=True) if q.kind == kind)
+        for kind in kinds
+    }
+    mrr = statistics.mean(1 / r if r is not None else 0.0 for r in ranks)
+    return Quality(label, statistics.mean(found), mrr, by_kind)
+
+
+# --- scale -----------------------------------------------------------------------------------
+
+POOL_MODULES = [
+    "argparse",
+    "asyncio",
+    "collections",
+    "csv",
+    "datetime",
+    "decimal",
+    "difflib",
+    "email.message",
+    "fractions",
+    "functools",
+    "http.client",
+    "http.server",
+    "imaplib",
+    "inspect",
+    "ipaddress",
+    "json",
+    "logging",
+    "mailbox",
+    "os",
+    "pathlib",
+    "pickle",
+    "poplib",
+    "pprint",
+    "queue",
+    "random",
+    "re",
+    "shutil",
+    "smtplib",
+    "socket",
+    "sqlite3",
+    "statistics",
+    "string",
+    "subprocess",
+    "tarfile",
+    "tempfile",
+    "textwrap",
+    "threading",
+    "timeit",
+    "typing",
+    "unittest",
+    "urllib.request",
+    "uuid",
+    "zipfile",
+    "configparser",
+    "calendar",
+    "contextlib",
+    "dataclasses",
+    "enum",
+    "heapq",
+    "hashlib",
+    "locale",
+    "platform",
+    "tokenize",
+]
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def sentence_pool(count: int) -> list[str]:
+    """Up to ``count`` distinct English sentences from standard library docstrings."""
+    found: set[str] = set()
+    for name in POOL_MODULES:
+        module = importlib.import_module(name)
+        for _, member in inspect.getmembers(module):
+            doc = inspect.getdoc(member) if callable(member) else None
+            if doc:
+                found.update(_sentences(doc))
+    rng = np.random.default_rng(0)
+    pool = sorted(found)
+    return [pool[i] for i in rng.permutation(len(pool))[:count]]
+
+
+def _sentences(doc: str) -> list[str]:
+    text = " ".join(doc.split())
+    return [
+        s
+        for s in _SENTENCE_END.split(text)
+        if 40 <= len(s) <= 200 and s[0].isupper() and sum(c.isalpha() for c in s) > 0.7 * len(s)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Synthetic:
+    chunks: list[IndexedChunk]
+    queries: list[tuple[str, F32]]
+
+
+def synthesise(pool: list[str], vectors: F32, count: int, queries: int, seed: int) -> Synthetic:
+    rng = np.random.default_rng(seed)
+    held_out = len(pool) // 10  # query sentences are not part of any chunk
+    chunks = []
+    for i in range(count):
+        picked = rng.choice(np.arange(held_out, len(pool)), size=int(rng.integers(3, 6)))
+        mean = vectors[picked].mean(axis=0)
+        text = " ".join(pool[j] for j in picked)
+        chunks.append(IndexedChunk(i, f"file-{i // 20}", text, mean / np.linalg.norm(mean)))
+    asked = rng.choice(held_out, size=queries)
+    return Synthetic(chunks, [(pool[j], vectors[j]) for j in asked])
+
+
+@dataclass(frozen=True, slots=True)
+class Latency:
+    label: str
+    median_ms: float
+    p95_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class Scale:
+    chunks: int
+    add_per_second: float
+    megabytes: float
+    latencies: list[Latency]
+
+
+def measure_scale(data: Synthetic, dimensions: int) -> Scale:
+    index = ChunkIndex(dimensions)
+    start = time.perf_counter()
+    for at in range(0, len(data.chunks), 1000):
+        index.add(data.chunks[at : at + 1000])
+    rate = len(data.chunks) / (time.perf_counter() - start)
+    latencies = [_latency(index, data, mode, mode) for mode in MODES]
+    files = [f"file-{i}" for i in range(0, len(data.chunks) // 20, 10)]
+    latencies.append(_latency(index, data, "hybrid", "hybrid, 10% of the files", files))
+    return Scale(len(data.chunks), rate, index.nbytes / 1e6, latencies)
+
+
+def _latency(
+    index: ChunkIndex,
+    data: Synthetic,
+    mode: SearchMode,
+    label: str,
+    files: list[str] | None = None,
+) -> Latency:
+    for text, vector in data.queries[:10]:  # warm up
+        index.search(vector, text, limit=10, mode=mode, files=files)
+    seconds = []
+    for text, vector in data.queries:
+        start = time.perf_counter()
+        index.search(vector, text, limit=10, mode=mode, files=files)
+        seconds.append(time.perf_counter() - start)
+    p95 = float(np.percentile(seconds, 95))
+    return Latency(label, statistics.median(seconds) * 1000, p95 * 1000)
+
+
+# --- report ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    quality: list[Quality]
+    pool: int
+    queries: int
+    scales: list[Scale]
+
+
+def measure(
+    pool_size: int = 2000, sizes: Sequence[int] = (10_000, 100_000), queries: int = 200
+) -> Report:
+    embedder = build_embedder(EmbeddingSettings())
+    quality = evaluate(embedder)
+    pool = sentence_pool(pool_size)
+    vectors = embed(embedder, pool)
+    scales = []
+    for size in sizes:
+        scale = measure_scale(
+            synthesise(pool, vectors, size, queries, seed=size), embedder.dimensions
+        )
+        print(f"bench.retrieval: {size:,} chunks measured", file=sys.stderr, flush=True)
+        scales.append(scale)
+    return Report(quality, len(pool), queries, scales)
+
+
+def quality_table(results: list[Quality]) -> str:
+    kinds = list(results[0].recall_by_kind)
+    counts = {k: sum(q.kind == k for q in QUESTIONS) for k in kinds}
+    head = ["search", f"recall@{RECALL_AT}", f"MRR@{MRR_AT}"]
+    head += [f"recall@{RECALL_AT}, {k} ({counts[k]})" for k in kinds]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in results:
+        cells = [r.label, f"{r.recall:.3f}", f"{r.mrr:.3f}"]
+        cells += [f"{r.recall_by_kind[k]:.3f}" for k in kinds]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def scale_table(scales: list[Scale]) -> str:
+    head = ["search (limit 10)"] + [f"{s.chunks:,} chunks: median / p95 ms" for s in scales]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for i, latency in enumerate(scales[0].latencies):
+        cells = [latency.label]
+        cells += [f"{s.latencies[i].median_ms:.2f} / {s.latencies[i].p95_ms:.2f}" for s in scales]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append(
+        "| add(), chunks/s | " + " | ".join(f"{s.add_per_second:,.0f}" for s in scales) + " |"
+    )
+    lines.append("| index memory, MB | " + " | ".join(f"{s.megabytes:.0f}" for s in scales) + " |")
+    return "\n".join(lines)
+
+
+def markdown(report: Report) -> str:
+    chunks = sum(
+        len(chunk_text(t, max_tokens=CHUNK_TOKENS, overlap=CHUNK_OVERLAP))
+        for t in DOCUMENTS.values()
+    )
+    return "\n".join(
+        [
+            HEADING,
+            "",
+            f"`python -m bench.retrieval`. Quality: {len(DOCUMENTS)} documents ({chunks} chunks of"
+            f" at most {CHUNK_TOKENS} tokens) and {len(QUESTIONS)} labelled questions"
+            " (`bench/corpus/retrieval.py`), embedded with the embedded all-MiniLM-L6-v2;"
+            " hybrid is weighted reciprocal rank fusion (k = 60, equal weights) of each side's"
+            " top 10 (`limit`).",
+            "",
+            quality_table(report.quality),
+            "",
+            f"Scale, **synthetic chunks**: {report.pool} real sentences (Python standard library"
+            " docstrings) embedded with MiniLM once; each chunk joins 3-5 of them and its vector"
+            " is the normalised mean of theirs (384 dimensions)."
+            f" Queries: {report.queries} held-out sentences, each with its own vector."
+            " One process, the index alone (no database, no HTTP).",
+            "",
+            scale_table(report.scales),
+            "",
+        ]
+    )
+
+
+def write(section: str) -> None:
+    """Replace (or add) the retrieval section of bench/RESULTS.md."""
+    current = RESULTS.read_text() if RESULTS.exists() else ""
+    before = current.split(f"\n{HEADING}\n")[0].rstrip("\n")
+    RESULTS.write_text(f"{before}\n\n{section}" if before else section)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--pool", type=int, default=2000, help="sentences embedded for scale")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
+    args = parser.parse_args(argv)
+    section = markdown(measure(args.pool, args.sizes, args.queries))
+    print(section)
+    if args.write:
+        write(section)
+        print(f"written to {RESULTS}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
