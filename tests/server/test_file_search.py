@@ -326,3 +326,37 @@ async def test_file_search_response_parses_strictly(
     body = reply.json()
     SDKResponse.model_validate(body, strict=True)
     assert "search_mode" not in body["tools"][0]  # agentloom's own field is echoed only if set
+
+
+async def test_a_search_on_a_conversation_joins_its_items(
+    client: openai.AsyncOpenAI, backend: FakeBackend, scripted: ScriptedModel
+) -> None:
+    store = await _store(client, {"handbook.md": HANDBOOK})
+    conversation = await client.conversations.create()
+    scripted.add_turn(_search("warranty"))
+    scripted.add_turn("Five years [1].")
+    scripted.add_turn("Ninety seconds.")
+    tools: Any = [{"type": "file_search", "vector_store_ids": [store]}]
+
+    await client.responses.create(
+        model=backend.model,
+        input="Warranty?",
+        conversation=conversation.id,
+        tools=tools,
+        include=["file_search_call.results"],
+    )
+    await client.responses.create(
+        model=backend.model, input="And boiling?", conversation=conversation.id, tools=tools
+    )
+
+    items = (await client.conversations.items.list(conversation.id, order="asc")).data
+    assert [item.type for item in items] == [
+        "message",
+        "file_search_call",
+        "message",
+        "message",
+        "message",
+    ]
+    assert items[1].results[0].filename == "handbook.md"  # type: ignore[union-attr]
+    tool = next(m for m in backend.requests[-1]["messages"] if m["role"] == "tool")
+    assert "five years" in tool["content"]

@@ -12,13 +12,14 @@ from typing import Any
 import httpx2
 import openai
 import pytest
+import sqlalchemy as sa
 from openai.types import FileDeleted, FileObject
 from starlette.applications import Starlette
 
 from agentloom.config import Settings
 from agentloom.ids import new_id
 from agentloom.server.app import create_app
-from agentloom.server.runtime import Runtime
+from agentloom.server.runtime import Runtime, housekeep
 from agentloom.storage import schema
 from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import BASE_URL, make_settings, running
@@ -456,3 +457,35 @@ async def test_an_expired_file_is_gone_and_housekeeping_deletes_it(
     assert hooked == [expiring.id]
     assert [p.name for p in blobs(settings)] == [kept.id]
     assert (await client.files.content(kept.id)).content == b"kept"
+
+
+RENAME = "ALTER TABLE %s RENAME TO %s"
+
+
+async def test_housekeeping_survives_a_database_error_and_deletes_later(
+    client: openai.AsyncOpenAI,
+    app: Starlette,
+    settings: Settings,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    expiring = await upload(
+        client, b"old", "old.txt", expires_after={"anchor": "created_at", "seconds": 3600}
+    )
+    await expire(app, expiring.id)
+    database = runtime(app).database
+
+    await database.runner.write(
+        lambda conn: conn.execute(sa.text("ALTER TABLE files RENAME TO f2"))
+    )
+    try:
+        await housekeep(runtime(app))  # the files table is gone: logged, not raised
+    finally:
+        await database.runner.write(
+            lambda conn: conn.execute(sa.text("ALTER TABLE f2 RENAME TO files"))
+        )
+    assert "housekeeping failed" in caplog.text
+    assert len(blobs(settings)) == 1
+
+    await housekeep(runtime(app))
+
+    assert blobs(settings) == []

@@ -8,6 +8,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
 import anyio
+from sqlalchemy.exc import DBAPIError
 from starlette.requests import HTTPConnection
 
 from agentloom.config import Settings
@@ -162,12 +163,20 @@ async def _build(
 async def housekeeping(runtime: Runtime) -> None:
     """Heartbeat this instance, fail responses of instances that stopped beating and delete
     expired files."""
-    server = runtime.settings.server
     while True:
-        await anyio.sleep(server.heartbeat_interval)
+        await anyio.sleep(runtime.settings.server.heartbeat_interval)
+        await housekeep(runtime)
+
+
+async def housekeep(runtime: Runtime) -> None:
+    """One round of housekeeping. A database or disk error is logged and the next round tries
+    again: a passing fault must not stop the server."""
+    try:
         await runtime.database.heartbeat()
-        await runtime.database.fail_abandoned(server.abandoned_after)
+        await runtime.database.fail_abandoned(runtime.settings.server.abandoned_after)
         await runtime.files.delete_expired()
+    except (DBAPIError, OSError):
+        log.warning("housekeeping failed; retrying in the next round", exc_info=True)
 
 
 def runtime_of(connection: HTTPConnection) -> Runtime:
