@@ -98,6 +98,10 @@ class EmbeddingSettings(_Strict):
     dimensions: int | None = Field(default=None, ge=1, le=65536)
     batch_size: int = Field(default=128, ge=1, le=4096)
     timeout: float = Field(default=60.0, gt=0)
+    max_concurrency: int = Field(default=4, ge=1, le=64)  # batches in flight per embed call
+    max_retries: int = Field(default=4, ge=0, le=20)  # of a 429, 5xx, timeout or lost connection
+    retry_base_delay: float = Field(default=0.5, ge=0)  # seconds; doubled each retry, jittered
+    retry_max_delay: float = Field(default=30.0, ge=0)  # cap on a wait, retry-after included
 
     @model_validator(mode="after")
     def _remote_needs_endpoint(self) -> EmbeddingSettings:
@@ -127,6 +131,7 @@ class VectorStoreSettings(_Strict):
     ingestion_concurrency: int = Field(default=2, ge=1, le=64)  # files ingested at once
     embed_batch_size: int = Field(default=64, ge=1, le=4096)  # chunks per embedding call
     cache_chunks: int = Field(default=500_000, ge=1)  # chunks kept in memory, all stores
+    warm_stores: int = Field(default=20, ge=0)  # recently used stores loaded at start (0: none)
     poll_interval: float = Field(default=5.0, gt=0)  # seconds between looks for others' work
     poll_after_ms: int = Field(default=200, ge=10, le=60_000)  # hint to polling clients
 

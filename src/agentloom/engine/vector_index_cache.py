@@ -63,6 +63,10 @@ class IndexCache:
     def forget(self, store_id: str) -> None:
         self._entries.pop(store_id, None)
 
+    def stores(self) -> list[str]:
+        """The stores whose indexes are in memory, least recently used first."""
+        return list(self._entries)
+
     @property
     def chunks(self) -> int:
         """Chunks held in memory, all stores."""

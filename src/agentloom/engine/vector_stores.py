@@ -14,8 +14,12 @@ search and no file, and can still be read, updated and deleted.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Sequence
+
+import anyio
+from sqlalchemy.exc import DBAPIError
 
 from agentloom.api.filters import Filter
 from agentloom.api.lists import ListPage
@@ -57,6 +61,8 @@ from agentloom.storage.vector_stores_base import (
 
 __all__ = ["SearchResult", "VectorStoresService"]
 
+log = logging.getLogger(__name__)
+
 ACTIVE_EVERY = 60.0  # seconds: how often a store in use records its last_active_at
 
 
@@ -75,6 +81,7 @@ class VectorStoresService:
         self._space: tuple[str, int] | None = None
         self.settings = settings
         self.cache = IndexCache(self._chunks, max_chunks=settings.cache_chunks)
+        self.warmed = anyio.Event()  # set when :meth:`warm` is done
         self._search = VectorSearch(self._chunks, self.cache)
         self.ingestion = Ingestor(self._chunks, files, embedder, settings, liveness)
         self.files = VectorStoreFiles(
@@ -202,6 +209,24 @@ class VectorStoresService:
     async def run_ingestion(self) -> None:
         """Ingest files until cancelled (the server runs this in its task group)."""
         await self.ingestion.run()
+
+    async def warm(self) -> None:
+        """Load the indexes of the most recently used stores, so that their first search
+        after a (re)start does not wait for the load. Stops when the cache is full."""
+        try:
+            ids = await self._stores.recently_active(
+                now=time.time(), limit=self.settings.warm_stores
+            )
+            for store_id in ids:
+                if self.cache.chunks >= self.settings.cache_chunks:
+                    return
+                state = await self._chunks.index_state(store_id)
+                if state is not None and state.max_seq > 0:
+                    await self.cache.index(state)
+        except DBAPIError:
+            log.warning("could not load vector store indexes at start", exc_info=True)
+        finally:
+            self.warmed.set()
 
     async def forget_file(self, file_id: str) -> None:
         """Remove a file being deleted from the Files API from every store, chunks included."""

@@ -42,6 +42,7 @@ def create_app(
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(housekeeping, runtime)
                 tasks.start_soon(runtime.vector_stores.run_ingestion)
+                tasks.start_soon(runtime.vector_stores.warm)
                 yield
                 tasks.cancel_scope.cancel()
 

@@ -89,6 +89,10 @@ class SqlVectorStoreStore:
     async def list_page(self, cursor: Cursor) -> Page[StoreState]:
         return await self._runner.read(partial(_list, cursor))
 
+    async def recently_active(self, *, now: float, limit: int) -> list[str]:
+        """Ids of the stores used most recently (not expired), most recent first."""
+        return await self._runner.read(partial(_recently_active, now, limit))
+
     async def update(self, store_id: str, changes: StoreChanges) -> StoreState | None:
         return await self._runner.write(partial(_update, store_id, changes))
 
@@ -142,6 +146,12 @@ def _create(row: StoreRow, files: Sequence[StoreFileRow], conn: Connection) -> N
     conn.execute(VS.insert().values(**asdict(row)))
     if files:
         conn.execute(VF.insert(), [asdict(f) for f in files])
+
+
+def _recently_active(now: float, limit: int, conn: Connection) -> list[str]:
+    live = sa.or_(VS.c.expires_at.is_(None), VS.c.expires_at > now)
+    query = sa.select(VS.c.id).where(live).order_by(VS.c.last_active_at.desc()).limit(limit)
+    return list(conn.execute(query).scalars())
 
 
 def _get(store_id: str, conn: Connection) -> StoreState | None:
