@@ -4,7 +4,10 @@ for files that have no text or cannot be read. Documents are built by the tests 
 from __future__ import annotations
 
 import codecs
+import io
 import json
+import random
+import zipfile
 
 import pytest
 
@@ -15,6 +18,7 @@ from agentloom.retrieval.parsing import (
     UnsupportedFileError,
     extract_text,
     sniff_content_type,
+    sniff_file,
 )
 from tests.retrieval.documents import (
     blank_pdf,
@@ -63,6 +67,78 @@ def text_of(data: bytes, filename: str) -> str:
 )
 def test_sniff_content_type(data: bytes, filename: str, expected: str) -> None:
     assert sniff_content_type(data, filename) == expected
+
+
+# --- sniffing a long file: only its start, a zip's directory or a text's end are read ---------
+
+MIB = 1024 * 1024
+SNIFF = parsing.SNIFF_BYTES
+NOISE = random.Random(7).randbytes(MIB)  # incompressible: a zip of it stays large
+
+
+class CountingFile(io.BytesIO):
+    """A file that counts the bytes read from it."""
+
+    bytes_read = 0
+
+    def read(self, size: int | None = -1, /) -> bytes:
+        data = super().read(size)
+        self.bytes_read += len(data)
+        return data
+
+
+def sniff_counted(data: bytes, filename: str) -> tuple[str, int]:
+    file = CountingFile(data)
+    return sniff_file(file, filename), file.bytes_read
+
+
+def crowded_zip() -> bytes:
+    """A DOCX-like zip whose central directory (over 1 MiB) lists thousands of members."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr("word/document.xml", b"<w:document/>")
+        for i in range(8000):
+            archive.writestr(f"word/media/{i:06d}-{'x' * 120}.bin", b"")
+    return out.getvalue()
+
+
+EMOJI = "\U0001f600"  # a surrogate pair in UTF-16
+LONG_FILES = [
+    (with_member(docx_bytes(["hi"]), "word/media/noise.bin", NOISE), "r.bin", parsing.DOCX),
+    (zip_bytes({"noise.bin": NOISE}), "r.docx", parsing.ZIP),
+    (crowded_zip(), "r.docx", parsing.ZIP),  # too large a directory to read: not a DOCX
+    (b"%PDF-1.7\n" + NOISE, "r.txt", parsing.PDF),
+    (PNG + NOISE, "r.txt", "image/png"),
+    (NOISE, "r.txt", parsing.BINARY),
+    (b"words " * (MIB // 6), "notes", parsing.TEXT),
+    (b"a" * (SNIFF - 1) + "é".encode() * MIB, "x", parsing.TEXT),  # a character on each cut
+    (b"words " * (MIB // 6) + GARBAGE, "x.txt", parsing.BINARY),  # text that ends in binary
+    (b"words " * (MIB // 6) + b"\xff", "x.txt", parsing.BINARY),  # invalid UTF-8 at the end
+    (b'{"rows": [' + b"1, " * (MIB // 3) + b"1]}\n", "data", parsing.JSON),
+    (b"[" + b"1, " * (MIB // 3), "data.json", parsing.TEXT),  # never closed: not JSON
+    (b"a,b\n" + b"1,2\n" * (MIB // 4), "t.csv", parsing.CSV),
+    (b"<!DOCTYPE html><html><body>" + b"<p>hi</p>" * (MIB // 9), "page", parsing.HTML),
+    (codecs.BOM_UTF16_LE + (EMOJI * (MIB // 4) + "a").encode("utf-16-le"), "w", parsing.TEXT),
+    (codecs.BOM_UTF16_BE + ("{" + EMOJI * (MIB // 4) + "}").encode("utf-16-be"), "w", parsing.JSON),
+]
+
+
+@pytest.mark.parametrize(("data", "filename", "expected"), LONG_FILES)
+def test_a_long_file_is_sniffed_from_a_few_of_its_bytes(
+    data: bytes, filename: str, expected: str
+) -> None:
+    kind, bytes_read = sniff_counted(data, filename)
+
+    assert len(data) >= MIB
+    assert kind == expected
+    assert bytes_read <= 3 * SNIFF  # start, then a zip's directory or a text's end
+
+
+def test_a_short_file_is_read_whole_and_sniffed_as_before() -> None:
+    data = b'{"a": [1, 2]}'
+
+    assert sniff_counted(data, "data") == (parsing.JSON, len(data))
+    assert sniff_counted(b"[1, 2", "data.json") == (parsing.TEXT, 5)
 
 
 # --- extraction ------------------------------------------------------------------------------

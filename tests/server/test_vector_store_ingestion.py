@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from starlette.applications import Starlette
 
 from agentloom.config import EmbeddingSettings, Settings, VectorStoreSettings
+from agentloom.errors import UpstreamError, UpstreamRateLimitError
 from agentloom.retrieval.embeddings import build_embedder
 from agentloom.storage import schema
 from agentloom.storage.database import Database
@@ -327,6 +328,61 @@ async def test_a_file_that_keeps_interrupting_ingestion_fails(
     assert done.status == "failed"
     assert done.last_error is not None
     assert done.last_error.code == "server_error"
+
+
+def _quick_retries(settings: Settings, max_retries: int) -> Settings:
+    """``settings`` with embedding retries that wait milliseconds, not seconds."""
+    changes = {"max_retries": max_retries, "retry_base_delay": 0.005, "retry_max_delay": 0.05}
+    embeddings = settings.embeddings.model_copy(update=changes)
+    return settings.model_copy(update={"embeddings": embeddings})
+
+
+async def test_passing_embedding_failures_are_retried(
+    backend: FakeBackend, database_url: str, tmp_path: Path
+) -> None:
+    settings = _quick_retries(_settings(backend, database_url, tmp_path), max_retries=4)
+    async with serving(settings) as (app, client):
+        store = await client.vector_stores.create(name="docs")
+        file_id = await upload(client, "kettle.txt", KETTLE)
+        before = len(backend.embedding_requests)
+        backend.embedding_errors.extend(
+            [
+                UpstreamRateLimitError("slow down", retry_after=0.01),
+                UpstreamError("bad gateway", status=502),
+            ]
+        )
+
+        done = await client.vector_stores.files.create_and_poll(
+            file_id=file_id, vector_store_id=store.id
+        )
+
+        assert done.status == "completed", done.last_error
+        assert backend.embedding_errors == []
+        assert len(backend.embedding_requests) == before + 3  # one chunk: 429, 502, answered
+        assert await chunks(app, file_id=file_id) > 0
+        found = await client.vector_stores.search(store.id, query="kettle water")
+        assert [hit.file_id for hit in found.data] == [file_id]
+
+
+async def test_embedding_failures_past_the_retries_fail_the_file(
+    backend: FakeBackend, database_url: str, tmp_path: Path
+) -> None:
+    settings = _quick_retries(_settings(backend, database_url, tmp_path), max_retries=1)
+    async with serving(settings) as (app, client):
+        store = await client.vector_stores.create(name="docs")
+        file_id = await upload(client, "kettle.txt", KETTLE)
+        backend.embedding_errors.extend(UpstreamError("bad gateway", status=502) for _ in range(2))
+
+        done = await client.vector_stores.files.create_and_poll(
+            file_id=file_id, vector_store_id=store.id
+        )
+
+        assert done.status == "failed"
+        assert done.last_error is not None
+        assert done.last_error.code == "server_error"
+        assert "bad gateway" in done.last_error.message
+        assert backend.embedding_errors == []
+        assert await chunks(app, file_id=file_id) == 0
 
 
 async def test_claims_skip_files_of_live_instances(database: Database) -> None:

@@ -1,9 +1,11 @@
 """An embedder for any OpenAI-compatible ``POST /embeddings`` endpoint (OpenAI, vLLM, Ollama,
 llama.cpp, text-embeddings-inference ...).
 
-Texts go in batches of ``batch_size``, one request after another; the answer may carry floats
-or base64 (little-endian float32). Every failure leaves as an :mod:`agentloom.errors` upstream
-error, never an HTTP type.
+Texts go in batches of ``batch_size``, up to ``max_concurrency`` requests at once (the rows come
+back in input order; one batch failing cancels the others); the answer may carry floats or
+base64 (little-endian float32). A transient failure (429, 5xx, timeout, lost connection) is
+retried with backoff (:mod:`.retries`). Every failure leaves as an :mod:`agentloom.errors`
+upstream error, never an HTTP type.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+import anyio
 import httpx2
 import numpy as np
+from anyio.abc import TaskGroup
 from numpy.typing import NDArray
 
 from agentloom.config import ConfigError, EmbeddingSettings
@@ -27,6 +31,7 @@ from agentloom.errors import (
     UpstreamTimeoutError,
 )
 from agentloom.inference.openai_compatible import retry_after
+from agentloom.retrieval.retries import RetryPolicy, Sleep, with_retries
 
 __all__ = ["OpenAICompatibleEmbedder"]
 
@@ -43,11 +48,18 @@ class OpenAICompatibleEmbedder:
     their vectors) or, when not configured, learned from the first answer.
     """
 
-    def __init__(self, settings: EmbeddingSettings) -> None:
+    def __init__(self, settings: EmbeddingSettings, *, sleep: Sleep = anyio.sleep) -> None:
         if not settings.base_url or not settings.model:
             raise ConfigError("an openai_compatible embedder needs base_url and model")
         self._model = settings.model
         self._batch_size = settings.batch_size
+        self._concurrency = settings.max_concurrency
+        self._retries = RetryPolicy(
+            max_retries=settings.max_retries,
+            base_delay=settings.retry_base_delay,
+            max_delay=settings.retry_max_delay,
+            sleep=sleep,
+        )
         self._requested = settings.dimensions
         self._dimensions = settings.dimensions
         self._where = settings.base_url.rstrip("/")
@@ -76,16 +88,38 @@ class OpenAICompatibleEmbedder:
         return self._dimensions
 
     async def embed(self, texts: Sequence[str]) -> F32:
-        batches = [
-            await self._batch(texts[i : i + self._batch_size])
-            for i in range(0, len(texts), self._batch_size)
-        ]
+        size = self._batch_size
+        batches = [texts[i : i + size] for i in range(0, len(texts), size)]
         if not batches:
             return np.zeros((0, self._dimensions or 0), dtype=np.float32)
-        return np.concatenate(batches)
+        if len(batches) == 1:
+            return await self._batch(batches[0])
+        return np.concatenate(await self._batches(batches))
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+    async def _batches(self, batches: Sequence[Sequence[str]]) -> list[F32]:
+        """Every batch's rows, in order; at most ``max_concurrency`` requests at once. The first
+        failure cancels the other batches and is raised as it is."""
+        rows: list[F32] = [np.zeros((0, 0), dtype=np.float32)] * len(batches)
+        failures: list[UpstreamError] = []
+        limiter = anyio.Semaphore(self._concurrency)
+
+        async def one(at: int, tasks: TaskGroup) -> None:
+            async with limiter:
+                try:
+                    rows[at] = await self._batch(batches[at])
+                except UpstreamError as exc:
+                    failures.append(exc)
+                    tasks.cancel_scope.cancel()
+
+        async with anyio.create_task_group() as tasks:
+            for at in range(len(batches)):
+                tasks.start_soon(one, at, tasks)
+        if failures:
+            raise failures[0]
+        return rows
 
     async def _batch(self, texts: Sequence[str]) -> F32:
         body: dict[str, object] = {
@@ -102,6 +136,15 @@ class OpenAICompatibleEmbedder:
         return _normalised(vectors)
 
     async def _post(self, body: Mapping[str, object]) -> object:
+        what = f"an embeddings request to {self._where}"
+        content = await with_retries(lambda: self._send(body), self._retries, what)
+        try:
+            return json.loads(content)
+        except ValueError as exc:
+            raise UpstreamError("the embeddings backend sent an answer that is not JSON") from exc
+
+    async def _send(self, body: Mapping[str, object]) -> bytes:
+        """One request; the body of a successful answer."""
         try:
             response = await self._client.post("embeddings", json=body)
         except httpx2.TimeoutException as exc:
@@ -114,10 +157,7 @@ class OpenAICompatibleEmbedder:
             ) from exc
         if response.status_code >= 400:
             raise _status_error(response.status_code, response.headers, response.content)
-        try:
-            return json.loads(response.content)
-        except ValueError as exc:
-            raise UpstreamError("the embeddings backend sent an answer that is not JSON") from exc
+        return response.content
 
     def _check_dimensions(self, found: int) -> None:
         if self._dimensions is None:

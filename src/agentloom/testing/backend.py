@@ -15,7 +15,7 @@ It answers ``GET /v1/models`` and ``POST /v1/chat/completions`` (also without ``
 ``FakeBackend(model, tokenize=False)`` answers 404 there instead, like most backends. It also
 answers ``POST /v1/embeddings`` with deterministic hashed bag-of-words vectors
 (:mod:`agentloom.testing.embeddings`); errors put in ``embedding_errors`` answer the next
-embeddings requests, one each.
+embeddings requests, one each, and seconds put in ``embedding_delays`` hold them back.
 
 Errors the provider raises before its first chunk become the matching HTTP status and OpenAI
 error body; later ones an in-stream ``{"error": ...}`` event, as vLLM sends. The faults of a
@@ -536,7 +536,9 @@ class FakeBackend:
     ``tokenize_chat_requests`` the same for ``/tokenize`` (kept apart, so ``requests[-1]`` is
     always the last chat request); ``embedding_requests`` the bodies sent to ``/embeddings``,
     ``embedding_errors`` errors to answer the next ones with (the first is used and removed by
-    each request); ``disconnects`` counts clients that went away before their
+    each request), ``embedding_delays`` seconds to wait before answering them (the same way),
+    ``embedding_peak`` the most embeddings requests answered at once; ``disconnects`` counts
+    clients that went away before their
     answer was complete. ``model`` is the model id tests should ask for (any id is answered).
     ``reasoning_field`` names the delta field reasoning is sent in; ``tokenize`` whether
     ``/tokenize`` is served (it is recorded either way).
@@ -555,6 +557,9 @@ class FakeBackend:
         self.tokenize_chat_requests: list[ChatRequest] = []
         self.embedding_requests: list[JSONObject] = []
         self.embedding_errors: list[UpstreamError] = []
+        self.embedding_delays: list[float] = []
+        self.embedding_peak = 0
+        self._embedding_busy: set[object] = set()
         self.disconnects = 0
         self._base_url: str | None = None
         self._ids = itertools.count(1)
@@ -593,6 +598,9 @@ class FakeBackend:
         self.tokenize_chat_requests = []
         self.embedding_requests = []
         self.embedding_errors = []
+        self.embedding_delays = []
+        self.embedding_peak = 0
+        self._embedding_busy = set()  # late answers to earlier requests do not count
         self.disconnects = 0
 
     @contextmanager
@@ -640,10 +648,25 @@ class FakeBackend:
         except ValueError as exc:  # JSONDecodeError, BadRequestError or a bad field
             await _send_json(send, 400, _error_json(str(exc), 400))
             return
-        if self.embedding_errors:
-            await _send_error(send, self.embedding_errors.pop(0))
-        else:
-            await _send_json(send, 200, _dumps(answer))
+        delay = self.embedding_delays.pop(0) if self.embedding_delays else 0.0
+        error = self.embedding_errors.pop(0) if self.embedding_errors else None
+        await self._until_disconnect(self._answer_embeddings(send, answer, delay, error), receive)
+
+    async def _answer_embeddings(
+        self, send: Send, answer: Mapping[str, object], delay: float, error: UpstreamError | None
+    ) -> None:
+        busy, token = self._embedding_busy, object()
+        busy.add(token)
+        self.embedding_peak = max(self.embedding_peak, len(busy))
+        try:
+            if delay:
+                await asyncio.sleep(delay)
+            if error is not None:
+                await _send_error(send, error)
+            else:
+                await _send_json(send, 200, _dumps(answer))
+        finally:
+            busy.discard(token)
 
     async def _tokenize(self, receive: Receive, send: Send) -> None:
         """vLLM's chat form of ``/tokenize``: ``{"model", "messages", "tools", ...}``."""
