@@ -4,6 +4,7 @@ vector stores, streams the call's events, and the answer carries file citations.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -11,8 +12,11 @@ import openai
 import pytest
 from openai.types.responses import Response as SDKResponse
 
+from agentloom.config import VectorStoreSettings
 from agentloom.testing.backend import FakeBackend
 from agentloom.testing.scripted import ScriptedModel, text, tool_call
+from tests.plugins.server import make_settings
+from tests.server.vector_support import serving
 
 HANDBOOK = (
     "The Zephyr X2 kettle boils a litre of water in ninety seconds.\n\n"
@@ -360,3 +364,29 @@ async def test_a_search_on_a_conversation_joins_its_items(
     assert items[1].results[0].filename == "handbook.md"  # type: ignore[union-attr]
     tool = next(m for m in backend.requests[-1]["messages"] if m["role"] == "tool")
     assert "five years" in tool["content"]
+
+
+async def test_a_slow_embeddings_backend_fails_the_search_not_the_response(
+    backend: FakeBackend, scripted: ScriptedModel, database_url: str, tmp_path: Path
+) -> None:
+    settings = make_settings(backend, database_url, files_directory=tmp_path)
+    tuned = VectorStoreSettings(poll_after_ms=20, query_timeout=0.2)
+    async with serving(settings.model_copy(update={"vector_stores": tuned})) as (_, client):
+        store = await _store(client, {"handbook.md": HANDBOOK})
+        scripted.add_turn(_search("warranty"))
+        scripted.add_turn("I could not search.")
+        backend.embedding_delays[:] = [3.0, 3.0]  # the next two query embeddings stall
+
+        with pytest.raises(openai.APIStatusError) as caught:
+            await client.vector_stores.search(store, query="warranty")
+        response = await client.responses.create(
+            model=backend.model,
+            input="Warranty?",
+            tools=[{"type": "file_search", "vector_store_ids": [store]}],
+        )
+
+    assert caught.value.status_code == 504
+    assert response.status == "completed"
+    assert response.output[0].status == "failed"  # type: ignore[union-attr]
+    told = backend.requests[1]["messages"][-1]
+    assert "did not embed the query within 0.2 s" in told["content"]

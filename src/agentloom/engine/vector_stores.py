@@ -19,6 +19,8 @@ import time
 from collections.abc import Sequence
 
 import anyio
+import numpy as np
+from numpy.typing import NDArray
 from sqlalchemy.exc import DBAPIError
 
 from agentloom.api.filters import Filter
@@ -45,7 +47,13 @@ from agentloom.engine.vector_index_cache import IndexCache
 from agentloom.engine.vector_search import Search, SearchResult, VectorSearch
 from agentloom.engine.vector_store_files import VectorStoreFiles, store_not_found
 from agentloom.engine.vector_store_objects import expired, expiry, policy_of, store_object
-from agentloom.errors import ConflictError, InternalError, InvalidRequestError, NotFoundError
+from agentloom.errors import (
+    ConflictError,
+    InternalError,
+    InvalidRequestError,
+    NotFoundError,
+    UpstreamTimeoutError,
+)
 from agentloom.ids import new_id
 from agentloom.retrieval.embeddings import Embedder
 from agentloom.retrieval.index import SearchMode, Weights
@@ -197,7 +205,7 @@ class VectorStoresService:
             await self._searchable(store_id, param, mode)
             for store_id in dict.fromkeys(vector_store_ids)
         ]
-        vectors = None if mode == "keyword" else await self._embedder.embed(list(queries))
+        vectors = None if mode == "keyword" else await self._embed_queries(queries)
         search = Search(queries, vectors, limit, filters, score_threshold, mode, weights)
         results = await self._search.run(states, search)
         for state in states:
@@ -233,6 +241,18 @@ class VectorStoresService:
         await self._chunks.remove_file_everywhere(file_id)
 
     # --- helpers -----------------------------------------------------------------------------
+
+    async def _embed_queries(self, queries: Sequence[str]) -> NDArray[np.float32]:
+        """The queries' vectors, within ``query_timeout`` (retries of the embeddings backend
+        included): a search answers in seconds or fails, it does not wait out a backoff."""
+        timeout = self.settings.query_timeout
+        with anyio.move_on_after(timeout) as scope:
+            return await self._embedder.embed(list(queries))
+        assert scope.cancelled_caught
+        raise UpstreamTimeoutError(
+            f"The embeddings backend did not embed the query within {timeout:g} s.",
+            status=504,
+        )
 
     async def _state(self, store_id: str) -> StoreState:
         state = await self._stores.get(store_id)
