@@ -110,10 +110,10 @@ LONG_FILES = [
     (b"%PDF-1.7\n" + NOISE, "r.txt", parsing.PDF),
     (PNG + NOISE, "r.txt", "image/png"),
     (NOISE, "r.txt", parsing.BINARY),
-    (b"words " * (MIB // 6), "notes", parsing.TEXT),
+    (b"words " * (MIB // 6 + 1), "notes", parsing.TEXT),
     (b"a" * (SNIFF - 1) + "é".encode() * MIB, "x", parsing.TEXT),  # a character on each cut
-    (b"words " * (MIB // 6) + GARBAGE, "x.txt", parsing.BINARY),  # text that ends in binary
-    (b"words " * (MIB // 6) + b"\xff", "x.txt", parsing.BINARY),  # invalid UTF-8 at the end
+    (b"words " * (MIB // 6 + 1) + GARBAGE, "x.txt", parsing.BINARY),  # text that ends in binary
+    (b"words " * (MIB // 6 + 1) + b"\xff", "x.txt", parsing.BINARY),  # invalid UTF-8 at the end
     (b'{"rows": [' + b"1, " * (MIB // 3) + b"1]}\n", "data", parsing.JSON),
     (b"[" + b"1, " * (MIB // 3), "data.json", parsing.TEXT),  # never closed: not JSON
     (b"a,b\n" + b"1,2\n" * (MIB // 4), "t.csv", parsing.CSV),

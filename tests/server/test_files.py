@@ -4,9 +4,14 @@ PostgreSQL."""
 
 from __future__ import annotations
 
+import hashlib
+import io
+import random
 import time
+import tracemalloc
 from collections.abc import AsyncIterator
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import httpx2
@@ -17,13 +22,16 @@ from openai.types import FileDeleted, FileObject
 from starlette.applications import Starlette
 
 from agentloom.config import Settings
+from agentloom.engine.files import CHUNK_BYTES
+from agentloom.errors import InvalidRequestError, PayloadTooLargeError
 from agentloom.ids import new_id
+from agentloom.retrieval import parsing
 from agentloom.server.app import create_app
 from agentloom.server.runtime import Runtime, housekeep
 from agentloom.storage import schema
 from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import BASE_URL, make_settings, running
-from tests.retrieval.documents import pdf_bytes
+from tests.retrieval.documents import docx_bytes, pdf_bytes, with_member
 
 MIB = 1024 * 1024
 
@@ -60,6 +68,13 @@ async def expire(app: Starlette, file_id: str) -> None:
     files = schema.files
     update = files.update().where(files.c.id == file_id).values(expires_at=time.time() - 1)
     await runtime(app).database.runner.write(lambda conn: conn.execute(update))
+
+
+async def stored_type_and_digest(app: Starlette, file_id: str) -> tuple[str, str]:
+    files = schema.files
+    query = sa.select(files.c.content_type, files.c.sha256).where(files.c.id == file_id)
+    row = await runtime(app).database.runner.read(lambda conn: conn.execute(query).one())
+    return row.content_type, row.sha256
 
 
 # --- the whole life of a file ----------------------------------------------------------------
@@ -136,6 +151,20 @@ async def test_downloads_are_attachments_of_the_sniffed_type(
         assert reply.headers["content-disposition"].startswith(f'attachment; filename="{name}"')
         assert reply.headers["x-content-type-options"] == "nosniff"
         assert "sandbox" in reply.headers["content-security-policy"]
+
+
+async def test_a_large_docx_is_sniffed_from_its_central_directory(
+    client: openai.AsyncOpenAI, http: httpx2.AsyncClient
+) -> None:
+    noise = random.Random(3).randbytes(2 * MIB)  # the zip's directory is 2 MiB in
+    data = with_member(docx_bytes(["Hello"]), "word/media/noise.bin", noise)
+
+    created = await client.files.create(file=("upload.bin", data), purpose="assistants")
+    reply = await http.get(f"/files/{created.id}/content")
+
+    assert len(data) > 2 * MIB
+    assert reply.headers["content-type"] == parsing.DOCX
+    assert reply.content == data
 
 
 @pytest.mark.parametrize(
@@ -340,6 +369,117 @@ async def test_a_declared_length_over_the_limit_is_refused_unread(
     reply = await http.send(request)
 
     assert reply.status_code == 413
+
+
+class PeakMemory:
+    """The most memory Python allocated (in any thread) while the ``with`` block ran."""
+
+    peak = 0
+
+    def __enter__(self) -> PeakMemory:
+        self._started = not tracemalloc.is_tracing()
+        if self._started:
+            tracemalloc.start()
+        self._base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.peak = tracemalloc.get_traced_memory()[1] - self._base
+        if self._started:
+            tracemalloc.stop()
+
+
+async def multipart_upload(chunk: bytes, count: int) -> AsyncIterator[bytes]:
+    """A multipart body whose file is ``chunk`` ``count`` times, sent as it is made."""
+    yield (
+        b'--b\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nassistants\r\n'
+        b'--b\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\n\r\n'
+    )
+    for _ in range(count):
+        yield chunk
+    yield b"\r\n--b--\r\n"
+
+
+@pytest.fixture
+async def roomy_app(
+    backend: FakeBackend, database_url: str, tmp_path: Path
+) -> AsyncIterator[tuple[Starlette, Settings, httpx2.AsyncClient]]:
+    """An app whose files may be up to 128 MiB."""
+    settings = make_settings(
+        backend, database_url, files_directory=tmp_path / "roomy", files_max_bytes=128 * MIB
+    )
+    async with running(create_app(settings)) as app:
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url=BASE_URL) as raw:
+            yield app, settings, raw
+
+
+async def test_a_large_upload_streams_to_disk_in_bounded_memory(
+    roomy_app: tuple[Starlette, Settings, httpx2.AsyncClient],
+) -> None:
+    app, settings, http = roomy_app
+    chunk = b"0123456789abcdef" * 4096  # 64 KiB, sent 1024 times: a 64 MiB text file
+    expected = hashlib.sha256()
+    for _ in range(1024):
+        expected.update(chunk)
+    headers = {"content-type": "multipart/form-data; boundary=b"}
+
+    with PeakMemory() as memory:
+        reply = await http.post("/files", content=multipart_upload(chunk, 1024), headers=headers)
+
+    assert reply.status_code == 200, reply.text
+    assert memory.peak < 8 * MIB  # the old, read-it-all upload peaked at 128 MiB
+    created = FileObject.model_validate(reply.json())
+    assert created.bytes == 64 * MIB
+    assert await stored_type_and_digest(app, created.id) == (parsing.TEXT, expected.hexdigest())
+    [blob] = blobs(settings)
+    with blob.open("rb") as stored:
+        assert hashlib.file_digest(stored, "sha256").hexdigest() == expected.hexdigest()
+
+
+class BrokenFile(io.BytesIO):
+    """A file whose reads fail once they pass the first chunk (a failing disk)."""
+
+    def read(self, size: int | None = -1, /) -> bytes:
+        if self.tell() >= CHUNK_BYTES:
+            raise OSError("the disk went away")
+        return super().read(size)
+
+
+async def test_an_upload_that_fails_half_way_leaves_no_bytes_and_no_row(
+    client: openai.AsyncOpenAI, app: Starlette, settings: Settings
+) -> None:
+    upload = BrokenFile(bytes(range(256)) * (3 * CHUNK_BYTES // 256))
+
+    with pytest.raises(OSError, match="the disk went away"):
+        await runtime(app).files.create(upload, "broken.bin", "assistants")
+
+    assert upload.tell() >= CHUNK_BYTES  # the first chunk was stored before the failure
+    assert blobs(settings) == []
+    assert (await client.files.list()).data == []
+
+
+@pytest.mark.parametrize(
+    ("size", "error"), [(0, InvalidRequestError), (8 * MIB + 1, PayloadTooLargeError)]
+)
+async def test_the_service_refuses_empty_and_oversized_files_before_storing(
+    client: openai.AsyncOpenAI,
+    app: Starlette,
+    settings: Settings,
+    size: int,
+    error: type[Exception],
+) -> None:
+    files = runtime(app).files
+
+    with pytest.raises(error):
+        await files.create(io.BytesIO(b"x" * size), "a.txt", "assistants")
+
+    assert files.max_bytes == 8 * MIB
+    assert blobs(settings) == []
+    assert (await client.files.list()).data == []
 
 
 # --- unknown files ---------------------------------------------------------------------------

@@ -1,21 +1,26 @@
 """The files service: the Files API (upload, read, list, download, delete, expiry) and the text
 of a file for those who use it (``input_file`` parts, vector stores).
 
-A file's bytes go to the blob store under a key derived from its id, then its row is written:
-a row always has its bytes. Deleting runs the ``on_delete`` hooks first (a vector store drops
-the file), then removes the row, then the bytes. An expired file reads as missing everywhere;
-:meth:`FilesService.delete_expired` (run by the server's housekeeping) removes it for good.
+A file's bytes are streamed to the blob store (hashed and counted on the way, in chunks of
+:data:`CHUNK_BYTES`, so an upload's memory does not grow with its size) under a key derived
+from its id, then its row is written: a row always has its bytes. Deleting runs the
+``on_delete`` hooks first (a vector store drops the file), then removes the row, then the
+bytes. An expired file reads as missing everywhere; :meth:`FilesService.delete_expired` (run by
+the server's housekeeping) removes it for good.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import aclosing
 from dataclasses import dataclass
+from typing import BinaryIO
 
 import anyio
 
@@ -29,7 +34,7 @@ from agentloom.api.files import (
 from agentloom.engine.filenames import sanitize_filename
 from agentloom.errors import InvalidRequestError, NotFoundError, PayloadTooLargeError
 from agentloom.ids import new_id
-from agentloom.retrieval.parsing import FileParseError, extract_text, sniff_content_type
+from agentloom.retrieval.parsing import FileParseError, extract_text, sniff_file
 from agentloom.storage.base import Order
 from agentloom.storage.blobs import BlobNotFoundError, BlobStore
 from agentloom.storage.files import FileQuery, FileRow, FileStore
@@ -41,6 +46,7 @@ DeleteHook = Callable[[str], Awaitable[None]]
 
 _FILE_ID = re.compile(r"file-[0-9a-f]{48}")
 DEFAULT_TEXT_CACHE_CHARS = 64 * 1024 * 1024
+CHUNK_BYTES = 1024 * 1024  # what an upload is read and written in
 EXPIRED_BATCH = 500
 
 
@@ -67,31 +73,35 @@ class FilesService:
         self._texts = _TextCache(text_cache_chars)
 
     async def create(
-        self, data: bytes, filename: str, purpose: str, expires_after: ExpiresAfter | None = None
+        self,
+        file: BinaryIO,
+        filename: str,
+        purpose: str,
+        expires_after: ExpiresAfter | None = None,
     ) -> FileObject:
-        _check_upload(data, purpose, self.max_bytes)
+        """Store the bytes of ``file`` (seekable; read from its start, in a thread, and left
+        open) as a new file. An empty file is a 400, one over :attr:`max_bytes` a 413."""
+        _check_purpose(purpose)
+        _check_size(await anyio.to_thread.run_sync(_size_of, file), self.max_bytes)
         name = sanitize_filename(filename)
-        content_type, digest = await anyio.to_thread.run_sync(_inspect, data, name)
+        content_type = await anyio.to_thread.run_sync(sniff_file, file, name)
         now = time.time()
         file_id = new_id("file", separator="-")
+        reader = _HashingReader(file)
+        async with aclosing(reader.chunks()) as chunks:
+            await self._blobs.put_stream(file_id, chunks)
         row = FileRow(
             id=file_id,
             created_at=now,
             filename=name,
             purpose=purpose,
-            bytes=len(data),
+            bytes=reader.size,
             content_type=content_type,
-            sha256=digest,
+            sha256=reader.sha256.hexdigest(),
             expires_at=None if expires_after is None else now + expires_after.seconds,
             blob_key=file_id,
         )
-        await self._blobs.put(row.blob_key, data)
-        try:
-            await self._store.insert(row)
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await self._blobs.delete(row.blob_key)
-            raise
+        await self._insert(row)
         return file_object(row)
 
     async def get(self, file_id: str) -> FileObject:
@@ -164,6 +174,14 @@ class FilesService:
             raise _not_found(row.id) from None  # deleted meanwhile (by another process)
         return FileContent(data=data, content_type=row.content_type, filename=row.filename)
 
+    async def _insert(self, row: FileRow) -> None:
+        try:
+            await self._store.insert(row)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self._blobs.delete(row.blob_key)
+            raise
+
     async def _remove(self, file_id: str) -> bool:
         for hook in self.on_delete:
             await hook(file_id)
@@ -176,6 +194,26 @@ class FilesService:
         except OSError:  # the row is gone: the file is deleted; its bytes are left behind
             log.warning("could not remove the bytes of deleted file %s", file_id, exc_info=True)
         return True
+
+
+class _HashingReader:
+    """Reads a file from its start in chunks, each in a thread, hashing and counting them."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        self._file = file
+        self.sha256 = hashlib.sha256()
+        self.size = 0
+
+    async def chunks(self) -> AsyncGenerator[bytes, None]:
+        await anyio.to_thread.run_sync(self._file.seek, 0)
+        while chunk := await anyio.to_thread.run_sync(self._read):
+            yield chunk
+
+    def _read(self) -> bytes:
+        chunk = self._file.read(CHUNK_BYTES)
+        self.sha256.update(chunk)
+        self.size += len(chunk)
+        return chunk
 
 
 class _TextCache:
@@ -219,7 +257,7 @@ def file_object(row: FileRow) -> FileObject:
     )
 
 
-def _check_upload(data: bytes, purpose: str, max_bytes: int) -> None:
+def _check_purpose(purpose: str) -> None:
     if purpose not in FILE_PURPOSES:
         raise InvalidRequestError(
             f"Invalid 'purpose': '{purpose[:100]}'. Expected one of: "
@@ -227,9 +265,12 @@ def _check_upload(data: bytes, purpose: str, max_bytes: int) -> None:
             param="purpose",
             code="invalid_value",
         )
-    if len(data) > max_bytes:
+
+
+def _check_size(size: int, max_bytes: int) -> None:
+    if size > max_bytes:
         raise file_too_large(max_bytes)
-    if not data:
+    if not size:
         raise InvalidRequestError("The uploaded file is empty.", param="file", code="empty_file")
 
 
@@ -239,8 +280,8 @@ def file_too_large(max_bytes: int) -> PayloadTooLargeError:
     )
 
 
-def _inspect(data: bytes, filename: str) -> tuple[str, str]:
-    return sniff_content_type(data, filename), hashlib.sha256(data).hexdigest()
+def _size_of(file: BinaryIO) -> int:
+    return file.seek(0, os.SEEK_END)
 
 
 def _extract(content: FileContent) -> str:

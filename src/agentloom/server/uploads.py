@@ -3,14 +3,16 @@
 The body is streamed through Starlette's multipart parser (file data spools to a temporary
 file past 1 MiB) and reading stops as soon as it passes the limit, which is the upload's own
 (``[files] max_bytes``), not the JSON body limit. A declared ``Content-Length`` over the limit is
-refused before anything is read.
+refused before anything is read. The file is handed on as that spooled file, never read into
+memory whole, and is closed (its temporary file removed) when the ``async with`` ends.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import aclosing
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 from starlette.datastructures import FormData, UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
@@ -26,15 +28,16 @@ MAX_FIELDS = 16
 @dataclass(frozen=True, slots=True)
 class Upload:
     filename: str
-    data: bytes
+    file: BinaryIO  # seekable, at its start; read it in a thread
     fields: dict[str, str] = field(default_factory=dict)
 
 
+@asynccontextmanager
 async def read_upload(
     request: Request, *, max_bytes: int, too_large: PayloadTooLargeError, file_field: str = "file"
-) -> Upload:
-    """The file in ``file_field`` and the other fields; ``too_large`` is raised once the file
-    (or the body) is larger than ``max_bytes`` allows."""
+) -> AsyncIterator[Upload]:
+    """The file in ``file_field`` and the other fields, while the ``async with`` lasts;
+    ``too_large`` is raised once the file (or the body) is larger than ``max_bytes`` allows."""
     _check_multipart(request)
     limit = max_bytes + OVERHEAD_BYTES
     declared = request.headers.get("content-length")
@@ -48,9 +51,8 @@ async def read_upload(
             raise _missing_file(file_field, present=upload is not None)
         if upload.size is not None and upload.size > max_bytes:
             raise too_large
-        data = await upload.read()
         fields = {k: v for k, v in form.multi_items() if isinstance(v, str)}
-        return Upload(filename=upload.filename or "", data=data, fields=fields)
+        yield Upload(filename=upload.filename or "", file=upload.file, fields=fields)
     finally:
         await form.close()
 

@@ -3,7 +3,9 @@
 :class:`LocalBlobStore` keeps each blob in a file of its own under ``root/<2 hex>/<2 hex>/<key>``
 (the hex from a hash of the key, so directories stay small). A blob is written to a temporary
 file in its directory and renamed into place, so a reader (another server process sharing the
-directory) sees the whole blob or none of it. Keys are plain names: no separators, no traversal.
+directory) sees the whole blob or none of it; a write that fails or is cancelled half-way
+removes its temporary file. :meth:`BlobStore.put_stream` stores a blob of any size chunk by
+chunk, so memory stays bounded. Keys are plain names: no separators, no traversal.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ import hashlib
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import AsyncIterable, Callable
 from pathlib import Path
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 import anyio
 
@@ -29,6 +31,10 @@ class BlobNotFoundError(LookupError):
 class BlobStore(Protocol):
     async def put(self, key: str, data: bytes) -> None:
         """Store ``data`` under ``key``, replacing any blob there."""
+
+    async def put_stream(self, key: str, chunks: AsyncIterable[bytes]) -> None:
+        """Store the concatenated ``chunks`` under ``key``, replacing any blob there. If the
+        chunks raise (or the write is cancelled) nothing is stored and the old blob stays."""
 
     async def get(self, key: str) -> bytes:
         """The blob under ``key``; :class:`BlobNotFoundError` if there is none."""
@@ -56,6 +62,17 @@ class LocalBlobStore:
     async def put(self, key: str, data: bytes) -> None:
         await anyio.to_thread.run_sync(_write, self.path(key), data)
 
+    async def put_stream(self, key: str, chunks: AsyncIterable[bytes]) -> None:
+        partial = await anyio.to_thread.run_sync(_PartialBlob.open, self.path(key))
+        try:
+            async for chunk in chunks:
+                await anyio.to_thread.run_sync(partial.write, chunk)
+            await anyio.to_thread.run_sync(partial.commit)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(partial.discard)
+            raise
+
     async def get(self, key: str) -> bytes:
         return await anyio.to_thread.run_sync(_read, self.path(key))
 
@@ -74,18 +91,44 @@ def build_blob_store(name: str, directory: Path) -> BlobStore:
     return factory(directory)
 
 
-def _write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(temporary, path)
-    except BaseException:
+class _PartialBlob:
+    """A blob being written: a temporary file beside its final path, renamed into place by
+    :meth:`commit` (after an fsync) or removed by :meth:`discard`."""
+
+    def __init__(self, path: Path, temporary: str, file: BinaryIO) -> None:
+        self._path = path
+        self._temporary = temporary
+        self._file = file
+
+    @classmethod
+    def open(cls, path: Path) -> _PartialBlob:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
+        return cls(path, temporary, os.fdopen(fd, "wb"))
+
+    def write(self, data: bytes) -> None:
+        self._file.write(data)
+
+    def commit(self) -> None:
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        os.replace(self._temporary, self._path)
+
+    def discard(self) -> None:
+        with contextlib.suppress(OSError):
+            self._file.close()
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
+            os.unlink(self._temporary)
+
+
+def _write(path: Path, data: bytes) -> None:
+    partial = _PartialBlob.open(path)
+    try:
+        partial.write(data)
+        partial.commit()
+    except BaseException:
+        partial.discard()
         raise
 
 

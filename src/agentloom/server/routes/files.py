@@ -61,11 +61,10 @@ def _file_id(request: Request) -> str:
 
 async def create_file(request: Request) -> Response:
     files = _files(request)
-    upload = await read_upload(
-        request, max_bytes=files.max_bytes, too_large=file_too_large(files.max_bytes)
-    )
-    body = _form(upload.fields)
-    created = await files.create(upload.data, upload.filename, body.purpose, body.expires_after)
+    too_large = file_too_large(files.max_bytes)
+    async with read_upload(request, max_bytes=files.max_bytes, too_large=too_large) as upload:
+        body = _form(upload.fields)
+        created = await files.create(upload.file, upload.filename, body.purpose, body.expires_after)
     return json_response(created)
 
 
