@@ -248,7 +248,7 @@ class AgentLoop:
     async def _run_server_tool(self, call: inf.ToolCall) -> AsyncIterator[ev.StreamEvent]:
         tool = self._tools.server[call.name]
         context = ToolCallContext(
-            item_id=new_id(_ITEM_PREFIXES.get(tool.kind, "tc")),
+            item_id=new_id(tool.item_prefix),
             output_index=len(self.response.output),
             seq=self._seq,
             first_source=self._citations.next_number,
@@ -371,9 +371,6 @@ def _rejection_messages(result: TurnResult) -> tuple[inf.ChatMessage, ...]:
         )
         for call in result.rejected
     )
-
-
-_ITEM_PREFIXES = {"file_search": "fs"}
 
 
 def _over_limit(call: inf.ToolCall) -> inf.ChatMessage:

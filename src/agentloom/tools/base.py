@@ -50,10 +50,16 @@ ToolStep: TypeAlias = ev.StreamEvent | ToolResult
 
 class ServerTool(Protocol):
     """A tool the server runs. ``kind`` is its type in requests (``file_search``); ``spec``
-    is the function the model is offered."""
+    is the function the model is offered. New tools register in :mod:`agentloom.tools.registry`;
+    the agent loop runs their calls (``AgentLoop._run_server_tool``)."""
 
     @property
     def kind(self) -> str: ...
+
+    @property
+    def item_prefix(self) -> str:
+        """The prefix of its call items' ids (``fs`` -> ``fs_...``)."""
+        ...
 
     @property
     def spec(self) -> inf.FunctionSpec: ...

@@ -93,6 +93,10 @@ class FileSearch:
         return "file_search"
 
     @property
+    def item_prefix(self) -> str:
+        return "fs"
+
+    @property
     def spec(self) -> inf.FunctionSpec:
         return inf.FunctionSpec(
             name=NAME,
