@@ -1,0 +1,215 @@
+"""``web_search``: the model asks a question of the web, the server asks a search provider.
+
+The model is offered one function, ``web_search(query)`` (``queries`` is accepted too). The
+server sends each query to the configured provider (:mod:`agentloom.tools.web`), streams the
+call's events, and tells the model the results numbered ``[1] title (url)`` so its answer can
+cite them; :mod:`agentloom.engine.citations` turns those into ``url_citation`` annotations.
+
+``external_web_access: false`` never reaches the live provider: the call goes to the configured
+offline source, or, without one, fails and the model is told web search is unavailable. So does
+every call when no provider is configured at all: the tool is always accepted (Codex sends it
+with every request).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from agentloom.api import events as ev
+from agentloom.api.items import WebSearchAction, WebSearchCall, WebSearchSource
+from agentloom.api.tools import UserLocation, WebSearchTool
+from agentloom.errors import UpstreamError
+from agentloom.inference import base as inf
+from agentloom.tools.base import Source, ToolCallContext, ToolResult, ToolStep
+from agentloom.tools.web import SearchProvider, SearchQuery, WebResult, WebSearchSources
+from agentloom.tools.web.base import Location
+
+NAME: Final = "web_search"
+MAX_QUERIES: Final = 4
+MAX_RESULTS: Final = 20
+# search_context_size -> (results, relative to the configured count; snippet characters)
+CONTEXT_SIZES: Final = {"low": (0.5, 300), "medium": (1.0, 600), "high": (2.0, 1200)}
+
+_PARAMETERS: inf.JSONObject = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "description": "What to search the web for: keywords or a short question.",
+        }
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class WebSearch:
+    """One ``web_search`` tool of a request."""
+
+    config: WebSearchTool
+    sources: WebSearchSources
+    include_sources: bool  # include: ["web_search_call.action.sources"]
+    param: str = "tools[0]"
+
+    @property
+    def kind(self) -> str:
+        return self.config.type
+
+    @property
+    def item_prefix(self) -> str:
+        return "ws"
+
+    @property
+    def spec(self) -> inf.FunctionSpec:
+        return inf.FunctionSpec(
+            name=NAME,
+            description=(
+                "Search the web for current information. Use it for questions about recent "
+                "events or facts you are unsure of; cite results as [number]."
+            ),
+            parameters=_PARAMETERS,
+        )
+
+    async def check(self) -> None:
+        return None  # always accepted: an unavailable search is told to the model per call
+
+    def item(self, context: ToolCallContext, arguments: str) -> WebSearchCall:
+        queries, _ = parse_queries(arguments)
+        return WebSearchCall(id=context.item_id, status="in_progress", action=_action(queries))
+
+    async def run(self, context: ToolCallContext, arguments: str) -> AsyncIterator[ToolStep]:
+        where = {"item_id": context.item_id, "output_index": context.output_index}
+        yield ev.WebSearchCallInProgress(sequence_number=context.seq(), **where)
+        queries, problem = parse_queries(arguments)
+        provider = self._provider()
+        if problem is None and provider is None:
+            problem = self._unavailable()
+        if problem is not None or provider is None:
+            yield self._failed(context, queries, problem or "")
+            return
+        yield ev.WebSearchCallSearching(sequence_number=context.seq(), **where)
+        try:
+            results = await self._search(provider, queries)
+        except UpstreamError as exc:
+            yield self._failed(context, queries, exc.message)
+            return
+        yield ev.WebSearchCallCompleted(sequence_number=context.seq(), **where)
+        yield self._completed(context, queries, results)
+
+    @property
+    def offline(self) -> bool:
+        return self.config.external_web_access is False
+
+    def _provider(self) -> SearchProvider | None:
+        return self.sources.offline if self.offline else self.sources.live
+
+    def _unavailable(self) -> str:
+        if self.offline:
+            return (
+                "web search is unavailable: live web access is off for this request and the "
+                "server has no offline search source. Answer from what you know, and say so."
+            )
+        return (
+            "web search is unavailable: this server has no search provider configured. "
+            "Answer from what you know, and say so."
+        )
+
+    async def _search(self, provider: SearchProvider, queries: list[str]) -> list[WebResult]:
+        found: dict[str, WebResult] = {}
+        for query in queries:
+            for result in await provider.search(self._query(query)):
+                found.setdefault(result.url, result)
+        return list(found.values())
+
+    def _query(self, text: str) -> SearchQuery:
+        size = self.config.search_context_size or "medium"
+        factor, _ = CONTEXT_SIZES[size]
+        count = max(1, min(MAX_RESULTS, round(self.sources.max_results * factor)))
+        domains = self.config.filters.allowed_domains if self.config.filters else None
+        return SearchQuery(
+            query=text,
+            max_results=count,
+            allowed_domains=tuple(_domain(d) for d in domains or ()),
+            user_location=_location(self.config.user_location),
+            context_size=size,
+        )
+
+    def _completed(
+        self, context: ToolCallContext, queries: list[str], results: Sequence[WebResult]
+    ) -> ToolResult:
+        _, snippet = CONTEXT_SIZES[self.config.search_context_size or "medium"]
+        sources = tuple(
+            Source.web(context.first_source + i, r.url, r.title or r.url, _clip(r.snippet, snippet))
+            for i, r in enumerate(results)
+        )
+        shown = [WebSearchSource(url=r.url) for r in results] if self.include_sources else None
+        item = WebSearchCall(id=context.item_id, status="completed", action=_action(queries, shown))
+        return ToolResult(item=item, output=tell_model(queries, sources), sources=sources)
+
+    def _failed(self, context: ToolCallContext, queries: list[str], why: str) -> ToolResult:
+        item = WebSearchCall(id=context.item_id, status="failed", action=_action(queries))
+        return ToolResult(item=item, output=f"Error: the web search failed: {why}")
+
+
+def parse_queries(arguments: str) -> tuple[list[str], str | None]:
+    """The queries of a call's arguments (``query``, ``queries``, or a bare string), and what
+    is wrong with them (``None``: nothing)."""
+    try:
+        value = json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError:
+        return [], 'the arguments are not valid JSON; send {"query": "..."}'
+    if isinstance(value, dict):
+        value = value.get("queries", value.get("query"))
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        return [], "'query' must be a string"
+    queries = [q.strip() for q in value if isinstance(q, str) and q.strip()][:MAX_QUERIES]
+    if not queries:
+        return [], "give a non-empty 'query'"
+    return queries, None
+
+
+def tell_model(queries: Sequence[str], sources: Sequence[Source]) -> str:
+    """The tool message: the results, numbered for citation."""
+    asked = " | ".join(queries)
+    if not sources:
+        return f"No web results for: {asked}"
+    blocks = [f"[{s.number}] {s.title} ({s.url})\n{s.text}" for s in sources]
+    return (
+        f"Web results for: {asked}\n\n"
+        + "\n\n".join(blocks)
+        + "\n\nAnswer from these results and cite each one you use by its number in square "
+        "brackets, e.g. [1]."
+    )
+
+
+def _action(queries: list[str], sources: list[WebSearchSource] | None = None) -> WebSearchAction:
+    return WebSearchAction(
+        query=queries[0] if queries else None,
+        queries=queries if len(queries) > 1 else None,
+        sources=sources,
+    )
+
+
+def _location(where: UserLocation | None) -> Location | None:
+    if where is None:
+        return None
+    return Location(
+        country=where.country, region=where.region, city=where.city, timezone=where.timezone
+    )
+
+
+def _domain(value: str) -> str:
+    """``https://www.Example.com/path`` -> ``www.example.com``: a bare host name."""
+    host = value.strip().lower().split("://", 1)[-1]
+    return host.split("/", 1)[0].rstrip(".")
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
