@@ -1,0 +1,139 @@
+"""One connection to an MCP server per response, opened on first use and closed with the
+response (its exit stack). Streamable HTTP first; a server that refuses it is tried with the
+older HTTP+SSE transport. Failures become :class:`McpFailure` with a readable message."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import AsyncExitStack, contextmanager
+from dataclasses import dataclass
+from typing import Literal
+
+import anyio
+import httpx2
+import mcp_types
+from mcp import Client
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+FailureKind = Literal["mcp_protocol_error", "http_error"]
+_EXPECTED = (OSError, httpx2.HTTPError, MCPError, TimeoutError)
+_MAX_PAGES = 20
+
+
+class McpFailure(Exception):
+    """An MCP server could not be reached or answered with an error."""
+
+    def __init__(self, kind: FailureKind, code: int, message: str) -> None:
+        super().__init__(message)
+        self.kind, self.code, self.message = kind, code, message
+
+
+@dataclass(frozen=True, slots=True)
+class ServerAddress:
+    url: str
+    headers: Mapping[str, str]  # ``Authorization`` included: never logged
+    connect_timeout: float
+    call_timeout: float
+
+
+class Connection:
+    """A lazily opened client session, reused for every listing and call of a response."""
+
+    def __init__(self, address: ServerAddress, stack: AsyncExitStack) -> None:
+        self._address = address
+        self._stack = stack
+        self._client: Client | None = None
+        self._lock = anyio.Lock()
+
+    async def list_tools(self) -> list[mcp_types.Tool]:
+        client = await self._connected()
+        tools: list[mcp_types.Tool] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            with _failures(), anyio.fail_after(self._address.connect_timeout):
+                page = await client.list_tools(cursor=cursor)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        return tools
+
+    async def call(self, name: str, arguments: dict[str, object]) -> mcp_types.CallToolResult:
+        client = await self._connected()
+        timeout = self._address.call_timeout
+        with _failures():
+            with anyio.fail_after(timeout + 1):
+                return await client.call_tool(name, arguments, read_timeout_seconds=timeout)
+
+    async def _connected(self) -> Client:
+        async with self._lock:
+            if self._client is None:
+                self._client = await self._connect()
+            return self._client
+
+    async def _connect(self) -> Client:
+        try:
+            return await self._enter("streamable_http")
+        except McpFailure as first:
+            if first.kind == "http_error" and first.code == 502:
+                raise  # nothing answered: no point trying the other transport
+            try:
+                return await self._enter("sse")
+            except McpFailure:
+                raise first from None
+
+    async def _enter(self, transport: Literal["streamable_http", "sse"]) -> Client:
+        address = self._address
+        timeout = httpx2.Timeout(address.connect_timeout, read=address.call_timeout)
+        async with AsyncExitStack() as attempt:
+            if transport == "sse":
+                streams = sse_client(
+                    address.url,
+                    headers=dict(address.headers),
+                    timeout=address.connect_timeout,
+                    sse_read_timeout=address.call_timeout + 30,
+                )
+            else:
+                http = httpx2.AsyncClient(headers=dict(address.headers), timeout=timeout)
+                await attempt.enter_async_context(http)
+                streams = streamable_http_client(address.url, http_client=http)
+            client = Client(
+                streams, cache=None, read_timeout_seconds=address.connect_timeout, mode="legacy"
+            )
+            with _failures():
+                await attempt.enter_async_context(client)
+            self._stack.push_async_exit(attempt.pop_all())
+            return client
+
+
+@contextmanager
+def _failures() -> Iterator[None]:
+    """Turns the errors of a remote MCP server into :class:`McpFailure` (others pass)."""
+    try:
+        yield
+    except (Exception, BaseExceptionGroup) as exc:
+        leaf = _leaf(exc)
+        if not isinstance(leaf, _EXPECTED):
+            raise
+        raise _failure(leaf) from None
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _failure(exc: BaseException) -> McpFailure:
+    if isinstance(exc, MCPError):
+        return McpFailure("mcp_protocol_error", exc.code, exc.message)
+    if isinstance(exc, TimeoutError):
+        return McpFailure("http_error", 504, "the MCP server did not answer in time")
+    if isinstance(exc, httpx2.HTTPStatusError):
+        status = exc.response.status_code
+        return McpFailure("http_error", status, f"the MCP server answered HTTP {status}")
+    if isinstance(exc, httpx2.TimeoutException):
+        return McpFailure("http_error", 504, "the MCP server did not answer in time")
+    return McpFailure("http_error", 502, f"the MCP server could not be reached ({exc})")

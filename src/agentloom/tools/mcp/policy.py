@@ -1,0 +1,100 @@
+"""Which MCP server URLs a request may reach: a host allow/deny list, and addresses.
+
+Every address the host name resolves to is checked: link-local (169.254.0.0/16, fe80::/10) and
+cloud metadata hosts are always refused; loopback only when configured.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import anyio
+
+from agentloom.config import McpSettings
+from agentloom.errors import InvalidRequestError
+
+METADATA_HOSTS = frozenset(
+    {"metadata", "metadata.google.internal", "metadata.goog", "169.254.169.254", "100.100.100.200"}
+)
+_METADATA_ADDRESSES = frozenset(
+    {ipaddress.ip_address("100.100.100.200"), ipaddress.ip_address("fd00:ec2::254")}
+)
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+@dataclass(frozen=True, slots=True)
+class UrlPolicy:
+    allow_hosts: frozenset[str] = frozenset()  # empty: any host not denied
+    deny_hosts: frozenset[str] = frozenset()
+    allow_loopback: bool = False
+    allow_private: bool = True
+
+    async def check(self, url: str, *, param: str) -> None:
+        """Raise InvalidRequestError naming ``param`` unless ``url`` may be reached."""
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower().rstrip(".")
+        if parts.scheme not in ("http", "https") or not host:
+            raise _refused(url, "it must be an http(s) URL with a host", param)
+        problem = self._host_problem(host)
+        if problem is None:
+            problem = await self._address_problem(host, parts.port)
+        if problem is not None:
+            raise _refused(url, problem, param)
+
+    def _host_problem(self, host: str) -> str | None:
+        if host in METADATA_HOSTS:
+            return "cloud metadata hosts are never reached"
+        if _matches(host, self.deny_hosts):
+            return "the host is denied by the server's policy"
+        if self.allow_hosts and not _matches(host, self.allow_hosts):
+            return "the host is not in the server's allowed hosts"
+        return None
+
+    async def _address_problem(self, host: str, port: int | None) -> str | None:
+        try:
+            infos = await anyio.getaddrinfo(host, port or 443, type=socket.SOCK_STREAM)
+        except OSError:
+            return "the host name does not resolve"
+        for info in infos:
+            problem = self.address_problem(ipaddress.ip_address(info[4][0]))
+            if problem is not None:
+                return problem
+        return None
+
+    def address_problem(self, address: IPAddress) -> str | None:
+        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+            address = address.ipv4_mapped
+        if address.is_link_local or address in _METADATA_ADDRESSES:
+            return "link-local and metadata addresses are never reached"
+        if address.is_loopback and not self.allow_loopback:
+            return "loopback addresses are not allowed by the server's policy"
+        if address.is_unspecified or address.is_multicast:
+            return "the address is not a unicast address"
+        if address.is_private and not address.is_loopback and not self.allow_private:
+            return "private addresses are not allowed by the server's policy"
+        return None
+
+
+def mcp_policy(settings: McpSettings) -> UrlPolicy:
+    return UrlPolicy(
+        allow_hosts=frozenset(h.lower() for h in settings.allow_hosts),
+        deny_hosts=frozenset(h.lower() for h in settings.deny_hosts),
+        allow_loopback=settings.allow_loopback,
+        allow_private=settings.allow_private,
+    )
+
+
+def _matches(host: str, patterns: frozenset[str]) -> bool:
+    """``example.com`` matches itself and its subdomains."""
+    return any(host == p or host.endswith("." + p) for p in patterns)
+
+
+def _refused(url: str, why: str, param: str) -> InvalidRequestError:
+    shown = urlsplit(url)._replace(query="", fragment="").geturl()
+    return InvalidRequestError(
+        f"The MCP server URL '{shown}' is refused: {why}.", param=param, code="invalid_value"
+    )

@@ -1,0 +1,243 @@
+"""An ``mcp`` tool of a request: a toolset listed from the server (or reused from an earlier
+listing), and one server tool per listed MCP tool, called over the response's connection."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+
+import mcp_types
+
+from agentloom.api import events as ev
+from agentloom.api.items import (
+    McpApprovalRequest,
+    McpCall,
+    McpCallError,
+    McpListedTool,
+    McpListTools,
+    StoredItem,
+)
+from agentloom.api.tools import McpTool
+from agentloom.errors import InvalidRequestError
+from agentloom.inference import base as inf
+from agentloom.tools.base import (
+    Listed,
+    ServerTool,
+    ToolCallContext,
+    ToolResult,
+    ToolsetContext,
+    ToolsetStep,
+    ToolStep,
+)
+from agentloom.tools.mcp import rules
+from agentloom.tools.mcp.client import Connection, McpFailure, ServerAddress
+from agentloom.tools.mcp.policy import UrlPolicy
+from agentloom.tools.mcp.schema import normalise
+
+
+@dataclass(frozen=True, slots=True)
+class McpLimits:
+    connect_timeout: float = 10.0
+    call_timeout: float = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class McpToolset:
+    config: McpTool
+    policy: UrlPolicy
+    limits: McpLimits
+    param: str = "tools[0]"
+
+    @property
+    def kind(self) -> str:
+        return "mcp"
+
+    async def check(self) -> None:
+        if self.config.connector_id is not None:
+            raise InvalidRequestError(
+                "MCP connectors (connector_id) are not supported by this server yet; give "
+                "server_url.",
+                param=f"{self.param}.connector_id",
+            )
+        if self.config.server_url is None:
+            raise InvalidRequestError(
+                "An mcp tool needs server_url (servers declared in the server's configuration "
+                "are not supported yet).",
+                param=f"{self.param}.server_url",
+                code="missing_required_parameter",
+            )
+        await self.policy.check(self.config.server_url, param=f"{self.param}.server_url")
+
+    async def open(self, context: ToolsetContext) -> AsyncIterator[ToolsetStep]:
+        connection = Connection(self._address(), context.stack)
+        earlier = earlier_listing(context.earlier, self.config.server_label)
+        if earlier is not None:
+            yield Listed(None, self._tools(earlier.tools, connection), self.config.server_label)
+            return
+        label, where = self.config.server_label, _where(context)
+        item = McpListTools(id=context.item_id, server_label=label)
+        yield ev.OutputItemAdded(sequence_number=context.seq(), item=item, **where)
+        yield ev.McpListToolsInProgress(sequence_number=context.seq(), **where)
+        try:
+            listed = [_listed(tool) for tool in await connection.list_tools()]
+        except McpFailure as failure:
+            item = item.model_copy(update={"error": failure.message})
+            yield ev.McpListToolsFailed(sequence_number=context.seq(), **where)
+        else:
+            listed = [tool for tool in listed if rules.allowed(self.config, tool)]
+            item = item.model_copy(update={"tools": listed})
+            yield ev.McpListToolsCompleted(sequence_number=context.seq(), **where)
+        yield ev.OutputItemDone(sequence_number=context.seq(), item=item, **where)
+        yield Listed(item, self._tools(item.tools, connection), label)
+
+    def _address(self) -> ServerAddress:
+        config = self.config
+        headers = dict(config.headers or {})
+        if config.authorization:
+            headers["Authorization"] = f"Bearer {config.authorization}"
+        assert config.server_url is not None  # check() ran
+        return ServerAddress(
+            config.server_url, headers, self.limits.connect_timeout, self.limits.call_timeout
+        )
+
+    def _tools(
+        self, listed: Sequence[McpListedTool], connection: Connection
+    ) -> tuple[ServerTool, ...]:
+        return tuple(
+            McpServerTool(self.config, tool, connection)
+            for tool in listed
+            if rules.allowed(self.config, tool)
+        )
+
+
+def earlier_listing(items: Sequence[StoredItem], label: str) -> McpListTools | None:
+    """The latest successful listing of server ``label`` among ``items``."""
+    for item in reversed(items):
+        if isinstance(item, McpListTools) and item.server_label == label and item.error is None:
+            return item
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class McpServerTool:
+    """One tool of an MCP server, offered to the model as a function."""
+
+    config: McpTool
+    tool: McpListedTool
+    connection: Connection
+
+    @property
+    def kind(self) -> str:
+        return "mcp"
+
+    @property
+    def item_prefix(self) -> str:
+        return "mcp"
+
+    @property
+    def spec(self) -> inf.FunctionSpec:
+        parameters, _ = normalise(self.tool.input_schema)
+        description = self.tool.description or ""
+        if self.config.server_description:
+            description = f"{description}\n(MCP server: {self.config.server_description})"
+        return inf.FunctionSpec(
+            name=self.tool.name, description=description.strip() or None, parameters=parameters
+        )
+
+    async def check(self) -> None:
+        return None
+
+    def item(self, context: ToolCallContext, arguments: str) -> McpCall | McpApprovalRequest:
+        label, name = self.config.server_label, self.tool.name
+        if self._awaits_approval(context):
+            return McpApprovalRequest(
+                id=context.item_id, server_label=label, name=name, arguments=arguments
+            )
+        return McpCall(
+            id=context.item_id,
+            server_label=label,
+            name=name,
+            arguments=arguments,
+            status="in_progress",
+            approval_request_id=context.approval_request_id,
+        )
+
+    def _awaits_approval(self, context: ToolCallContext) -> bool:
+        return context.approval_request_id is None and rules.needs_approval(self.config, self.tool)
+
+    async def run(self, context: ToolCallContext, arguments: str) -> AsyncIterator[ToolStep]:
+        item = self.item(context, arguments)
+        if isinstance(item, McpApprovalRequest):
+            yield ToolResult(
+                item=item, output="(Waiting for the user's approval.)", awaits_client=True
+            )
+            return
+        where = _where(context)
+        yield ev.McpCallArgumentsDelta(sequence_number=context.seq(), delta=arguments, **where)
+        yield ev.McpCallArgumentsDone(sequence_number=context.seq(), arguments=arguments, **where)
+        yield ev.McpCallInProgress(sequence_number=context.seq(), **where)
+        parsed = _arguments(arguments)
+        if isinstance(parsed, McpCallError):
+            yield ev.McpCallFailed(sequence_number=context.seq(), **where)
+            yield self._failed(item, parsed)
+            return
+        try:
+            result = await self.connection.call(self.tool.name, parsed)
+        except McpFailure as failure:
+            error = McpCallError(type=failure.kind, code=failure.code, message=failure.message)
+            yield ev.McpCallFailed(sequence_number=context.seq(), **where)
+            yield self._failed(item, error)
+            return
+        if result.is_error:
+            content = [part.model_dump(mode="json", exclude_none=True) for part in result.content]
+            error = McpCallError(type="mcp_tool_execution_error", content=content)
+            yield ev.McpCallFailed(sequence_number=context.seq(), **where)
+            yield self._failed(item, error, detail=_text(result))
+            return
+        output = _text(result)
+        yield ev.McpCallCompleted(sequence_number=context.seq(), **where)
+        done = item.model_copy(update={"status": "completed", "output": output})
+        yield ToolResult(item=done, output=output)
+
+    def _failed(self, item: McpCall, error: McpCallError, *, detail: str = "") -> ToolResult:
+        done = item.model_copy(update={"status": "failed", "error": error})
+        why = detail or error.message or "unknown error"
+        return ToolResult(item=done, output=f"Error: the MCP tool '{self.tool.name}' failed: {why}")
+
+
+def _where(context: ToolCallContext | ToolsetContext) -> dict[str, int | str]:
+    return {"item_id": context.item_id, "output_index": context.output_index}
+
+
+def _listed(tool: mcp_types.Tool) -> McpListedTool:
+    annotations = (
+        tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else None
+    )
+    return McpListedTool(
+        name=tool.name,
+        input_schema=dict(tool.input_schema),
+        description=tool.description,
+        annotations=annotations,
+    )
+
+
+def _arguments(arguments: str) -> dict[str, object] | McpCallError:
+    try:
+        value = json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):
+        return McpCallError(
+            type="mcp_protocol_error", code=-32602, message="the arguments are not a JSON object"
+        )
+    return value
+
+
+def _text(result: mcp_types.CallToolResult) -> str:
+    texts = [part.text for part in result.content if isinstance(part, mcp_types.TextContent)]
+    if texts:
+        return "\n".join(texts)
+    if result.structured_content is not None:
+        return json.dumps(result.structured_content)
+    return ""
