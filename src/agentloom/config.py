@@ -125,6 +125,26 @@ class FilesSettings(_Strict):
     blob_store: Literal["local"] = "local"
 
 
+class CodeInterpreterSettings(_Strict):
+    """The code_interpreter tool (`[code_interpreter]`): its sandbox and limits.
+
+    ``sandbox = "bwrap"`` needs bubblewrap; ``"subprocess"`` also allows the rlimits-only
+    fallback when bubblewrap is missing (no filesystem or network isolation)."""
+
+    sandbox: Literal["bwrap", "subprocess"] = "bwrap"
+    directory: Path = Path(DEFAULT_DATA_DIR) / "containers"  # one working directory each
+    python: str = ""  # the interpreter the code runs in; default: the server's own
+    uid: int = Field(default=65534, ge=1)  # the user the code runs as when the server is root
+    wall_seconds: float = Field(default=60.0, gt=0)
+    cpu_seconds: int = Field(default=60, ge=1)
+    memory_mb: int = Field(default=1024, ge=64)
+    processes: int = Field(default=64, ge=1)
+    file_mb: int = Field(default=100, ge=1)
+    output_kb: int = Field(default=1024, ge=1)  # stdout + stderr kept; past it the run is killed
+    model_output_chars: int = Field(default=8000, ge=100)  # of each stream, told to the model
+    idle_minutes: int = Field(default=20, ge=1)  # a container unused this long is deleted
+
+
 class VectorStoreSettings(_Strict):
     """Vector stores (`[vector_stores]`): background ingestion and the in-memory search indexes."""
 
@@ -135,6 +155,49 @@ class VectorStoreSettings(_Strict):
     query_timeout: float = Field(default=10.0, gt=0)  # seconds to embed a search's queries
     poll_interval: float = Field(default=5.0, gt=0)  # seconds between looks for others' work
     poll_after_ms: int = Field(default=200, ge=10, le=60_000)  # hint to polling clients
+
+
+class SearchSourceSettings(_Strict):
+    """One web search provider: its type, where it answers, and the variable holding its key
+    (the key itself never sits in the configuration)."""
+
+    provider: Literal["tavily", "brave", "searxng"]
+    base_url: str | None = None  # default: the provider's public API (searxng: required)
+    api_key_env: str | None = None  # e.g. "TAVILY_API_KEY"
+    timeout: float = Field(default=15.0, gt=0)
+
+    @model_validator(mode="after")
+    def _searxng_needs_url(self) -> SearchSourceSettings:
+        if self.provider == "searxng" and not self.base_url:
+            raise ValueError("web search provider 'searxng' needs base_url")
+        return self
+
+    def resolved_api_key(self, env: Mapping[str, str] | None = None) -> str | None:
+        if self.api_key_env is None:
+            return None
+        return (os.environ if env is None else env).get(self.api_key_env)
+
+
+class WebSearchSettings(_Strict):
+    """The ``web_search`` tool (`[web_search]`). ``live`` serves ordinary requests; ``offline``
+    serves ``external_web_access: false`` (e.g. a SearXNG on the local network) — without it,
+    such calls are told search is unavailable. Neither: every call is told so."""
+
+    live: SearchSourceSettings | None = None
+    offline: SearchSourceSettings | None = None
+    max_results: int = Field(default=5, ge=1, le=20)  # per call at search_context_size medium
+
+
+class McpSettings(_Strict):
+    """The ``mcp`` tool (`[mcp]`): which MCP servers a request may reach, and timeouts.
+    Link-local addresses and cloud metadata hosts are always refused."""
+
+    allow_hosts: list[str] = Field(default_factory=list)  # empty: any host not denied
+    deny_hosts: list[str] = Field(default_factory=list)
+    allow_loopback: bool = False
+    allow_private: bool = True  # 10/8, 172.16/12, 192.168/16, fc00::/7
+    connect_timeout: float = Field(default=10.0, gt=0)  # connecting + tools/list
+    call_timeout: float = Field(default=60.0, gt=0)  # one tools/call
 
 
 class ProviderSettings(_Strict):
@@ -178,6 +241,9 @@ class Settings(_Strict):
     embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     vector_stores: VectorStoreSettings = Field(default_factory=VectorStoreSettings)
     files: FilesSettings = Field(default_factory=FilesSettings)
+    code_interpreter: CodeInterpreterSettings = Field(default_factory=CodeInterpreterSettings)
+    web_search: WebSearchSettings = Field(default_factory=WebSearchSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
 
     @model_validator(mode="after")
     def _unique_provider_names(self) -> Settings:
@@ -203,6 +269,7 @@ _ENV_SCALARS: dict[str, tuple[str, str]] = {
     "AGENTLOOM_SEALING_KEY": ("server", "sealing_key"),
     "AGENTLOOM_FILES_DIRECTORY": ("files", "directory"),
     "AGENTLOOM_FILES_MAX_BYTES": ("files", "max_bytes"),
+    "AGENTLOOM_CODE_INTERPRETER_SANDBOX": ("code_interpreter", "sandbox"),
     "AGENTLOOM_EMBEDDINGS_TYPE": ("embeddings", "type"),
     "AGENTLOOM_EMBEDDINGS_BASE_URL": ("embeddings", "base_url"),
     "AGENTLOOM_EMBEDDINGS_MODEL": ("embeddings", "model"),

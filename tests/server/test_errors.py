@@ -134,7 +134,7 @@ BODY_CASES: list[Case] = [
     ),
     (
         "hosted tool",
-        body(tools=[{"type": "web_search"}]),
+        body(tools=[{"type": "image_generation"}]),
         400,
         "tools[0].type",
         "unsupported_tool_type",

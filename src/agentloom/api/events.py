@@ -144,6 +144,84 @@ class FileSearchCallCompleted(_ItemEvent):
     type: Literal["response.file_search_call.completed"] = "response.file_search_call.completed"
 
 
+class CodeInterpreterCallInProgress(_ItemEvent):
+    type: Literal["response.code_interpreter_call.in_progress"] = (
+        "response.code_interpreter_call.in_progress"
+    )
+
+
+class CodeInterpreterCallInterpreting(_ItemEvent):
+    type: Literal["response.code_interpreter_call.interpreting"] = (
+        "response.code_interpreter_call.interpreting"
+    )
+
+
+class CodeInterpreterCallCompleted(_ItemEvent):
+    type: Literal["response.code_interpreter_call.completed"] = (
+        "response.code_interpreter_call.completed"
+    )
+
+
+class CodeInterpreterCallCodeDelta(_ItemEvent):
+    type: Literal["response.code_interpreter_call_code.delta"] = (
+        "response.code_interpreter_call_code.delta"
+    )
+    delta: str
+
+
+class CodeInterpreterCallCodeDone(_ItemEvent):
+    type: Literal["response.code_interpreter_call_code.done"] = (
+        "response.code_interpreter_call_code.done"
+    )
+    code: str
+
+
+class WebSearchCallInProgress(_ItemEvent):
+    type: Literal["response.web_search_call.in_progress"] = "response.web_search_call.in_progress"
+
+
+class WebSearchCallSearching(_ItemEvent):
+    type: Literal["response.web_search_call.searching"] = "response.web_search_call.searching"
+
+
+class WebSearchCallCompleted(_ItemEvent):
+    type: Literal["response.web_search_call.completed"] = "response.web_search_call.completed"
+
+
+class McpListToolsInProgress(_ItemEvent):
+    type: Literal["response.mcp_list_tools.in_progress"] = "response.mcp_list_tools.in_progress"
+
+
+class McpListToolsCompleted(_ItemEvent):
+    type: Literal["response.mcp_list_tools.completed"] = "response.mcp_list_tools.completed"
+
+
+class McpListToolsFailed(_ItemEvent):
+    type: Literal["response.mcp_list_tools.failed"] = "response.mcp_list_tools.failed"
+
+
+class McpCallArgumentsDelta(_ItemEvent):
+    type: Literal["response.mcp_call_arguments.delta"] = "response.mcp_call_arguments.delta"
+    delta: str
+
+
+class McpCallArgumentsDone(_ItemEvent):
+    type: Literal["response.mcp_call_arguments.done"] = "response.mcp_call_arguments.done"
+    arguments: str
+
+
+class McpCallInProgress(_ItemEvent):
+    type: Literal["response.mcp_call.in_progress"] = "response.mcp_call.in_progress"
+
+
+class McpCallCompleted(_ItemEvent):
+    type: Literal["response.mcp_call.completed"] = "response.mcp_call.completed"
+
+
+class McpCallFailed(_ItemEvent):
+    type: Literal["response.mcp_call.failed"] = "response.mcp_call.failed"
+
+
 class CompactionCompacting(_Event):
     """A compaction pass started: its summary is being written (the item follows when done)."""
 
@@ -181,5 +259,21 @@ StreamEvent: TypeAlias = (
     | FileSearchCallInProgress
     | FileSearchCallSearching
     | FileSearchCallCompleted
+    | CodeInterpreterCallInProgress
+    | CodeInterpreterCallInterpreting
+    | CodeInterpreterCallCompleted
+    | CodeInterpreterCallCodeDelta
+    | CodeInterpreterCallCodeDone
+    | WebSearchCallInProgress
+    | WebSearchCallSearching
+    | WebSearchCallCompleted
+    | McpListToolsInProgress
+    | McpListToolsCompleted
+    | McpListToolsFailed
+    | McpCallArgumentsDelta
+    | McpCallArgumentsDone
+    | McpCallInProgress
+    | McpCallCompleted
+    | McpCallFailed
     | ErrorEvent
 )

@@ -128,6 +128,132 @@ class FileSearchCall(WireModel):
     results: list[FileSearchResult] | None = None
 
 
+class CodeInterpreterLogs(WireModel):
+    type: Literal["logs"] = "logs"
+    logs: str
+
+
+class CodeInterpreterImage(WireModel):
+    type: Literal["image"] = "image"
+    url: str
+
+
+CodeInterpreterOutput: TypeAlias = Annotated[
+    CodeInterpreterLogs | CodeInterpreterImage, Field(discriminator="type")
+]
+
+
+class CodeInterpreterCall(WireModel):
+    """A ``code_interpreter`` call the server ran in a container. ``outputs`` are kept only
+    when the request asked for them (``include: ["code_interpreter_call.outputs"]``)."""
+
+    type: Literal["code_interpreter_call"] = "code_interpreter_call"
+    id: str
+    code: str | None = None
+    container_id: str
+    status: Literal["in_progress", "interpreting", "completed", "incomplete", "failed"]
+    outputs: list[CodeInterpreterOutput] | None = None
+
+
+class WebSearchSource(WireModel):
+    type: Literal["url"] = "url"
+    url: str
+
+
+class WebSearchAction(WireModel):
+    """A search. ``sources`` are kept only when the request asked for them (``include:
+    ["web_search_call.action.sources"]``)."""
+
+    type: Literal["search"] = "search"
+    query: str | None = None
+    queries: list[str] | None = None
+    sources: list[WebSearchSource] | None = None
+
+
+class OpenPageAction(WireModel):
+    type: Literal["open_page"] = "open_page"
+    url: str | None = None
+
+
+class FindInPageAction(WireModel):
+    type: Literal["find_in_page"] = "find_in_page"
+    url: str
+    pattern: str
+
+
+WebAction: TypeAlias = Annotated[
+    WebSearchAction | OpenPageAction | FindInPageAction, Field(discriminator="type")
+]
+
+
+class WebSearchCall(WireModel):
+    """A ``web_search`` call the server ran (or a client sends back: Codex omits the id)."""
+
+    type: Literal["web_search_call"] = "web_search_call"
+    id: str | None = None
+    status: Literal["in_progress", "searching", "completed", "failed", "incomplete"] | None = None
+    action: WebAction = Field(default_factory=WebSearchAction)
+
+
+class McpListedTool(WireModel):
+    name: str
+    input_schema: dict[str, object]
+    description: str | None = None
+    annotations: dict[str, object] | None = None
+
+
+class McpListTools(WireModel):
+    """The tools an MCP server listed (``tools/list``); later turns reuse it."""
+
+    type: Literal["mcp_list_tools"] = "mcp_list_tools"
+    id: str
+    server_label: str
+    tools: list[McpListedTool] = Field(default_factory=list)
+    error: str | None = None
+
+
+class McpCallError(WireModel):
+    """Why an MCP call failed: ``mcp_protocol_error`` / ``http_error`` (``code``, ``message``)
+    or ``mcp_tool_execution_error`` (the tool's own ``content``)."""
+
+    type: Literal["mcp_protocol_error", "mcp_tool_execution_error", "http_error"]
+    code: int | None = Field(default=None, exclude_if=lambda value: value is None)
+    message: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    content: list[dict[str, object]] | None = Field(
+        default=None, exclude_if=lambda value: value is None
+    )
+
+
+class McpCall(WireModel):
+    type: Literal["mcp_call"] = "mcp_call"
+    id: str
+    server_label: str
+    name: str
+    arguments: str
+    output: str | None = None
+    error: McpCallError | None = None
+    status: Literal["in_progress", "completed", "incomplete", "calling", "failed"] | None = None
+    approval_request_id: str | None = None
+
+
+class McpApprovalRequest(WireModel):
+    """A call of an MCP tool waiting for the client's approval."""
+
+    type: Literal["mcp_approval_request"] = "mcp_approval_request"
+    id: str
+    server_label: str
+    name: str
+    arguments: str
+
+
+class McpApprovalResponse(WireModel):
+    type: Literal["mcp_approval_response"] = "mcp_approval_response"
+    id: str | None = None
+    approval_request_id: str
+    approve: bool
+    reason: str | None = None
+
+
 class ItemReference(WireModel):
     type: Literal["item_reference"] = "item_reference"
     id: str
@@ -149,6 +275,12 @@ InputItem: TypeAlias = Annotated[
     | Annotated[Reasoning, Tag("~reasoning")]
     | Annotated[Compaction, Tag("~compaction")]
     | Annotated[FileSearchCall, Tag("~file_search_call")]
+    | Annotated[CodeInterpreterCall, Tag("~code_interpreter_call")]
+    | Annotated[WebSearchCall, Tag("~web_search_call")]
+    | Annotated[McpListTools, Tag("~mcp_list_tools")]
+    | Annotated[McpCall, Tag("~mcp_call")]
+    | Annotated[McpApprovalRequest, Tag("~mcp_approval_request")]
+    | Annotated[McpApprovalResponse, Tag("~mcp_approval_response")]
     | Annotated[ItemReference, Tag("~item_reference")],
     Discriminator(
         item_type_tag,
@@ -164,12 +296,29 @@ StoredItem: TypeAlias = Annotated[
     | Annotated[FunctionCallOutput, Tag("~function_call_output")]
     | Annotated[Reasoning, Tag("~reasoning")]
     | Annotated[Compaction, Tag("~compaction")]
-    | Annotated[FileSearchCall, Tag("~file_search_call")],
+    | Annotated[FileSearchCall, Tag("~file_search_call")]
+    | Annotated[CodeInterpreterCall, Tag("~code_interpreter_call")]
+    | Annotated[WebSearchCall, Tag("~web_search_call")]
+    | Annotated[McpListTools, Tag("~mcp_list_tools")]
+    | Annotated[McpCall, Tag("~mcp_call")]
+    | Annotated[McpApprovalRequest, Tag("~mcp_approval_request")]
+    | Annotated[McpApprovalResponse, Tag("~mcp_approval_response")],
     Discriminator(item_type_tag),
 ]
 """An item as stored: every input and output item of a response, with its id."""
 
-OutputItem: TypeAlias = OutputMessage | FunctionCall | Reasoning | Compaction | FileSearchCall
+OutputItem: TypeAlias = (
+    OutputMessage
+    | FunctionCall
+    | Reasoning
+    | Compaction
+    | FileSearchCall
+    | CodeInterpreterCall
+    | WebSearchCall
+    | McpListTools
+    | McpCall
+    | McpApprovalRequest
+)
 
 STORED_ITEM: TypeAdapter[StoredItem] = TypeAdapter(StoredItem)
 STORED_ITEMS: TypeAdapter[list[StoredItem]] = TypeAdapter(list[StoredItem])

@@ -8,11 +8,16 @@ from pydantic import Discriminator, Field, Tag
 
 from agentloom.api.content import WireModel
 from agentloom.api.items import (
+    CodeInterpreterCall,
     Compaction,
     FileSearchCall,
     FunctionCall,
+    McpApprovalRequest,
+    McpCall,
+    McpListTools,
     OutputMessage,
     Reasoning,
+    WebSearchCall,
     item_type_tag,
 )
 from agentloom.api.prompts import ResponsePrompt
@@ -27,7 +32,12 @@ OutputItem: TypeAlias = Annotated[
     | Annotated[FunctionCall, Tag("~function_call")]
     | Annotated[Reasoning, Tag("~reasoning")]
     | Annotated[Compaction, Tag("~compaction")]
-    | Annotated[FileSearchCall, Tag("~file_search_call")],
+    | Annotated[FileSearchCall, Tag("~file_search_call")]
+    | Annotated[CodeInterpreterCall, Tag("~code_interpreter_call")]
+    | Annotated[WebSearchCall, Tag("~web_search_call")]
+    | Annotated[McpListTools, Tag("~mcp_list_tools")]
+    | Annotated[McpCall, Tag("~mcp_call")]
+    | Annotated[McpApprovalRequest, Tag("~mcp_approval_request")],
     Discriminator(item_type_tag),
 ]
 

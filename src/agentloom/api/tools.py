@@ -51,6 +51,80 @@ class FileSearchTool(WireModel):
     )
 
 
+WEB_SEARCH_TYPES = frozenset(
+    {"web_search", "web_search_2025_08_26", "web_search_preview", "web_search_preview_2025_03_11"}
+)
+
+
+class WebSearchFilters(WireModel):
+    allowed_domains: list[str] | None = Field(default=None, max_length=100)
+
+
+class UserLocation(WireModel):
+    type: Literal["approximate"] = "approximate"
+    city: str | None = None
+    country: str | None = Field(default=None, min_length=2, max_length=2)
+    region: str | None = None
+    timezone: str | None = None
+
+
+class WebSearchTool(WireModel):
+    """Search the web; the server runs it with the configured search provider (see
+    :mod:`agentloom.tools.web_search`). ``web_search_preview`` and the dated types too."""
+
+    type: Literal[
+        "web_search", "web_search_2025_08_26", "web_search_preview", "web_search_preview_2025_03_11"
+    ] = "web_search"
+    filters: WebSearchFilters | None = None
+    search_context_size: Literal["low", "medium", "high"] | None = None
+    user_location: UserLocation | None = None
+    external_web_access: bool | None = None
+
+
+class McpToolFilter(WireModel):
+    """Tools of an MCP server picked by name and/or by their ``readOnlyHint`` annotation."""
+
+    tool_names: list[str] | None = None
+    read_only: bool | None = None
+
+
+class McpApprovalFilter(WireModel):
+    always: McpToolFilter | None = None
+    never: McpToolFilter | None = None
+
+
+class McpTool(WireModel):
+    """The tools of a remote MCP server; the server lists and calls them (see
+    :mod:`agentloom.tools.mcp`). ``authorization`` is sent as a bearer token and never echoed
+    or stored; ``headers`` neither (they often carry keys too)."""
+
+    type: Literal["mcp"] = "mcp"
+    server_label: str = Field(min_length=1, max_length=64, pattern=r"^[a-zA-Z0-9_\-]+$")
+    server_url: str | None = None
+    server_description: str | None = None
+    connector_id: str | None = None
+    headers: dict[str, str] | None = Field(default=None, exclude=True)
+    authorization: str | None = Field(default=None, exclude=True)
+    allowed_tools: list[str] | McpToolFilter | None = None
+    require_approval: Literal["always", "never"] | McpApprovalFilter | None = None
+
+
+class CodeInterpreterAuto(WireModel):
+    """A fresh container for the response, with these uploaded files copied in."""
+
+    type: Literal["auto"] = "auto"
+    file_ids: list[str] = Field(default_factory=list, max_length=100)
+    memory_limit: Literal["1g", "4g", "16g", "64g"] | None = None
+
+
+class CodeInterpreterTool(WireModel):
+    """Run Python in a sandboxed container; the server runs it. ``container`` is a container
+    id or ``{"type": "auto", "file_ids": [...]}``."""
+
+    type: Literal["code_interpreter"] = "code_interpreter"
+    container: str | CodeInterpreterAuto
+
+
 class HostedTool(WireModel):
     """A server-side tool type this build does not run yet (file_search, web_search, mcp ...)."""
 
@@ -59,12 +133,18 @@ class HostedTool(WireModel):
 
 def _tool_tag(value: object) -> str:
     kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return f"~{kind}" if kind in ("function", "file_search") else "~hosted"
+    if kind in WEB_SEARCH_TYPES:
+        return "~web_search"
+    known = ("function", "file_search", "mcp", "code_interpreter")
+    return f"~{kind}" if kind in known else "~hosted"
 
 
 Tool: TypeAlias = Annotated[
     Annotated[FunctionTool, Tag("~function")]
     | Annotated[FileSearchTool, Tag("~file_search")]
+    | Annotated[WebSearchTool, Tag("~web_search")]
+    | Annotated[McpTool, Tag("~mcp")]
+    | Annotated[CodeInterpreterTool, Tag("~code_interpreter")]
     | Annotated[HostedTool, Tag("~hosted")],
     Discriminator(_tool_tag),
 ]

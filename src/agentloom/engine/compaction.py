@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from agentloom.api.compaction import CompactedResponse
 from agentloom.api.content import InputFile, InputImage, InputText, OutputText, Refusal
 from agentloom.api.items import (
+    CodeInterpreterCall,
     Compaction,
     FileSearchCall,
     FunctionCall,
@@ -33,8 +34,10 @@ from agentloom.api.items import (
     Message,
     Reasoning,
     StoredItem,
+    WebSearchCall,
 )
 from agentloom.api.response import ResponseUsage
+from agentloom.engine import mcp_history
 from agentloom.engine.history import Context
 from agentloom.engine.messages import Summary, SummaryReader, visible
 from agentloom.engine.usage import response_usage
@@ -169,6 +172,13 @@ def _line(item: StoredItem, read: SummaryReader) -> str:
     if isinstance(item, FileSearchCall):
         found = "; ".join(f"{r.filename}: {r.text}" for r in item.results or [])
         return f"FILE SEARCH {item.queries}: {found or item.status}"
+    if isinstance(item, WebSearchCall):
+        return f"WEB SEARCH {item.action.model_dump_json(exclude_none=True)}: {item.status}"
+    if isinstance(item, CodeInterpreterCall):
+        logs = " ".join(o.logs for o in item.outputs or [] if o.type == "logs")
+        return f"PYTHON RUN ({item.status}): {item.code}\n{logs}".rstrip()
+    if isinstance(item, mcp_history.MCP_ITEMS):
+        return mcp_history.line(item)
     return f"EARLIER SUMMARY: {read(item, param=None).text}"
 
 

@@ -12,6 +12,9 @@ from agentloom.api.items import (
     Compaction,
     InputItem,
     ItemReference,
+    McpApprovalRequest,
+    McpApprovalResponse,
+    McpListTools,
     Message,
     StoredItem,
 )
@@ -25,7 +28,14 @@ ITEM_PREFIX = {
     "function_call_output": "fco",
     "reasoning": "rs",
     "compaction": "cmp",
+    "web_search_call": "ws",
+    "code_interpreter_call": "ci",
+    "mcp_list_tools": "mcpl",
+    "mcp_call": "mcp",
+    "mcp_approval_request": "mcpr",
+    "mcp_approval_response": "mcpa",
 }
+_NO_STATUS = (Compaction, McpListTools, McpApprovalRequest, McpApprovalResponse)
 
 
 class ItemFinder(Protocol):
@@ -90,6 +100,6 @@ def with_id(item: StoredItem) -> StoredItem:
     update: dict[str, object] = {}
     if item.id is None:
         update["id"] = new_id(ITEM_PREFIX[item.type])
-    if not isinstance(item, Compaction) and item.status is None:
+    if not isinstance(item, _NO_STATUS) and item.status is None:
         update["status"] = "completed"
     return item.model_copy(update=update) if update else item

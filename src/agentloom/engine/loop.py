@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Literal
 
 from agentloom.api import events as ev
+from agentloom.api.items import StoredItem
 from agentloom.api.response import (
     IncompleteDetails,
     IncompleteReason,
@@ -35,7 +37,8 @@ from agentloom.engine.usage import response_usage
 from agentloom.errors import ContextLengthExceededError, UpstreamError
 from agentloom.ids import new_id
 from agentloom.inference import base as inf
-from agentloom.tools.base import ToolCallContext, ToolResult
+from agentloom.tools.base import Listed, ToolCallContext, ToolResult, Toolset, ToolsetContext
+from agentloom.tools.mcp.approvals import approved_calls
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +65,7 @@ class LoopConfig:
     include_logprobs: bool
     compaction: CompactionPlan | None = None
     max_tool_calls: int | None = None  # calls of server tools in the whole response
+    earlier: Sequence[StoredItem] = ()  # the items the model sees (earlier listings, approvals)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,19 +88,22 @@ class AgentLoop:
         self._tool_calls = 0  # server tool calls run so far
         self._running: OutputItem | None = None  # the server tool call under way, as announced
         self._citations = Citations()
+        self._stack = AsyncExitStack()  # connections of toolsets, closed when the run ends
+        self._awaiting = False  # a tool call waits for the client (an approval request)
         self.failure: UpstreamError | None = None  # why the response failed, if it did
 
-    async def run(self) -> AsyncIterator[ev.StreamEvent]:
+    async def run(self) -> AsyncGenerator[ev.StreamEvent, None]:
         yield ev.ResponseCreated(sequence_number=self._seq(), response=self.response)
         yield ev.ResponseInProgress(sequence_number=self._seq(), response=self.response)
-        try:
-            async for event in self._steps():
-                yield event
-        except UpstreamError as exc:
-            for event in self._interrupt():
-                yield event
-            self.failure = exc
-            self._end_failed(exc)
+        async with self._stack:  # errors are caught inside: none crosses the sessions' tasks
+            try:
+                async for event in self._steps():
+                    yield event
+            except UpstreamError as exc:
+                for event in self._interrupt():
+                    yield event
+                self.failure = exc
+                self._end_failed(exc)
         yield self._terminal_event()
 
     # --- steps -------------------------------------------------------------------------------
@@ -105,6 +112,10 @@ class AgentLoop:
         async for event in self._compact():
             yield event
         self._assemble()
+        async for event in self._open_toolsets():
+            yield event
+        async for event in self._run_approved():
+            yield event
         for _ in range(self._config.max_model_calls):
             budget = self._remaining_budget()
             if budget is not None and budget <= 0:
@@ -127,7 +138,9 @@ class AgentLoop:
                 self._messages.extend(decision.messages)
                 async for event in self._run_server_tools(turn.result.hosted):
                     yield event
-                if not turn.result.calls:
+                if self._awaiting:
+                    decision = _Decision("finish")  # approval requests go to the client
+                elif not turn.result.calls:
                     continue
                 decision = _Decision("finish")  # the client's function calls are handed back
             if decision.kind == "continue":
@@ -140,6 +153,42 @@ class AgentLoop:
                 self._end_completed()
             return
         self._end_incomplete("max_messages")
+
+    async def _open_toolsets(self) -> AsyncIterator[ev.StreamEvent]:
+        """List the tools of each toolset (``mcp``: ``tools/list``, or an earlier listing
+        reused) and offer them to the model."""
+        for toolset in self._tools.toolsets:
+            async for event in self._open_toolset(toolset):
+                yield event
+
+    async def _open_toolset(self, toolset: Toolset) -> AsyncIterator[ev.StreamEvent]:
+        context = ToolsetContext(
+            item_id=new_id("mcpl"),
+            output_index=len(self.response.output),
+            seq=self._seq,
+            earlier=self._config.earlier,
+            stack=self._stack,
+        )
+        async for step in toolset.open(context):
+            if not isinstance(step, Listed):
+                yield step
+                continue
+            if step.item is not None:
+                output = [*self.response.output, step.item]
+                self.response = self.response.model_copy(update={"output": output})
+            self._tools = self._tools.with_listed(step)
+
+    async def _run_approved(self) -> AsyncIterator[ev.StreamEvent]:
+        """Run the calls the client approved (``mcp_approval_response``) before the model
+        goes on; denied ones are told to the model by the history."""
+        for approved in approved_calls(self._config.earlier, self._tools.server):
+            call = inf.ToolCall(
+                id=new_id("call"), name=approved.function, arguments=approved.arguments
+            )
+            self._messages.append(inf.ChatMessage(role="assistant", tool_calls=(call,)))
+            self._tool_calls += 1
+            async for event in self._run_server_tool(call, approved.request_id):
+                yield event
 
     async def _compact(self) -> AsyncIterator[ev.StreamEvent]:
         """Summarise what comes before the current turn when the input is over the threshold
@@ -245,13 +294,16 @@ class AgentLoop:
         if limit is not None and self._tool_calls >= limit:
             self._tools = self._tools.without_server_tools()
 
-    async def _run_server_tool(self, call: inf.ToolCall) -> AsyncIterator[ev.StreamEvent]:
+    async def _run_server_tool(
+        self, call: inf.ToolCall, approval_request_id: str | None = None
+    ) -> AsyncIterator[ev.StreamEvent]:
         tool = self._tools.server[call.name]
         context = ToolCallContext(
             item_id=new_id(tool.item_prefix),
             output_index=len(self.response.output),
             seq=self._seq,
             first_source=self._citations.next_number,
+            approval_request_id=approval_request_id,
         )
         self._running = tool.item(context, call.arguments)
         yield ev.OutputItemAdded(
@@ -265,6 +317,7 @@ class AgentLoop:
                 yield step
         assert result is not None, f"server tool {tool.kind} ended without a result"
         self._running = None
+        self._awaiting = self._awaiting or result.awaits_client
         self.response = self.response.model_copy(
             update={"output": [*self.response.output, result.item]}
         )

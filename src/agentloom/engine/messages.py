@@ -17,14 +17,21 @@ from typing import Protocol
 
 from agentloom.api.content import InputFile, InputImage, InputText, OutputText, Refusal
 from agentloom.api.items import (
+    CodeInterpreterCall,
+    CodeInterpreterLogs,
     Compaction,
     FileSearchCall,
     FunctionCall,
     FunctionCallOutput,
+    McpApprovalRequest,
+    McpApprovalResponse,
     Message,
     Reasoning,
     StoredItem,
+    WebSearchAction,
+    WebSearchCall,
 )
+from agentloom.engine import mcp_history
 from agentloom.engine.attachments import Attachment, FileImage, FileText
 from agentloom.errors import InvalidRequestError, NotFoundError
 from agentloom.inference.base import (
@@ -188,6 +195,12 @@ def _add(builder: ChatHistory, item: StoredItem, *, param: str | None) -> None:
         _add_tool_output(builder, item, param=param)
     elif isinstance(item, FileSearchCall):
         _add_file_search(builder, item)
+    elif isinstance(item, WebSearchCall):
+        _add_web_search(builder, item)
+    elif isinstance(item, CodeInterpreterCall):
+        _add_code_interpreter(builder, item)
+    elif isinstance(item, mcp_history.MCP_ITEMS):
+        _add_mcp(builder, item, param=param)
     elif item.role == "assistant":
         if builder.calls:
             builder.flush_assistant()
@@ -195,6 +208,62 @@ def _add(builder: ChatHistory, item: StoredItem, *, param: str | None) -> None:
     else:
         builder.flush_assistant()
         builder.messages.append(_from_message(item, param=param, files=builder.files))
+
+
+def _add_mcp(builder: ChatHistory, item: mcp_history.McpItem, *, param: str | None) -> None:
+    if isinstance(item, McpApprovalRequest):
+        builder.known_calls.add(item.id)
+    unknown = isinstance(item, McpApprovalResponse) and (
+        item.approval_request_id not in builder.known_calls
+    )
+    if unknown and param is not None:
+        assert isinstance(item, McpApprovalResponse)
+        raise InvalidRequestError(
+            f"No mcp_approval_request found with id '{item.approval_request_id}'.",
+            param=f"{param}.approval_request_id",
+        )
+    rendered = mcp_history.render(item)
+    if rendered.call is not None:
+        builder.calls.append(rendered.call)
+    if rendered.message is not None:
+        builder.flush_assistant()
+        builder.messages.append(rendered.message)
+
+
+def _add_code_interpreter(builder: ChatHistory, item: CodeInterpreterCall) -> None:
+    """Code the server ran: the call, and its logs when they were kept (``include:
+    ["code_interpreter_call.outputs"]``)."""
+    arguments = json.dumps({"code": item.code or ""})
+    builder.calls.append(ToolCall(id=item.id, name="code_interpreter", arguments=arguments))
+    builder.flush_assistant()
+    logs = [o.logs for o in item.outputs or [] if isinstance(o, CodeInterpreterLogs)]
+    kept = item.outputs is not None
+    output = "\n".join(logs) if kept else f"(run {item.status}; its output was not kept)"
+    builder.messages.append(ChatMessage(role="tool", content=output, tool_call_id=item.id))
+
+
+def _add_web_search(builder: ChatHistory, item: WebSearchCall) -> None:
+    """A web search the server (or the client's provider) ran: the call, and the pages it
+    found when they were kept (``include: ["web_search_call.action.sources"]``)."""
+    call_id = item.id or "ws"
+    action = item.action
+    arguments = json.dumps({"query": action.query if isinstance(action, WebSearchAction) else ""})
+    builder.calls.append(ToolCall(id=call_id, name="web_search", arguments=arguments))
+    builder.flush_assistant()
+    builder.messages.append(
+        ChatMessage(role="tool", content=_web_search_output(item), tool_call_id=call_id)
+    )
+
+
+def _web_search_output(item: WebSearchCall) -> str:
+    if item.status not in (None, "completed"):
+        return "Error: this web search did not complete."
+    action = item.action
+    if not isinstance(action, WebSearchAction):
+        return f"({action.type} {action.url or ''})".replace(" )", ")")
+    if action.sources is None:
+        return "(The results of this search are not kept; search again if they are needed.)"
+    return "Pages found:\n" + "\n".join(s.url for s in action.sources)
 
 
 def _add_file_search(builder: ChatHistory, item: FileSearchCall) -> None:

@@ -3,6 +3,7 @@ clear 4xx, before any event is streamed or any row is written."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -118,6 +119,8 @@ class Preparer:
         tools = self._plan_tools(request)
         for tool in tools.server.values():
             await tool.check()
+        for toolset in tools.toolsets:
+            await toolset.check()
         threshold = _compact_threshold(request, resolved)
         chain = await self._chain(request.previous_response_id, local)
         response = _skeleton(request)
@@ -144,7 +147,10 @@ class Preparer:
             seen=seen,
             store=request.store,
             hold=hold,
-            loop=self._loop(request, resolved, tools, seen.chat.render(head), compaction),
+            loop=dataclasses.replace(
+                self._loop(request, resolved, tools, seen.chat.render(head), compaction),
+                earlier=seen.items,
+            ),
         )
 
     async def preview(self, request: CreateResponseRequest) -> Preview:

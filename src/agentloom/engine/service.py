@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 
 from agentloom.api import events as ev
@@ -146,11 +147,14 @@ class ResponsesService:
             writer = ResponseWriter(self._store, prepared.response, prepared.input_items)
         finished = False
         try:
-            async for event in loop.run():
-                if isinstance(event, _TERMINAL_EVENTS):
-                    await self._finish(writer, prepared, event.response)
-                    finished = True
-                yield event
+            # closed here, in this task, when the consumer goes away: the loop's connections
+            # (MCP sessions) close with it
+            async with aclosing(loop.run()) as events:
+                async for event in events:
+                    if isinstance(event, _TERMINAL_EVENTS):
+                        await self._finish(writer, prepared, event.response)
+                        finished = True
+                    yield event
         finally:
             if not finished:
                 await self._finish(writer, prepared, loop.abandoned())

@@ -26,8 +26,14 @@ from agentloom.api.tools import (
 from agentloom.engine.turn import CallPolicy
 from agentloom.errors import InvalidRequestError
 from agentloom.inference import base as inf
-from agentloom.tools.base import ServerTool
-from agentloom.tools.registry import ToolRequest, ToolServices, build_server_tool
+from agentloom.tools.base import Listed, ServerTool, Toolset
+from agentloom.tools.registry import (
+    ToolRequest,
+    ToolServices,
+    build_server_tool,
+    build_toolset,
+    is_toolset,
+)
 
 _Offer = FunctionTool | ServerTool
 
@@ -38,6 +44,29 @@ class ToolPlan:
     choice: inf.ToolChoice | None
     policy: CallPolicy
     server: Mapping[str, ServerTool] = field(default_factory=dict)  # by function name
+    toolsets: tuple[Toolset, ...] = ()  # opened before the first model call (``mcp``)
+    offer_listed: bool = True  # tool_choice lets the model call the toolsets' tools
+
+    def with_listed(self, listed: Listed) -> ToolPlan:
+        """The plan with an opened toolset's tools offered too; a name already taken is
+        prefixed (``label__name``)."""
+        if not self.offer_listed or not listed.tools:
+            return self
+        specs, server = list(self.specs), dict(self.server)
+        for tool in listed.tools:
+            spec = tool.spec
+            if spec.name in self.policy.offered or spec.name in server:
+                spec = dataclasses.replace(spec, name=f"{listed.prefix}__{spec.name}"[:64])
+            specs.append(spec)
+            server[spec.name] = tool
+        names = frozenset(s.name for s in specs)
+        policy = dataclasses.replace(
+            self.policy, offered=names, hosted=self.policy.hosted | frozenset(server)
+        )
+        choice = self.choice or "auto"
+        return dataclasses.replace(
+            self, specs=tuple(specs), choice=choice, policy=policy, server=server
+        )
 
     def relaxed(self) -> ToolPlan:
         """The plan once a server tool ran: a forced choice (``required``, a named tool) is
@@ -45,7 +74,7 @@ class ToolPlan:
         if not self.policy.required:
             return self
         policy = dataclasses.replace(self.policy, required=False)
-        return ToolPlan(specs=self.specs, choice="auto", policy=policy, server=self.server)
+        return dataclasses.replace(self, choice="auto", policy=policy)
 
     def without_server_tools(self) -> ToolPlan:
         """The plan once server tools may no longer be called (``max_tool_calls`` reached)."""
@@ -53,7 +82,7 @@ class ToolPlan:
         choice = self.choice if specs else None
         if isinstance(choice, inf.NamedToolChoice) and choice.name in self.server:
             choice = "auto"
-        return ToolPlan(specs=specs, choice=choice, policy=self.policy, server={})
+        return dataclasses.replace(self, specs=specs, choice=choice, server={}, toolsets=())
 
 
 def plan_tools(
@@ -64,7 +93,9 @@ def plan_tools(
     services: ToolServices | None = None,
     include: Collection[str] = (),
 ) -> ToolPlan:
-    offers = _offers(tools, services or ToolServices(), frozenset(include))
+    services = services or ToolServices()
+    toolsets = _toolsets(tools, services, frozenset(include))
+    offers = _offers(tools, services, frozenset(include))
     offered, mode = _select(offers, choice)
     specs = tuple(_spec(offers[name]) for name in offered)
     chat_choice: inf.ToolChoice | None = mode if specs else None
@@ -81,6 +112,18 @@ def plan_tools(
             hosted=frozenset(server),
         ),
         server={name: t for name, t in server.items() if name in offered},
+        toolsets=toolsets,
+        offer_listed=choice in ("auto", "required"),
+    )
+
+
+def _toolsets(
+    tools: Sequence[Tool], services: ToolServices, include: frozenset[str]
+) -> tuple[Toolset, ...]:
+    return tuple(
+        build_toolset(ToolRequest(tool=tool, param=f"tools[{index}]", include=include), services)
+        for index, tool in enumerate(tools)
+        if not isinstance(tool, FunctionTool) and is_toolset(tool.type)
     )
 
 
@@ -92,6 +135,8 @@ def _offers(
         offer: _Offer
         if isinstance(tool, FunctionTool):
             offer = tool
+        elif is_toolset(tool.type):
+            continue
         else:
             request = ToolRequest(tool=tool, param=f"tools[{index}]", include=include)
             offer = build_server_tool(request, services)

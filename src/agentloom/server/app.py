@@ -15,6 +15,7 @@ from agentloom.inference.base import Provider
 from agentloom.retrieval.embeddings import Embedder
 from agentloom.server import errors
 from agentloom.server.routes import (
+    containers,
     conversations,
     files,
     models,
@@ -54,6 +55,7 @@ def create_app(
             *prompts.routes,
             *files.routes,
             *vector_stores.routes,
+            *containers.routes,
             *models.routes,
         ],
         exception_handlers={

@@ -14,6 +14,7 @@ from starlette.requests import HTTPConnection
 from agentloom.config import Settings
 from agentloom.engine.attachments import Attachments
 from agentloom.engine.compaction import Compactions
+from agentloom.engine.containers import ContainersService
 from agentloom.engine.conversations import ConversationsService
 from agentloom.engine.files import FilesService
 from agentloom.engine.ingestion import Liveness
@@ -31,7 +32,12 @@ from agentloom.sealing import Sealer, SealingKey
 from agentloom.storage.blobs import build_blob_store
 from agentloom.storage.database import Database
 from agentloom.storage.keys import sealing_keys
+from agentloom.tools.code_interpreter import code_runner
+from agentloom.tools.containers import Containers
+from agentloom.tools.mcp.policy import mcp_policy
+from agentloom.tools.mcp.toolset import McpLimits
 from agentloom.tools.registry import ToolServices
+from agentloom.tools.web import WebSearchSources, build_search_sources
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +52,7 @@ class Runtime:
     prompts: PromptsService
     files: FilesService
     vector_stores: VectorStoresService
+    containers: ContainersService | None = None
 
 
 @asynccontextmanager
@@ -85,11 +92,17 @@ async def open_runtime(
         if embedder is None:
             embedder = build_embedder(settings.embeddings)
             stack.push_async_callback(embedder.aclose)
-        yield await _services(settings, database, catalog, embedder)
+        web = build_search_sources(settings.web_search)
+        stack.push_async_callback(web.aclose)
+        yield await _services(settings, database, catalog, embedder, web)
 
 
 async def _services(
-    settings: Settings, database: Database, catalog: ModelCatalog, embedder: Embedder
+    settings: Settings,
+    database: Database,
+    catalog: ModelCatalog,
+    embedder: Embedder,
+    web: WebSearchSources,
 ) -> Runtime:
     limits = EngineLimits(
         max_model_calls=settings.engine.max_model_calls,
@@ -109,6 +122,13 @@ async def _services(
     liveness = Liveness(settings.server.instance_id, settings.server.abandoned_after)
     vector_stores = VectorStoresService(database, files, embedder, settings.vector_stores, liveness)
     files.on_delete.append(vector_stores.forget_file)
+    containers = ContainersService(
+        database.containers,
+        Containers(settings.code_interpreter.directory),
+        files,
+        idle_minutes=settings.code_interpreter.idle_minutes,
+    )
+    code = code_runner(settings.code_interpreter, containers)
     conversations = ConversationsService(
         store=database.conversations,
         finder=finder,
@@ -125,7 +145,13 @@ async def _services(
         prompts=prompts,
         compactions=compactions,
         attachments=attachments,
-        tools=ToolServices(searcher=vector_stores),
+        tools=ToolServices(
+            searcher=vector_stores,
+            web=web,
+            code=code,
+            mcp_policy=mcp_policy(settings.mcp),
+            mcp_limits=McpLimits(settings.mcp.connect_timeout, settings.mcp.call_timeout),
+        ),
     )
     return Runtime(
         settings=settings,
@@ -136,6 +162,7 @@ async def _services(
         prompts=prompts,
         files=files,
         vector_stores=vector_stores,
+        containers=containers,
     )
 
 
@@ -175,6 +202,8 @@ async def housekeep(runtime: Runtime) -> None:
         await runtime.database.heartbeat()
         await runtime.database.fail_abandoned(runtime.settings.server.abandoned_after)
         await runtime.files.delete_expired()
+        if runtime.containers is not None:
+            await runtime.containers.delete_idle()
     except (DBAPIError, OSError):
         log.warning("housekeeping failed; retrying in the next round", exc_info=True)
 

@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import StaticPool
 
 from agentloom.storage import schema
+from agentloom.storage.containers import SqlContainerStore
 from agentloom.storage.conversations import SqlConversationStore
 from agentloom.storage.files import SqlFileStore
 from agentloom.storage.prompts import SqlPromptStore
@@ -115,6 +116,7 @@ class Database:
         self.vector_stores = SqlVectorStoreStore(runner)
         self.vector_chunks = SqlChunkStore(runner)
         self.files = SqlFileStore(runner)
+        self.containers = SqlContainerStore(runner)
 
     @classmethod
     async def connect(

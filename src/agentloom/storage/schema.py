@@ -223,3 +223,20 @@ vector_store_chunks = sa.Table(
     sa.Index("ix_vector_store_chunks_store_file", "vector_store_id", "file_id"),
     sqlite_autoincrement=True,  # a seq is never reused, even after the newest chunks go
 )
+
+# code_interpreter containers: a working directory each (on disk, under the configured
+# directory), deleted once unused for ``expires_minutes`` after ``last_active_at``.
+# ``user_paths``: a JSON list of the files the user put in (the rest the code wrote).
+containers = sa.Table(
+    "containers",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False, unique=True),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("name", sa.String(256), nullable=False),
+    sa.Column("last_active_at", sa.Float, nullable=False),
+    sa.Column("expires_minutes", sa.Integer, nullable=False),
+    sa.Column("memory_limit", sa.String(8), nullable=True),
+    sa.Column("user_paths", sa.Text, nullable=False),
+    sa.Index("ix_containers_last_active_at", "last_active_at"),
+)

@@ -8,23 +8,32 @@ and the sources the final answer may cite.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Protocol, TypeAlias
 
 from agentloom.api import events as ev
+from agentloom.api.items import StoredItem
 from agentloom.api.response import OutputItem
 from agentloom.inference import base as inf
 
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """A passage a tool found, which the answer may cite as ``[number]``."""
+    """A passage a tool found, which the answer may cite as ``[number]``: from a file
+    (``file_id``, ``filename``) or, when ``url`` is set, from a web page (``title``)."""
 
     number: int
     file_id: str
     filename: str
     text: str
+    url: str | None = None
+    title: str | None = None
+
+    @classmethod
+    def web(cls, number: int, url: str, title: str, text: str) -> Source:
+        return cls(number, file_id="", filename=title, text=text, url=url, title=title)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +41,7 @@ class ToolResult:
     item: OutputItem  # the finished call item (``file_search_call`` ...)
     output: str  # what the model is told
     sources: tuple[Source, ...] = ()
+    awaits_client: bool = False  # the response ends here for the client (an approval request)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +52,7 @@ class ToolCallContext:
     output_index: int
     seq: Callable[[], int]
     first_source: int = 1  # the number the call's first source gets
+    approval_request_id: str | None = None  # the client approved this call (``mcp``)
 
 
 ToolStep: TypeAlias = ev.StreamEvent | ToolResult
@@ -74,3 +85,44 @@ class ServerTool(Protocol):
         ...
 
     def run(self, context: ToolCallContext, arguments: str) -> AsyncIterator[ToolStep]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsetContext:
+    """Where a toolset's listing item sits; ``earlier`` are the items the model saw before
+    (a listing there is reused); ``stack`` holds the connections until the response ends."""
+
+    item_id: str
+    output_index: int
+    seq: Callable[[], int]
+    earlier: Sequence[StoredItem]
+    stack: AsyncExitStack
+
+
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """What a toolset offers once open: its listing item (``None``: an earlier one reused)
+    and its tools."""
+
+    item: OutputItem | None
+    tools: tuple[ServerTool, ...]
+    prefix: str = ""  # put before a tool's name when another tool has it (``label__name``)
+
+
+ToolsetStep: TypeAlias = ev.StreamEvent | Listed
+"""What an opening toolset yields: its events (``output_item.added`` ... ``done``), then one
+:class:`Listed` (last)."""
+
+
+class Toolset(Protocol):
+    """Server tools known only once a remote source is asked (an MCP server's ``tools/list``).
+    The agent loop opens each toolset before the first model call and offers its tools."""
+
+    @property
+    def kind(self) -> str: ...
+
+    async def check(self) -> None:
+        """Fail with a 4xx before the response starts (a server URL the policy refuses)."""
+        ...
+
+    def open(self, context: ToolsetContext) -> AsyncIterator[ToolsetStep]: ...

@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from agentloom.api.tools import FileSearchTool, HostedTool
+from agentloom.api.tools import (
+    WEB_SEARCH_TYPES,
+    CodeInterpreterTool,
+    FileSearchTool,
+    HostedTool,
+    McpTool,
+    WebSearchTool,
+)
 from agentloom.errors import InvalidRequestError
-from agentloom.tools.base import ServerTool
+from agentloom.tools.base import ServerTool, Toolset
+from agentloom.tools.code_interpreter import OUTPUTS, CodeInterpreter, CodeRunner
 from agentloom.tools.file_search import FileSearch, Searcher
+from agentloom.tools.mcp.policy import UrlPolicy
+from agentloom.tools.mcp.toolset import McpLimits, McpToolset
+from agentloom.tools.web import WebSearchSources
+from agentloom.tools.web_search import WebSearch
 
 FILE_SEARCH_RESULTS = "file_search_call.results"
+WEB_SEARCH_SOURCES = "web_search_call.action.sources"
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,13 +31,17 @@ class ToolServices:
     """What server tools need from the running server (``None``: not available here)."""
 
     searcher: Searcher | None = None
+    web: WebSearchSources | None = None  # None: no web search provider (calls told so)
+    mcp_policy: UrlPolicy = field(default_factory=UrlPolicy)  # which MCP URLs may be reached
+    mcp_limits: McpLimits = field(default_factory=McpLimits)
+    code: CodeRunner | None = None  # None: no code_interpreter here
 
 
 @dataclass(frozen=True, slots=True)
 class ToolRequest:
     """A hosted tool as a request gives it, with what the request says around it."""
 
-    tool: FileSearchTool | HostedTool
+    tool: FileSearchTool | WebSearchTool | McpTool | CodeInterpreterTool | HostedTool
     param: str  # where it sits: tools[i]
     include: frozenset[str]
 
@@ -44,8 +61,31 @@ def _file_search(request: ToolRequest, services: ToolServices) -> ServerTool:
     )
 
 
+def _web_search(request: ToolRequest, services: ToolServices) -> ServerTool:
+    assert isinstance(request.tool, WebSearchTool)
+    return WebSearch(
+        request.tool,
+        services.web or WebSearchSources(),
+        include_sources=WEB_SEARCH_SOURCES in request.include,
+        param=request.param,
+    )
+
+
+def _code_interpreter(request: ToolRequest, services: ToolServices) -> ServerTool:
+    assert isinstance(request.tool, CodeInterpreterTool)
+    if services.code is None:
+        raise InvalidRequestError(
+            "code_interpreter is not available on this server.", param=f"{request.param}.type"
+        )
+    return CodeInterpreter(
+        request.tool, services.code, include_outputs=OUTPUTS in request.include, param=request.param
+    )
+
+
 _BUILDERS: dict[str, Callable[[ToolRequest, ToolServices], ServerTool]] = {
     "file_search": _file_search,
+    "code_interpreter": _code_interpreter,
+    **dict.fromkeys(WEB_SEARCH_TYPES, _web_search),
 }
 
 
@@ -59,3 +99,20 @@ def build_server_tool(request: ToolRequest, services: ToolServices) -> ServerToo
             code="unsupported_tool_type",
         )
     return builder(request, services)
+
+
+def _mcp(request: ToolRequest, services: ToolServices) -> Toolset:
+    assert isinstance(request.tool, McpTool)
+    return McpToolset(request.tool, services.mcp_policy, services.mcp_limits, param=request.param)
+
+
+_TOOLSETS: dict[str, Callable[[ToolRequest, ToolServices], Toolset]] = {"mcp": _mcp}
+"""Hosted tool types whose tools are known only once listed (see :class:`Toolset`)."""
+
+
+def is_toolset(kind: str) -> bool:
+    return kind in _TOOLSETS
+
+
+def build_toolset(request: ToolRequest, services: ToolServices) -> Toolset:
+    return _TOOLSETS[request.tool.type](request, services)
