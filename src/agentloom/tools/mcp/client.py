@@ -1,6 +1,7 @@
 """One connection to an MCP server per response, opened on first use and closed with the
 response (its exit stack). Streamable HTTP first; a server that refuses it is tried with the
-older HTTP+SSE transport. Failures become :class:`McpFailure` with a readable message."""
+older HTTP+SSE transport. A declared stdio server is started as a subprocess (see
+:mod:`.stdio`). Failures become :class:`McpFailure` with a readable message."""
 
 from __future__ import annotations
 
@@ -13,11 +14,15 @@ import anyio
 import httpx2
 import mcp_types
 from mcp import Client
+from mcp.client._transport import Transport
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from agentloom.tools.mcp.stdio import StdioAddress, stdio_streams
+
 FailureKind = Literal["mcp_protocol_error", "http_error"]
+TransportKind = Literal["streamable_http", "sse", "stdio"]
 _EXPECTED = (OSError, httpx2.HTTPError, MCPError, TimeoutError)
 _MAX_PAGES = 20
 
@@ -41,7 +46,7 @@ class ServerAddress:
 class Connection:
     """A lazily opened client session, reused for every listing and call of a response."""
 
-    def __init__(self, address: ServerAddress, stack: AsyncExitStack) -> None:
+    def __init__(self, address: ServerAddress | StdioAddress, stack: AsyncExitStack) -> None:
         self._address = address
         self._stack = stack
         self._client: Client | None = None
@@ -74,6 +79,8 @@ class Connection:
             return self._client
 
     async def _connect(self) -> Client:
+        if isinstance(self._address, StdioAddress):
+            return await self._enter("stdio")
         try:
             return await self._enter("streamable_http")
         except McpFailure as first:
@@ -84,21 +91,10 @@ class Connection:
             except McpFailure:
                 raise first from None
 
-    async def _enter(self, transport: Literal["streamable_http", "sse"]) -> Client:
+    async def _enter(self, transport: TransportKind) -> Client:
         address = self._address
-        timeout = httpx2.Timeout(address.connect_timeout, read=address.call_timeout)
         async with AsyncExitStack() as attempt:
-            if transport == "sse":
-                streams = sse_client(
-                    address.url,
-                    headers=dict(address.headers),
-                    timeout=address.connect_timeout,
-                    sse_read_timeout=address.call_timeout + 30,
-                )
-            else:
-                http = httpx2.AsyncClient(headers=dict(address.headers), timeout=timeout)
-                await attempt.enter_async_context(http)
-                streams = streamable_http_client(address.url, http_client=http)
+            streams = await _transport(address, transport, attempt)
             client = Client(
                 streams, cache=None, read_timeout_seconds=address.connect_timeout, mode="legacy"
             )
@@ -106,6 +102,26 @@ class Connection:
                 await attempt.enter_async_context(client)
             self._stack.push_async_exit(attempt.pop_all())
             return client
+
+
+async def _transport(
+    address: ServerAddress | StdioAddress,
+    kind: TransportKind,
+    attempt: AsyncExitStack,
+) -> Transport:
+    if isinstance(address, StdioAddress):  # declared stdio servers: the only kind for them
+        return stdio_streams(address)
+    if kind == "sse":
+        return sse_client(
+            address.url,
+            headers=dict(address.headers),
+            timeout=address.connect_timeout,
+            sse_read_timeout=address.call_timeout + 30,
+        )
+    timeout = httpx2.Timeout(address.connect_timeout, read=address.call_timeout)
+    http = httpx2.AsyncClient(headers=dict(address.headers), timeout=timeout)
+    await attempt.enter_async_context(http)
+    return streamable_http_client(address.url, http_client=http)
 
 
 @contextmanager

@@ -4,8 +4,8 @@ listing), and one server tool per listed MCP tool, called over the response's co
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import mcp_types
 
@@ -19,6 +19,7 @@ from agentloom.api.items import (
     StoredItem,
 )
 from agentloom.api.tools import McpTool
+from agentloom.config import McpServerSettings
 from agentloom.errors import InvalidRequestError
 from agentloom.inference import base as inf
 from agentloom.tools.base import (
@@ -32,8 +33,10 @@ from agentloom.tools.base import (
 )
 from agentloom.tools.mcp import rules
 from agentloom.tools.mcp.client import Connection, McpFailure, ServerAddress
+from agentloom.tools.mcp.declared import McpServer, resolve
 from agentloom.tools.mcp.policy import UrlPolicy
 from agentloom.tools.mcp.schema import normalise
+from agentloom.tools.mcp.stdio import StdioAddress
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +51,7 @@ class McpToolset:
     policy: UrlPolicy
     limits: McpLimits
     param: str = "tools[0]"
+    servers: Mapping[str, McpServerSettings] = field(default_factory=dict)  # declared, by label
 
     @property
     def kind(self) -> str:
@@ -60,22 +64,20 @@ class McpToolset:
                 "server_url.",
                 param=f"{self.param}.connector_id",
             )
-        if self.config.server_url is None:
-            raise InvalidRequestError(
-                "An mcp tool needs server_url (servers declared in the server's configuration "
-                "are not supported yet).",
-                param=f"{self.param}.server_url",
-                code="missing_required_parameter",
-            )
-        await self.policy.check(self.config.server_url, param=f"{self.param}.server_url")
+        server = self._server()
+        if server.declared is None:  # declared servers were chosen by the operator
+            assert server.config.server_url is not None  # resolve() checked
+            await self.policy.check(server.config.server_url, param=f"{self.param}.server_url")
 
     async def open(self, context: ToolsetContext) -> AsyncIterator[ToolsetStep]:
-        connection = Connection(self._address(), context.stack)
-        earlier = earlier_listing(context.earlier, self.config.server_label)
+        server = self._server()
+        connection = Connection(self._address(server), context.stack)
+        label = server.config.server_label
+        earlier = earlier_listing(context.earlier, label)
         if earlier is not None:
-            yield Listed(None, self._tools(earlier.tools, connection), self.config.server_label)
+            yield Listed(None, self._tools(server, earlier.tools, connection), label)
             return
-        label, where = self.config.server_label, _where(context)
+        where = _where(context)
         item = McpListTools(id=context.item_id, server_label=label)
         yield ev.OutputItemAdded(sequence_number=context.seq(), item=item, **where)
         yield ev.McpListToolsInProgress(sequence_number=context.seq(), **where)
@@ -85,29 +87,39 @@ class McpToolset:
             item = item.model_copy(update={"error": failure.message})
             yield ev.McpListToolsFailed(sequence_number=context.seq(), **where)
         else:
-            listed = [tool for tool in listed if rules.allowed(self.config, tool)]
+            listed = [tool for tool in listed if server.allows(tool)]
             item = item.model_copy(update={"tools": listed})
             yield ev.McpListToolsCompleted(sequence_number=context.seq(), **where)
         yield ev.OutputItemDone(sequence_number=context.seq(), item=item, **where)
-        yield Listed(item, self._tools(item.tools, connection), label)
+        yield Listed(item, self._tools(server, item.tools, connection), label)
 
-    def _address(self) -> ServerAddress:
-        config = self.config
+    def _server(self) -> McpServer:
+        return resolve(self.config, self.servers, param=self.param)
+
+    def _address(self, server: McpServer) -> ServerAddress | StdioAddress:
+        config, declared, limits = server.config, server.declared, self.limits
+        if declared is not None and declared.command is not None:
+            return StdioAddress(
+                declared.label,
+                declared.command,
+                tuple(declared.args),
+                declared.env,
+                declared.cwd,
+                limits.connect_timeout,
+                limits.call_timeout,
+            )
         headers = dict(config.headers or {})
         if config.authorization:
             headers["Authorization"] = f"Bearer {config.authorization}"
-        assert config.server_url is not None  # check() ran
-        return ServerAddress(
-            config.server_url, headers, self.limits.connect_timeout, self.limits.call_timeout
-        )
+        url = declared.url if declared is not None else config.server_url
+        assert url is not None  # resolve() checked
+        return ServerAddress(url, headers, limits.connect_timeout, limits.call_timeout)
 
     def _tools(
-        self, listed: Sequence[McpListedTool], connection: Connection
+        self, server: McpServer, listed: Sequence[McpListedTool], connection: Connection
     ) -> tuple[ServerTool, ...]:
         return tuple(
-            McpServerTool(self.config, tool, connection)
-            for tool in listed
-            if rules.allowed(self.config, tool)
+            McpServerTool(server.config, tool, connection) for tool in listed if server.allows(tool)
         )
 
 
