@@ -2,8 +2,10 @@
 
 It answers ``POST /v1/chat/completions`` (streamed or not) with a fixed sentence, or with one
 function call when the request offers tools and the last message is not a tool result, and
-``GET /v1/models`` with one model. It does as little as possible so that the benchmark measures
-agentloom, not the fake: run with ``python -m bench.backend --port PORT``.
+``GET /v1/models`` with one model. It also stands in for a SearXNG instance for ``web_search``:
+``GET /search?q=...&format=json`` answers two fixed results in SearXNG's JSON shape. It does as
+little as possible so that the benchmark measures agentloom, not the fake: run with
+``python -m bench.backend --port PORT``.
 
 ``--delay-ms D`` paces it like a (very fast) model instead: half of ``D`` before the first token,
 the rest spread over the tokens. Requests are served concurrently, as a batching server would.
@@ -16,6 +18,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+from urllib.parse import parse_qs
 
 import uvicorn
 
@@ -24,8 +27,26 @@ WORDS = ["Hello", "!", " How", " can", " I", " help", " you", " today", "?"]
 USAGE = {"prompt_tokens": 12, "completion_tokens": len(WORDS), "total_tokens": 12 + len(WORDS)}
 CALL = {"id": "call_bench", "type": "function"}
 TOOL_CALL = {**CALL, "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
-SEARCH = {"name": "file_search", "arguments": '{"queries": ["warranty"]}'}
-SEARCH_CALL = {**CALL, "function": SEARCH}
+# The arguments the server-side tools are called with (any other tool: TOOL_CALL).
+SERVER_TOOL_ARGUMENTS = {
+    "file_search": '{"queries": ["warranty"]}',
+    "code_interpreter": '{"code": "print(1)"}',
+    "web_search": '{"query": "agentloom"}',
+}
+SEARXNG_RESULTS = [
+    {
+        "url": "https://agentloom.example.com/",
+        "title": "agentloom",
+        "content": "An OpenAI-compatible Responses API server.",
+        "engine": "bench",
+    },
+    {
+        "url": "https://docs.example.org/agentloom",
+        "title": "agentloom <b>docs</b>",
+        "content": "How to run agentloom with a local model.",
+        "engine": "bench",
+    },
+]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -48,9 +69,11 @@ def _wants_tool(request: dict[str, Any]) -> bool:
 
 
 def _tool_call(request: dict[str, Any]) -> dict[str, object]:
-    """A call of the first tool offered (``file_search`` gets a search query)."""
+    """A call of the first tool offered (a server-side tool gets fitting arguments)."""
     offered = request["tools"][0].get("function", {}).get("name")
-    return SEARCH_CALL if offered == "file_search" else TOOL_CALL
+    if offered not in SERVER_TOOL_ARGUMENTS:
+        return dict(TOOL_CALL)
+    return {**CALL, "function": {"name": offered, "arguments": SERVER_TOOL_ARGUMENTS[offered]}}
 
 
 def completion(request: dict[str, Any]) -> bytes:
@@ -139,6 +162,10 @@ async def _route(scope: Scope, receive: Receive, send: Send, delay: float) -> No
     path = scope["path"]
     if path == "/v1/chat/completions":
         await _chat(receive, send, delay)
+    elif path == "/search":
+        query = parse_qs(scope["query_string"].decode()).get("q", [""])[0]
+        body = {"query": query, "number_of_results": 2, "results": SEARXNG_RESULTS}
+        await _respond(send, 200, JSON_HEADERS, json.dumps(body).encode())
     elif path == "/v1/models":
         models = {"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "bench"}]}
         await _respond(send, 200, JSON_HEADERS, json.dumps(models).encode())

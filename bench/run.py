@@ -120,16 +120,30 @@ def backend(delay_ms: float = 0.0) -> Iterator[int]:
         yield port
 
 
+def _config(folder: Path, backend_port: int) -> Path:
+    """The server's TOML: containers in ``folder``, web search at the fake backend's SearXNG
+    stand-in (``[web_search]`` has no environment variables)."""
+    path = folder / "agentloom.toml"
+    path.write_text(
+        f"[code_interpreter]\ndirectory = {str(folder / 'containers')!r}\n\n"
+        f'[web_search.live]\nprovider = "searxng"\nbase_url = "http://{HOST}:{backend_port}"\n'
+    )
+    return path
+
+
 @contextlib.contextmanager
 def server(backend_port: int, database_url: str) -> Iterator[int]:
     port = _free_port()
     args = [sys.executable, "-m", "agentloom.cli.main", "serve", "--port", str(port)]
-    with tempfile.TemporaryDirectory(prefix="agentloom-bench-files-") as files:
+    with tempfile.TemporaryDirectory(prefix="agentloom-bench-") as tmp:
+        folder = Path(tmp)
+        (folder / "files").mkdir()
+        args += ["--config", str(_config(folder, backend_port))]
         env = {
             "AGENTLOOM_DATABASE_URL": database_url,
             "AGENTLOOM_INFERENCE_BASE_URL": f"http://{HOST}:{backend_port}/v1",
             "AGENTLOOM_INFERENCE_MODELS": MODEL,
-            "AGENTLOOM_FILES_DIRECTORY": files,
+            "AGENTLOOM_FILES_DIRECTORY": str(folder / "files"),
         }
         with _process([*args, "--log-level", "warning"], port, "/v1/health", env):
             yield port
@@ -195,6 +209,10 @@ async def _latency_rows(backend_port: int, server_port: int, opts: Options) -> l
             rows.append(Row(name, _pair(base), _pair(lat), f"+{added:.2f} ms", target, passed))
     rows.append(await _websocket_row(backend_port, server_port, opts))
     rows.append(await _file_search_row(backend_port, server_port, opts))
+    rows += [
+        await _server_tool_row(backend_port, server_port, opts, name, step)
+        for name, step in SERVER_TOOL_ROWS
+    ]
     return rows
 
 
@@ -202,16 +220,36 @@ async def _file_search_row(backend_port: int, server_port: int, opts: Options) -
     """A response whose model searches a vector store (embedded MiniLM embedder), against the
     same two model calls made directly."""
     store_id = await scenarios.vector_store(HOST, server_port, scenarios.KETTLE_MANUAL)
-    counts = {"requests": opts.requests, "warmup": opts.warmup}
 
     async def search(conn: Connection) -> None:
         await scenarios.file_search_round_trip(conn, store_id=store_id)
 
+    name = "file_search response (search + 2 model calls, MiniLM query embedding)"
+    return await _server_tool_row(backend_port, server_port, opts, name, search)
+
+
+SERVER_TOOL_ROWS: list[tuple[str, scenarios.Step]] = [
+    (
+        "code_interpreter response (sandbox run of print(1) + 2 model calls)",
+        scenarios.code_interpreter_round_trip,
+    ),
+    (
+        "web_search response (SearXNG-shaped fake provider + 2 model calls)",
+        scenarios.web_search_round_trip,
+    ),
+]
+
+
+async def _server_tool_row(
+    backend_port: int, server_port: int, opts: Options, name: str, step: scenarios.Step
+) -> Row:
+    """A response in which the server runs one tool between two model calls, against the same
+    two model calls made directly (a function-tool round trip)."""
+    counts = {"requests": opts.requests, "warmup": opts.warmup}
     async with Connection(HOST, backend_port) as direct, Connection(HOST, server_port) as ours:
         base = await scenarios.latency(direct, scenarios.chat_tool_round_trip, **counts)
-        lat = await scenarios.latency(ours, search, **counts)
+        lat = await scenarios.latency(ours, step, **counts)
     added = (lat.median - base.median) * 1000
-    name = "file_search response (search + 2 model calls, MiniLM query embedding)"
     return Row(name, _pair(base), _pair(lat), f"+{added:.2f} ms", "", None)
 
 

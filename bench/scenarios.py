@@ -10,7 +10,7 @@ import asyncio
 import json
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -176,15 +176,58 @@ async def ingest(
 async def file_search_round_trip(conn: Connection, *, store_id: str) -> None:
     """One response: the model calls file_search, the server searches, the model answers."""
     tool = {"type": "file_search", "vector_store_ids": [store_id]}
-    payload = {"model": MODEL, "input": "How long is the warranty?", "tools": [tool]}
+    await _server_tool_round_trip(conn, tool, "How long is the warranty?", "file_search_call")
+
+
+async def code_interpreter_round_trip(conn: Connection) -> None:
+    """One response: the model runs ``print(1)`` in a new container, then answers."""
+    tool = {"type": "code_interpreter", "container": {"type": "auto"}}
+    await _server_tool_round_trip(
+        conn,
+        tool,
+        "Print 1.",
+        "code_interpreter_call",
+        include="code_interpreter_call.outputs",
+        expect='"logs": "1\\n"',
+    )
+
+
+async def web_search_round_trip(conn: Connection) -> None:
+    """One response: the model searches the web (the fake SearXNG), then answers."""
+    tool = {"type": "web_search"}
+    await _server_tool_round_trip(
+        conn,
+        tool,
+        "What is agentloom?",
+        "web_search_call",
+        include="web_search_call.action.sources",
+        expect="https://agentloom.example.com/",
+    )
+
+
+async def _server_tool_round_trip(
+    conn: Connection,
+    tool: Mapping[str, object],
+    question: str,
+    item_type: str,
+    *,
+    include: str | None = None,
+    expect: str = "",
+) -> None:
+    """A response in which the server runs ``tool`` once and the model answers: its output
+    must be one completed ``item_type`` item (whose JSON, with ``include``, holds ``expect``)
+    and a message."""
+    payload: dict[str, object] = {"model": MODEL, "input": question, "tools": [tool]}
+    if include is not None:
+        payload["include"] = [include]
     output = _completed(await conn.post("/v1/responses", payload))["output"]
-    if not isinstance(output, list) or [item.get("type") for item in output] != [
-        "file_search_call",
-        "message",
-    ]:
-        raise ProtocolError(f"expected a file search and an answer, got {output!r}")
+    types = [item.get("type") for item in output] if isinstance(output, list) else None
+    if not isinstance(output, list) or types != [item_type, "message"]:
+        raise ProtocolError(f"expected a {item_type} and an answer, got {output!r}")
     if output[0].get("status") != "completed":
-        raise ProtocolError(f"the file search did not complete: {output[0]!r}")
+        raise ProtocolError(f"the {item_type} did not complete: {output[0]!r}")
+    if expect not in json.dumps(output[0]):
+        raise ProtocolError(f"the {item_type} lacks {expect!r}: {output[0]!r}")
 
 
 # --- the same round trip over one WebSocket (``ws://HOST/v1/responses``) ----------------------

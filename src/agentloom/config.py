@@ -134,6 +134,9 @@ class CodeInterpreterSettings(_Strict):
     sandbox: Literal["bwrap", "subprocess"] = "bwrap"
     directory: Path = Path(DEFAULT_DATA_DIR) / "containers"  # one working directory each
     python: str = ""  # the interpreter the code runs in; default: the server's own
+    # Directories the code may import from (read-only, on its PYTHONPATH). None: the server's
+    # venv site-packages when it runs from a venv and `python` is unset; [] for none.
+    packages: list[Path] | None = None
     uid: int = Field(default=65534, ge=1)  # the user the code runs as when the server is root
     wall_seconds: float = Field(default=60.0, gt=0)
     cpu_seconds: int = Field(default=60, ge=1)
@@ -188,6 +191,36 @@ class WebSearchSettings(_Strict):
     max_results: int = Field(default=5, ge=1, le=20)  # per call at search_context_size medium
 
 
+class McpServerSettings(_Strict):
+    """An MCP server declared by the operator (`[[mcp.servers]]`), which requests name by
+    ``label``: reached at ``url``, or started per response as a subprocess (``command``) that
+    speaks MCP over stdio. ``allowed_tools`` bounds what a request may use; ``require_approval``
+    is the default a request may override."""
+
+    label: str = Field(min_length=1, max_length=64, pattern=r"^[a-zA-Z0-9_\-]+$")
+    description: str | None = None
+    url: str | None = Field(default=None, pattern=r"^https?://")
+    headers: dict[str, str] = Field(default_factory=dict)
+    authorization_env: str | None = None  # the variable holding a bearer token
+    command: str | None = Field(default=None, min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)  # the process's environment, plus PATH
+    cwd: Path | None = None
+    allowed_tools: list[str] | None = None
+    require_approval: Literal["always", "never"] | None = None
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerSettings:
+        name = f"MCP server '{self.label}'"
+        if (self.url is None) == (self.command is None):
+            raise ValueError(f"{name} needs exactly one of url or command")
+        if self.url is not None and (self.args or self.env or self.cwd is not None):
+            raise ValueError(f"{name}: args, env and cwd are for command (stdio) servers")
+        if self.command is not None and (self.headers or self.authorization_env):
+            raise ValueError(f"{name}: headers and authorization_env are for url servers")
+        return self
+
+
 class McpSettings(_Strict):
     """The ``mcp`` tool (`[mcp]`): which MCP servers a request may reach, and timeouts.
     Link-local addresses and cloud metadata hosts are always refused."""
@@ -198,6 +231,15 @@ class McpSettings(_Strict):
     allow_private: bool = True  # 10/8, 172.16/12, 192.168/16, fc00::/7
     connect_timeout: float = Field(default=10.0, gt=0)  # connecting + tools/list
     call_timeout: float = Field(default=60.0, gt=0)  # one tools/call
+    servers: list[McpServerSettings] = Field(default_factory=list)  # declared: [[mcp.servers]]
+
+    @model_validator(mode="after")
+    def _unique_labels(self) -> McpSettings:
+        labels = [s.label for s in self.servers]
+        repeated = sorted({label for label in labels if labels.count(label) > 1})
+        if repeated:
+            raise ValueError(f"MCP server labels must be unique; repeated: {', '.join(repeated)}")
+        return self
 
 
 class ProviderSettings(_Strict):

@@ -319,3 +319,37 @@ async def test_a_later_turn_shows_the_model_the_earlier_run(
     assert call.tool_calls[0].arguments == '{"code": "print(6 * 7)"}'
     told = next(m for m in messages if m.role == "tool")
     assert told.content == "42\n"
+
+
+async def test_the_servers_venv_packages_are_importable(
+    client: openai.AsyncOpenAI, backend: FakeBackend, scripted: ScriptedModel
+) -> None:
+    scripted.add_turn(_run("import numpy; print(numpy.arange(3).sum())"))
+    scripted.add_turn("Three.")
+
+    response = await client.responses.create(
+        model=backend.model,
+        input="Sum",
+        tools=[AUTO],  # type: ignore[list-item]
+        include=["code_interpreter_call.outputs"],
+    )
+
+    assert response.output[0].outputs[0].logs == "3\n"  # type: ignore[union-attr,index]
+
+
+class TestAMissingPackageDirectory:
+    @pytest.fixture
+    def settings(self, settings: Settings, tmp_path: Path) -> Settings:
+        code = settings.code_interpreter.model_copy(update={"packages": [tmp_path / "nowhere"]})
+        return settings.model_copy(update={"code_interpreter": code})
+
+    async def test_is_a_400(self, client: openai.AsyncOpenAI, backend: FakeBackend) -> None:
+        with pytest.raises(openai.BadRequestError) as error:
+            await client.responses.create(
+                model=backend.model,
+                input="Run",
+                tools=[AUTO],  # type: ignore[list-item]
+            )
+
+        assert error.value.code == "sandbox_unavailable"
+        assert "nowhere is not a directory" in error.value.message

@@ -3,6 +3,7 @@ test process (standing in for the server) carries on. Short limits keep every te
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from agentloom.tools.sandbox import (
     SandboxUnavailableError,
     SubprocessSandbox,
     build_sandbox,
+    default_packages,
 )
 
 pytestmark = pytest.mark.usefixtures("requires_sandbox")  # the real sandbox, in CI too
@@ -167,3 +169,63 @@ def test_bwrap_missing_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None
     with pytest.raises(SandboxUnavailableError, match="apt-get install -y bubblewrap"):
         build_sandbox("bwrap")
     assert isinstance(build_sandbox("subprocess"), SubprocessSandbox)  # the allowed fallback
+
+
+async def test_numpy_imports_but_the_servers_files_stay_hidden(
+    workdir: Path, tmp_path: Path
+) -> None:
+    packages = default_packages()
+    assert packages, "the tests run from a venv: its site-packages is the default"
+    config = tmp_path / "agentloom.toml"
+    config.write_text('[database]\nurl = "sqlite:///secret.db"\n')
+    database = tmp_path / "agentloom.db"
+    database.write_text("server database")
+    code = (
+        "import os, sys, numpy\n"
+        "print(numpy.arange(3).sum(), numpy.__file__.startswith('/opt/packages/'))\n"
+        f"for p in [{str(config)!r}, {str(database)!r}, {str(Path.cwd())!r}, "
+        f"{str(packages[0])!r}]:\n"
+        "    print(p, os.path.exists(p))\n"
+        "try:\n    import agentloom\nexcept ImportError:\n    print('no agentloom')\n"
+        "try:\n    open(os.path.join(os.path.dirname(numpy.__file__), 'evil'), 'w')\n"
+        "except OSError as e:\n    print('denied', type(e).__name__)\n"
+    )
+    sandbox = BwrapSandbox(packages=packages)
+    result = await sandbox.run(code, workdir=workdir, limits=SHORT)
+    assert result.ok, result
+    lines = result.stdout.splitlines()
+    assert lines[0] == "3 True"  # the venv's numpy, bound at a neutral place
+    assert all(line.endswith(" False") for line in lines[1:5]), result.stdout
+    assert lines[5:] == ["no agentloom", "denied OSError"]
+
+
+async def test_a_configured_directory_is_importable_and_only_then(
+    workdir: Path, tmp_path: Path
+) -> None:
+    shelf = tmp_path / "shelf"
+    shelf.mkdir()
+    (shelf / "shelved.py").write_text("ANSWER = 42\n")
+    code = "try:\n    import shelved\nexcept ImportError:\n    print('missing')\nelse:\n"
+    code += "    print(shelved.ANSWER, shelved.__file__)\n"
+    with_shelf = await BwrapSandbox(packages=(shelf,)).run(code, workdir=workdir, limits=SHORT)
+    assert with_shelf.stdout == "42 /opt/packages/0/shelved.py\n", with_shelf
+    without = await BwrapSandbox().run(code, workdir=workdir, limits=SHORT)
+    assert without.stdout == "missing\n", without
+
+
+_SAME_PYTHON = f"python{sys.version_info.major}.{sys.version_info.minor}"
+
+
+@pytest.mark.skipif(
+    Path(SYSTEM_PYTHON).resolve().name != _SAME_PYTHON, reason="no system Python of this version"
+)
+async def test_the_subprocess_fallback_sees_the_packages_too(workdir: Path) -> None:
+    fallback = SubprocessSandbox(python=SYSTEM_PYTHON, packages=default_packages())
+    code = "import numpy; print(numpy.arange(3).sum())"
+    result = await fallback.run(code, workdir=workdir, limits=SHORT)
+    assert result.stdout == "3\n", result
+
+
+def test_a_missing_package_directory_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(SandboxUnavailableError, match="nowhere is not a directory"):
+        build_sandbox("bwrap", packages=[tmp_path / "nowhere"])

@@ -34,6 +34,7 @@ from agentloom.storage.database import Database
 from agentloom.storage.keys import sealing_keys
 from agentloom.tools.code_interpreter import code_runner
 from agentloom.tools.containers import Containers
+from agentloom.tools.mcp.declared import declared_servers
 from agentloom.tools.mcp.policy import mcp_policy
 from agentloom.tools.mcp.toolset import McpLimits
 from agentloom.tools.registry import ToolServices
@@ -151,6 +152,7 @@ async def _services(
             code=code,
             mcp_policy=mcp_policy(settings.mcp),
             mcp_limits=McpLimits(settings.mcp.connect_timeout, settings.mcp.call_timeout),
+            mcp_servers=declared_servers(settings.mcp.servers),
         ),
     )
     return Runtime(

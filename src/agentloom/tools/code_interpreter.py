@@ -31,6 +31,7 @@ from agentloom.tools.sandbox import (
     SandboxKind,
     SandboxUnavailableError,
     build_sandbox,
+    default_packages,
 )
 
 NAME = "code_interpreter"
@@ -68,13 +69,16 @@ class CodeRunner:
     sandbox: SandboxKind = "bwrap"
     uid: int = 65534
     python: str = ""
+    packages: tuple[Path, ...] = ()  # importable by the code, read-only
     limits: Limits = field(default_factory=Limits)
     model_output_chars: int = 8000
 
     def build(self) -> Sandbox:
         """The sandbox; InvalidRequestError (400) naming how to install it when missing."""
         try:
-            return build_sandbox(self.sandbox, uid=self.uid, python=self.python)
+            return build_sandbox(
+                self.sandbox, uid=self.uid, python=self.python, packages=self.packages
+            )
         except SandboxUnavailableError as exc:
             raise InvalidRequestError(str(exc), param="tools", code="sandbox_unavailable") from exc
 
@@ -239,6 +243,12 @@ def _first(names: Sequence[str], count: int) -> list[str]:
     return [*names[:count], f"... and {more} more"] if more > 0 else list(names)
 
 
+def _packages(settings: CodeInterpreterSettings) -> tuple[Path, ...]:
+    if settings.packages is None:
+        return default_packages(settings.python)
+    return tuple(settings.packages)
+
+
 def code_runner(settings: CodeInterpreterSettings, host: ContainerHost) -> CodeRunner:
     """The runner the ``[code_interpreter]`` settings describe."""
     limits = Limits(
@@ -254,6 +264,7 @@ def code_runner(settings: CodeInterpreterSettings, host: ContainerHost) -> CodeR
         sandbox=settings.sandbox,
         uid=settings.uid,
         python=settings.python,
+        packages=_packages(settings),
         limits=limits,
         model_output_chars=settings.model_output_chars,
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from agentloom.api.tools import (
@@ -13,6 +13,7 @@ from agentloom.api.tools import (
     McpTool,
     WebSearchTool,
 )
+from agentloom.config import McpServerSettings
 from agentloom.errors import InvalidRequestError
 from agentloom.tools.base import ServerTool, Toolset
 from agentloom.tools.code_interpreter import OUTPUTS, CodeInterpreter, CodeRunner
@@ -34,6 +35,7 @@ class ToolServices:
     web: WebSearchSources | None = None  # None: no web search provider (calls told so)
     mcp_policy: UrlPolicy = field(default_factory=UrlPolicy)  # which MCP URLs may be reached
     mcp_limits: McpLimits = field(default_factory=McpLimits)
+    mcp_servers: Mapping[str, McpServerSettings] = field(default_factory=dict)  # by label
     code: CodeRunner | None = None  # None: no code_interpreter here
 
 
@@ -103,7 +105,13 @@ def build_server_tool(request: ToolRequest, services: ToolServices) -> ServerToo
 
 def _mcp(request: ToolRequest, services: ToolServices) -> Toolset:
     assert isinstance(request.tool, McpTool)
-    return McpToolset(request.tool, services.mcp_policy, services.mcp_limits, param=request.param)
+    return McpToolset(
+        request.tool,
+        services.mcp_policy,
+        services.mcp_limits,
+        param=request.param,
+        servers=services.mcp_servers,
+    )
 
 
 _TOOLSETS: dict[str, Callable[[ToolRequest, ToolServices], Toolset]] = {"mcp": _mcp}

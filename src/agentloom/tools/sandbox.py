@@ -5,11 +5,14 @@ Two implementations, in :data:`SANDBOXES`:
 - ``bwrap`` (bubblewrap, Debian package ``bubblewrap``): new network, PID, IPC and UTS
   namespaces (no network but a private loopback), a fresh root holding only read-only ``/usr``
   and the Python runtime, a tmpfs ``/tmp``, and the working directory bound read-write at
-  ``/mnt/data`` — the only writable place. When the server runs as root, the code runs as an
-  unprivileged user (``uid``, default ``nobody``) with no capabilities, so the process limit
-  counts that user only.
+  ``/mnt/data`` — the only writable place. Package directories (``packages``, default: the
+  server's venv ``site-packages``) are bound read-only at ``/opt/packages/<n>`` and put on
+  ``PYTHONPATH``, so nothing else of the tree they sit in becomes visible. When the server
+  runs as root, the code runs as an unprivileged user (``uid``, default ``nobody``) with no
+  capabilities, so the process limit counts that user only.
 - ``subprocess``: the resource limits alone, no namespaces. The code sees the host's files
-  (whatever its user may read) and the network. Use it only where bubblewrap cannot run.
+  (whatever its user may read) and the network; the package directories are on its
+  ``PYTHONPATH`` where they are. Use it only where bubblewrap cannot run.
 
 Both apply the same resource limits (address space, CPU seconds, processes, file size, open
 files), a wall-clock timeout that kills the whole process tree, and a cap on the output read.
@@ -24,13 +27,15 @@ import resource
 import shutil
 import signal
 import sys
-from collections.abc import Callable
+import sysconfig
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal, Protocol
 
 SandboxKind = Literal["bwrap", "subprocess"]
 MOUNT = "/mnt/data"  # where the working directory appears inside the bwrap sandbox
+PACKAGES_MOUNT = "/opt/packages"  # package directory n appears at PACKAGES_MOUNT/n inside bwrap
 NOBODY = 65534
 MAX_LISTED_FILES = 1000
 _CHUNK = 65536
@@ -110,12 +115,42 @@ def _python(configured: str) -> str:
     return os.path.realpath(configured or sys.executable)
 
 
+def default_packages(python: str = "") -> tuple[Path, ...]:
+    """The package directories the code sees by default: the server's venv ``site-packages``
+    when the server's own interpreter runs from a venv (and ``python`` is not another one)."""
+    if python or sys.prefix == sys.base_prefix:
+        return ()
+    paths = sysconfig.get_paths()
+    found = dict.fromkeys(Path(paths[key]) for key in ("purelib", "platlib"))
+    return tuple(path for path in found if path.is_dir())
+
+
+def _check_packages(packages: Sequence[Path]) -> tuple[Path, ...]:
+    """The package directories, resolved; SandboxUnavailableError naming a missing one."""
+    for path in packages:
+        if not path.is_dir():
+            raise SandboxUnavailableError(
+                f"[code_interpreter] packages: {path} is not a directory on this server"
+            )
+    return tuple(path.resolve() for path in packages)
+
+
 def _runs_as_root() -> bool:
     return os.geteuid() == 0
 
 
-def _minimal_env(home: str) -> dict[str, str]:
-    return {"HOME": home, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+# The interpreter's flags: no user site; PYTHONPATH (the package directories) is honoured, so
+# the environment is always the one built here (the sandboxes pass no other variable), and
+# PYTHONSAFEPATH keeps the working directory off sys.path.
+_FLAGS = ("-s", "-")
+
+
+def _minimal_env(home: str, packages: Sequence[str] = ()) -> dict[str, str]:
+    env = {"HOME": home, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+    env["PYTHONSAFEPATH"] = "1"
+    if packages:
+        env["PYTHONPATH"] = os.pathsep.join(packages)
+    return env
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +159,7 @@ class SubprocessSandbox:
 
     uid: int = NOBODY  # used when the server runs as root
     python: str = ""  # the interpreter; default: the server's
+    packages: tuple[Path, ...] = ()  # on PYTHONPATH, where they are
 
     @property
     def kind(self) -> SandboxKind:
@@ -135,9 +171,9 @@ class SubprocessSandbox:
             os.chown(workdir, uid, uid)
         python = _python(self.python)
         command = _Command(
-            argv=[python, "-I", "-"],
+            argv=[python, *_FLAGS],
             cwd=workdir,
-            env=_minimal_env(str(workdir)),
+            env=_minimal_env(str(workdir), [str(path) for path in self.packages]),
             preexec=_limiter(limits, uid),
         )
         try:
@@ -155,7 +191,7 @@ class SubprocessSandbox:
 _DROP = (
     "import os,sys\n"
     "u=int(sys.argv[1]); os.setgroups([]); os.setresgid(u,u,u); os.setresuid(u,u,u)\n"
-    f"os.chdir({MOUNT!r}); os.execv(sys.executable,[sys.executable,'-I','-'])\n"
+    f"os.chdir({MOUNT!r}); os.execv(sys.executable,[sys.executable,*{list(_FLAGS)!r}])\n"
 )
 
 
@@ -165,6 +201,7 @@ class BwrapSandbox:
 
     uid: int = NOBODY  # the user the code runs as when the server is root
     python: str = ""  # the interpreter; default: the server's (its prefix is bound read-only)
+    packages: tuple[Path, ...] = ()  # bound read-only at PACKAGES_MOUNT/<n>, on PYTHONPATH
     binary: str = field(default_factory=lambda: shutil.which("bwrap") or "bwrap")
 
     @property
@@ -176,9 +213,9 @@ class BwrapSandbox:
         if root:
             os.chown(workdir, self.uid, self.uid)
         python = _python(self.python)
-        tail = ["-S", "-c", _DROP, str(self.uid)] if root else ["-"]
+        tail = ["-I", "-S", "-c", _DROP, str(self.uid)] if root else list(_FLAGS)
         command = _Command(
-            argv=[*self._options(workdir, python, root), python, "-I", *tail],
+            argv=[*self._options(workdir, python, root), python, *tail],
             cwd=workdir,
             env=_minimal_env(MOUNT),
             preexec=_limiter(limits, None),
@@ -199,9 +236,10 @@ class BwrapSandbox:
             "--die-with-parent",
             "--new-session",
             "--clearenv",
-            *_env_options(),
+            *_env_options(self._mounted_packages()),
             *_system_mounts(),
             *_ro_bind(Path(python).parent.parent),  # the interpreter's prefix
+            *self._package_mounts(),
             "--proc",
             "/proc",
             "--dev",
@@ -217,6 +255,20 @@ class BwrapSandbox:
             "/" if root else MOUNT,  # as root, _DROP enters it once it is the user
         ]
 
+    def _mounted_packages(self) -> list[str]:
+        return [f"{PACKAGES_MOUNT}/{n}" for n in range(len(self.packages))]
+
+    def _package_mounts(self) -> list[str]:
+        """Each package directory read-only at its own neutral place: the tree it sits in
+        (the project, its data directory) stays out of sight."""
+        options: list[str] = []
+        if self.packages:
+            for folder in ("/opt", PACKAGES_MOUNT):
+                options += ["--perms", "0755", "--dir", folder]
+        for path, mount in zip(self.packages, self._mounted_packages(), strict=True):
+            options += ["--ro-bind", str(path), mount]
+        return options
+
 
 def _signalled(code: int | None) -> int | None:
     """bwrap reports a child killed by signal N as exit status 128 + N: make it -N, as for a
@@ -224,9 +276,9 @@ def _signalled(code: int | None) -> int | None:
     return 128 - code if code is not None and 128 < code <= 128 + 64 else code
 
 
-def _env_options() -> list[str]:
+def _env_options(packages: Sequence[str]) -> list[str]:
     options: list[str] = []
-    for name, value in _minimal_env(MOUNT).items():
+    for name, value in _minimal_env(MOUNT, packages).items():
         options += ["--setenv", name, value]
     return options
 
@@ -342,9 +394,9 @@ def list_files(workdir: Path) -> tuple[str, ...]:
     return tuple(found)
 
 
-SANDBOXES: dict[SandboxKind, Callable[[int, str], Sandbox]] = {
-    "bwrap": lambda uid, python: BwrapSandbox(uid=uid, python=python),
-    "subprocess": lambda uid, python: SubprocessSandbox(uid=uid, python=python),
+SANDBOXES: dict[SandboxKind, Callable[[int, str, tuple[Path, ...]], Sandbox]] = {
+    "bwrap": lambda uid, python, packages: BwrapSandbox(uid, python, packages),
+    "subprocess": lambda uid, python, packages: SubprocessSandbox(uid, python, packages),
 }
 
 
@@ -352,9 +404,12 @@ def bwrap_available() -> bool:
     return shutil.which("bwrap") is not None
 
 
-def build_sandbox(kind: SandboxKind, *, uid: int = NOBODY, python: str = "") -> Sandbox:
+def build_sandbox(
+    kind: SandboxKind, *, uid: int = NOBODY, python: str = "", packages: Sequence[Path] = ()
+) -> Sandbox:
     """The configured sandbox. ``bwrap`` requires bubblewrap; ``subprocess`` allows the
-    weaker fallback, used only when bubblewrap is missing."""
+    weaker fallback, used only when bubblewrap is missing. ``packages``: directories the code
+    may import from (read-only); a missing one is a SandboxUnavailableError."""
     if kind == "bwrap" and not bwrap_available():
         raise SandboxUnavailableError(
             "code_interpreter needs bubblewrap ('bwrap'), which is not installed: install it "
@@ -362,4 +417,4 @@ def build_sandbox(kind: SandboxKind, *, uid: int = NOBODY, python: str = "") -> 
             'set [code_interpreter] sandbox = "subprocess" to accept the weaker fallback.'
         )
     chosen: SandboxKind = "bwrap" if bwrap_available() else "subprocess"
-    return SANDBOXES[chosen](uid, python)
+    return SANDBOXES[chosen](uid, python, _check_packages(packages))
