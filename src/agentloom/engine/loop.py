@@ -181,6 +181,8 @@ class AgentLoop:
     async def _run_approved(self) -> AsyncIterator[ev.StreamEvent]:
         """Run the calls the client approved (``mcp_approval_response``) before the model
         goes on; denied ones are told to the model by the history."""
+        if not self._tools.toolsets:
+            return  # no toolset here: nothing can have been approved (skip the history scan)
         for approved in approved_calls(self._config.earlier, self._tools.server):
             call = inf.ToolCall(
                 id=new_id("call"), name=approved.function, arguments=approved.arguments
