@@ -44,3 +44,13 @@ def test_conversation_example_compacts_the_history() -> None:
     assert "conversation items: ['message', 'message', 'message', 'compaction', 'message']" in (
         done.stdout
     )
+
+
+def test_file_search_example_cites_the_manual() -> None:
+    example = Path(__file__).parent.parent / "examples" / "file_search.py"
+    done = subprocess.run(
+        [sys.executable, str(example)], capture_output=True, text=True, timeout=60, check=True
+    )
+
+    assert "searched ['kettle warranty']: 1 passage(s)" in done.stdout
+    assert "cites kettle.md at character 46" in done.stdout
