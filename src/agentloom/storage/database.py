@@ -92,6 +92,10 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: object) -> None:
 def _upgrade(connection: Connection) -> None:
     if connection.dialect.name == "postgresql":
         connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
+    elif not connection.connection.driver_connection.in_transaction:  # type: ignore[union-attr]
+        # SQLite runs DDL outside a transaction unless one is open: take the write lock first,
+        # so that processes starting together on a new file migrate one after the other
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
     script = ScriptDirectory(str(MIGRATIONS))
 
     def upgrade_to_head(revision: Any, _context: MigrationContext) -> Any:
