@@ -42,6 +42,7 @@ from pydantic import (
 )
 
 from agentloom.inference.base import ProviderConfig, TokenCountSetting
+from agentloom.safety.settings import SafetySettings
 from agentloom.sealing import SealingKey
 
 DEFAULT_HOST = "127.0.0.1"
@@ -286,6 +287,7 @@ class Settings(_Strict):
     code_interpreter: CodeInterpreterSettings = Field(default_factory=CodeInterpreterSettings)
     web_search: WebSearchSettings = Field(default_factory=WebSearchSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    safety: SafetySettings = Field(default_factory=SafetySettings)
 
     @model_validator(mode="after")
     def _unique_provider_names(self) -> Settings:

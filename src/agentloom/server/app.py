@@ -21,6 +21,7 @@ from agentloom.server.routes import (
     models,
     prompts,
     responses,
+    safety,
     vector_stores,
     websocket,
 )
@@ -57,6 +58,7 @@ def create_app(
             *vector_stores.routes,
             *containers.routes,
             *models.routes,
+            *safety.routes,
         ],
         exception_handlers={
             AgentloomError: errors.handle_agentloom_error,

@@ -28,6 +28,8 @@ from agentloom.inference.base import Provider, ProviderConfig
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.inference.registry import build_provider
 from agentloom.retrieval.embeddings import Embedder, build_embedder
+from agentloom.safety.registry import build_safety
+from agentloom.safety.service import SafetyService
 from agentloom.sealing import Sealer, SealingKey
 from agentloom.storage.blobs import build_blob_store
 from agentloom.storage.database import Database
@@ -53,6 +55,7 @@ class Runtime:
     prompts: PromptsService
     files: FilesService
     vector_stores: VectorStoresService
+    safety: SafetyService
     containers: ContainersService | None = None
 
 
@@ -95,7 +98,9 @@ async def open_runtime(
             stack.push_async_callback(embedder.aclose)
         web = build_search_sources(settings.web_search)
         stack.push_async_callback(web.aclose)
-        yield await _services(settings, database, catalog, embedder, web)
+        safety = build_safety(settings.safety, catalog)
+        stack.push_async_callback(safety.aclose)
+        yield await _services(settings, database, catalog, embedder, web, safety)
 
 
 async def _services(
@@ -104,6 +109,7 @@ async def _services(
     catalog: ModelCatalog,
     embedder: Embedder,
     web: WebSearchSources,
+    safety: SafetyService,
 ) -> Runtime:
     limits = EngineLimits(
         max_model_calls=settings.engine.max_model_calls,
@@ -164,6 +170,7 @@ async def _services(
         prompts=prompts,
         files=files,
         vector_stores=vector_stores,
+        safety=safety,
         containers=containers,
     )
 
