@@ -67,12 +67,17 @@ class RunResult:
 
 
 class Sandbox(Protocol):
-    """Runs Python source in ``workdir`` (created by the caller) within ``limits``."""
+    """Runs Python source in ``workdir`` (created by the caller) within ``limits``;
+    :meth:`prepare` gives the command for a process the caller runs itself (the agents' REPL)."""
 
     @property
     def kind(self) -> SandboxKind: ...
 
     async def run(self, code: str, *, workdir: Path, limits: Limits) -> RunResult: ...
+
+    def prepare(
+        self, workdir: Path, limits: Limits, args: Sequence[str] = ...
+    ) -> SandboxCommand: ...
 
 
 class SandboxUnavailableError(RuntimeError):
@@ -80,7 +85,9 @@ class SandboxUnavailableError(RuntimeError):
 
 
 @dataclass(frozen=True, slots=True)
-class _Command:
+class SandboxCommand:
+    """How to start the sandboxed interpreter: what :meth:`prepare` returns."""
+
     argv: list[str]
     cwd: Path
     env: dict[str, str]
@@ -165,33 +172,41 @@ class SubprocessSandbox:
     def kind(self) -> SandboxKind:
         return "subprocess"
 
-    async def run(self, code: str, *, workdir: Path, limits: Limits) -> RunResult:
+    def prepare(
+        self, workdir: Path, limits: Limits, args: Sequence[str] = _FLAGS
+    ) -> SandboxCommand:
+        """The command running the interpreter with ``args`` in ``workdir`` (handed to the
+        sandbox's user when the server is root): for callers running a long-lived process."""
         uid = self.uid if _runs_as_root() else None
         if uid is not None:
             os.chown(workdir, uid, uid)
-        python = _python(self.python)
-        command = _Command(
-            argv=[python, *_FLAGS],
+        return SandboxCommand(
+            argv=[_python(self.python), *args],
             cwd=workdir,
             env=_minimal_env(str(workdir), [str(path) for path in self.packages]),
             preexec=_limiter(limits, uid),
         )
+
+    async def run(self, code: str, *, workdir: Path, limits: Limits) -> RunResult:
+        command = self.prepare(workdir, limits)
         try:
             return await execute(command, code, workdir, limits)
         except PermissionError as exc:
             raise SandboxUnavailableError(
-                f"the sandbox user (uid {uid}) cannot run {python}: set [code_interpreter] "
-                "python to an interpreter every user may run, e.g. /usr/bin/python3"
+                f"the sandbox user (uid {self.uid}) cannot run {command.argv[0]}: set "
+                "[code_interpreter] python to an interpreter every user may run, e.g. "
+                "/usr/bin/python3"
             ) from exc
 
 
 # Run first inside the bwrap sandbox when the server is root: drop to the unprivileged user
 # (which clears every capability), enter the working directory (which may be private to that
-# user), then run the code read from stdin.
+# user), then run the interpreter with the remaining arguments (by default: the code read from
+# stdin).
 _DROP = (
     "import os,sys\n"
     "u=int(sys.argv[1]); os.setgroups([]); os.setresgid(u,u,u); os.setresuid(u,u,u)\n"
-    f"os.chdir({MOUNT!r}); os.execv(sys.executable,[sys.executable,*{list(_FLAGS)!r}])\n"
+    f"os.chdir({MOUNT!r}); os.execv(sys.executable,[sys.executable,*sys.argv[2:]])\n"
 )
 
 
@@ -208,18 +223,25 @@ class BwrapSandbox:
     def kind(self) -> SandboxKind:
         return "bwrap"
 
-    async def run(self, code: str, *, workdir: Path, limits: Limits) -> RunResult:
+    def prepare(
+        self, workdir: Path, limits: Limits, args: Sequence[str] = _FLAGS
+    ) -> SandboxCommand:
+        """The command running the interpreter with ``args`` in the sandbox (``workdir`` at
+        :data:`MOUNT`): for callers running a long-lived process."""
         root = _runs_as_root()
         if root:
             os.chown(workdir, self.uid, self.uid)
         python = _python(self.python)
-        tail = ["-I", "-S", "-c", _DROP, str(self.uid)] if root else list(_FLAGS)
-        command = _Command(
+        tail = ["-I", "-S", "-c", _DROP, str(self.uid), *args] if root else list(args)
+        return SandboxCommand(
             argv=[*self._options(workdir, python, root), python, *tail],
             cwd=workdir,
             env=_minimal_env(MOUNT),
             preexec=_limiter(limits, None),
         )
+
+    async def run(self, code: str, *, workdir: Path, limits: Limits) -> RunResult:
+        command = self.prepare(workdir, limits)
         result = await execute(command, code, workdir, limits)
         return replace(result, exit_code=_signalled(result.exit_code))
 
@@ -307,7 +329,7 @@ def _ro_bind(path: Path) -> list[str]:
     return [*options, "--ro-bind", str(path), str(path)]
 
 
-async def execute(command: _Command, code: str, workdir: Path, limits: Limits) -> RunResult:
+async def execute(command: SandboxCommand, code: str, workdir: Path, limits: Limits) -> RunResult:
     """Run ``command`` with ``code`` on its stdin; read its output up to the cap; kill its
     process group on timeout or overflow."""
     process = await asyncio.create_subprocess_exec(
