@@ -66,7 +66,7 @@ from agentloom.inference.http import (
     iter_sse_data,
 )
 
-__all__ = ["OpenAICompatibleProvider", "chat_body"]
+__all__ = ["OpenAICompatibleProvider", "chat_body", "classify_error", "status_error"]
 
 _OPTIONS: Final[RequestOptions] = {"security": {"bearer_auth": True}}
 _LIMITS: Final = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
@@ -413,6 +413,18 @@ def _status_error(exc: openai.APIStatusError) -> UpstreamError:
     status = exc.status_code
     wait = retry_after(exc.response.headers) if status == 429 else None
     return _classify(status, _backend_message(exc), code=exc.code, param=exc.param, wait=wait)
+
+
+def status_error(exc: openai.APIStatusError) -> UpstreamError:
+    """The typed error for an SDK status error (the LLM adapter's Responses path uses it too)."""
+    return _status_error(exc)
+
+
+def classify_error(
+    status: int | None, message: str, *, code: str | None = None, param: str | None = None
+) -> UpstreamError:
+    """The typed error for a failure a backend reported: its HTTP status if known, its code."""
+    return _classify(status, message, code=code, param=param)
 
 
 def _reported_error(error: object) -> UpstreamError:

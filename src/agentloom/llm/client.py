@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentloom.bus import EventBus, default_bus
 from agentloom.inference.base import Provider, ProviderConfig
@@ -25,6 +25,10 @@ from agentloom.llm.routing import CAPABILITIES, choose_path
 from agentloom.llm.state import ConversationState, LLMStateError, StateMode
 from agentloom.llm.telemetry import observed
 from agentloom.llm.types import FunctionTool, LLMCompleted, LLMEvent, LLMResponse, Message, Path
+
+if TYPE_CHECKING:
+    import openai
+    from opentelemetry.trace import Tracer
 
 __all__ = ["LLM"]
 
@@ -36,6 +40,10 @@ class LLM:
     decides. ``state_mode`` applies to the Responses path: ``stateless`` replays the whole
     history with ``store: false``; ``stateful`` sends only new messages with
     ``previous_response_id`` (kept in the ``state`` passed to each call).
+
+    Every call emits an :class:`LLMCall` on ``bus``; with ``tracer=`` (an OpenTelemetry
+    ``Tracer``) or ``telemetry="otel"`` (the global tracer provider) it is also a span in the
+    GenAI semantic conventions (:mod:`agentloom.llm.otel`, the ``otel`` extra).
     """
 
     def __init__(
@@ -54,6 +62,8 @@ class LLM:
         options: CallOptions | None = None,
         timeout: float = 600.0,
         max_retries: int = 2,
+        tracer: Tracer | None = None,
+        telemetry: Literal["bus", "otel"] = "bus",
     ) -> None:
         self.model = model
         self.base_url = base_url
@@ -69,7 +79,8 @@ class LLM:
         self._provider = provider
         self._own_provider = provider is None
         self._http_client = http_client
-        self._responses_client: Any = None
+        self._responses_client: openai.AsyncOpenAI | None = None
+        self._tracer = tracer if tracer is not None or telemetry == "bus" else _global_tracer()
 
     @property
     def path(self) -> Path:
@@ -138,9 +149,10 @@ class LLM:
                 f"{state.previous_response_id}), but model {self.model!r} uses Chat Completions, "
                 "which cannot continue it; start a new conversation state or use stateless mode"
             )
-        request = chat_request(self.model, messages, tools, self._options(options))
+        request_options = self._options(options)
+        request = chat_request(self.model, messages, tools, request_options)
         events = stream_completion(self._chat_provider(), request)
-        return observed(events, path="completions", model=self.model, bus=self.bus)
+        return self._observed(events, "completions", request_options)
 
     def stream_responses(
         self,
@@ -167,7 +179,7 @@ class LLM:
             encrypted_reasoning=self.encrypted_reasoning,
         )
         events = stream_responses(self._openai_client(), call)
-        return observed(events, path="responses", model=self.model, bus=self.bus)
+        return self._observed(events, "responses", call.options)
 
     # --- plumbing ----------------------------------------------------------------------------
 
@@ -190,6 +202,23 @@ class LLM:
         }
         return replace(defaults, **changed)
 
+    def _observed(
+        self, events: AsyncGenerator[LLMEvent, None], path: Path, options: CallOptions
+    ) -> AsyncGenerator[LLMEvent, None]:
+        """``events`` reported on the bus, and in a span when a tracer is set."""
+        events = observed(events, path=path, model=self.model, bus=self.bus)
+        if self._tracer is None:
+            return events
+        from agentloom.llm.otel import SpanRequest, traced
+
+        span = SpanRequest(self.model, path, options, base_url=self._span_url(path))
+        return traced(events, self._tracer, span)
+
+    def _span_url(self, path: Path) -> str | None:
+        if path == "completions" and self._provider is not None and not self._own_provider:
+            return None  # an in-process provider: no server
+        return self.base_url
+
     def _chat_provider(self) -> Provider:
         if self._provider is None:
             from agentloom.inference.openai_compatible import OpenAICompatibleProvider
@@ -205,7 +234,7 @@ class LLM:
             self._provider = OpenAICompatibleProvider(config)
         return self._provider
 
-    def _openai_client(self) -> Any:
+    def _openai_client(self) -> openai.AsyncOpenAI:
         if self._responses_client is None:
             import openai
 
@@ -231,6 +260,12 @@ class LLM:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _global_tracer() -> Tracer:
+    from agentloom.llm.otel import default_tracer
+
+    return default_tracer()
 
 
 async def _collect(events: AsyncGenerator[LLMEvent, None]) -> LLMResponse:

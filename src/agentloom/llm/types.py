@@ -140,6 +140,7 @@ class LLMResponse:
     metrics: Metrics
     finish_reason: str | None = None
     response_id: str | None = None  # the Responses path's response id
+    model: str | None = None  # the model that answered, as the server names it (if it says)
 
     @property
     def text(self) -> str:
