@@ -37,6 +37,7 @@ class UnknownNameError(InvalidRequestError):
 class AgentOptions:
     instructions: str | None = None
     max_turns: int = 10
+    data_dir: Path = field(default_factory=lambda: Path.home() / ".agentloom")  # operative sessions
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +67,120 @@ class ToolEntry:
     build: ToolFactory
 
 
-AGENTS: dict[str, AgentEntry] = {}
-TOOLS: dict[str, ToolEntry] = {}
+MCP_PREFIX = "mcp:"  # build_tools(["mcp:<label>"]): a declared MCP server's tools
+
+
+def _web_search(environment: ToolEnvironment) -> Tool:
+    from agentloom.agents.tools.web import web_search_tool
+
+    return web_search_tool(environment.settings.web_search)
+
+
+def _code_interpreter(environment: ToolEnvironment) -> Tool:
+    from agentloom.agents.tools.code import code_interpreter_tool
+
+    settings = environment.settings.code_interpreter
+    return code_interpreter_tool(settings, environment.data_dir, environment.session_id)
+
+
+def _simple(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> BaseAgent:
+    from agentloom.agents.simple import SimpleAgent
+
+    if tools:
+        raise InvalidRequestError("the simple agent uses no tools; pick another agent for tools")
+    return SimpleAgent(llm, instructions=options.instructions)
+
+
+def _orchestrator(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> BaseAgent:
+    from agentloom.agents.orchestrator import OrchestratorAgent
+
+    return OrchestratorAgent(
+        llm, tools, instructions=options.instructions, max_turns=options.max_turns
+    )
+
+
+def _structured(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> BaseAgent:
+    from agentloom.agents.orchestrator import OrchestratorAgent
+
+    i, n = options.instructions, options.max_turns
+    return OrchestratorAgent(llm, tools, instructions=i, max_turns=n, mode="structured")
+
+
+def _react(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> BaseAgent:
+    from agentloom.agents.react import ReactAgent
+
+    return ReactAgent(llm, tools, instructions=options.instructions, max_turns=options.max_turns)
+
+
+def _operative(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> BaseAgent:
+    from agentloom.agents.operative import OperativeAgent
+    from agentloom.agents.sessions import SessionStore
+
+    store = SessionStore.in_dir(options.data_dir)
+    i, n = options.instructions, options.max_turns
+    return OperativeAgent(llm, tools, store=store, instructions=i, max_turns=n)
+
+
+def _codeact(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> BaseAgent:
+    from agentloom.agents.codeact import CodeActAgent
+
+    return CodeActAgent(llm, tools, instructions=options.instructions, max_turns=options.max_turns)
+
+
+def _rlm(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> BaseAgent:
+    from agentloom.agents.rlm import RLMAgent
+
+    return RLMAgent(llm, tools, instructions=options.instructions, max_turns=options.max_turns)
+
+
+def _calculator(environment: ToolEnvironment) -> Tool:
+    from agentloom.agents.tools.calculator import CalculatorTool
+
+    return CalculatorTool()
+
+
+def _think(environment: ToolEnvironment) -> Tool:
+    from agentloom.agents.tools.think import ThinkTool
+
+    return ThinkTool()
+
+
+def _file_read(environment: ToolEnvironment) -> Tool:
+    from agentloom.agents.tools.files import FileReadTool
+
+    return FileReadTool(environment.workspace)
+
+
+def _memory_store(environment: ToolEnvironment) -> Tool:
+    from agentloom.agents.tools.memory import MemoryStoreTool
+
+    return MemoryStoreTool.for_environment(environment)
+
+
+def _memory_search(environment: ToolEnvironment) -> Tool:
+    from agentloom.agents.tools.memory import MemorySearchTool
+
+    return MemorySearchTool.for_environment(environment)
+
+
+AGENTS: dict[str, AgentEntry] = {
+    "simple": AgentEntry("One model call, no tools", _simple),
+    "orchestrator": AgentEntry("Function-calling loop; parallel tool calls", _orchestrator),
+    "structured": AgentEntry("Orchestrator over a text protocol (no native tools)", _structured),
+    "react": AgentEntry("Thought / Action / Observation loop in plain text", _react),
+    "codeact": AgentEntry("The model writes Python, run in a persistent sandboxed REPL", _codeact),
+    "rlm": AgentEntry("Long context in a REPL variable, read by code and sub-calls", _rlm),
+    "operative": AgentEntry("Scheduled, persistent: resumes its session each tick", _operative),
+}
+TOOLS: dict[str, ToolEntry] = {
+    "calculator": ToolEntry("Evaluate an arithmetic expression safely", _calculator),
+    "think": ToolEntry("Write down a thought; changes nothing", _think),
+    "file_read": ToolEntry("Read a text file inside the workspace", _file_read),
+    "memory_store": ToolEntry("Remember a note for this session, across runs", _memory_store),
+    "memory_search": ToolEntry("Search this session's remembered notes", _memory_search),
+    "web_search": ToolEntry("Search the web ([web_search] settings)", _web_search),
+    "code_interpreter": ToolEntry("Run Python in the sandbox, per session", _code_interpreter),
+}
 
 
 def build_agent(
@@ -80,10 +193,23 @@ def build_agent(
 
 
 def build_tools(names: Sequence[str], environment: ToolEnvironment) -> list[Tool]:
-    unknown = [name for name in names if name not in TOOLS]
+    """The named tools; ``"mcp:<label>"`` adds every tool of that ``[[mcp.servers]]`` server."""
+    unknown = [name for name in names if name not in TOOLS and not name.startswith(MCP_PREFIX)]
     if unknown:
         raise UnknownNameError(
             f"unknown tool(s) {', '.join(map(repr, unknown))}; known tools: "
             f"{', '.join(sorted(TOOLS))}"
         )
-    return [TOOLS[name].build(environment) for name in names]
+    tools: list[Tool] = []
+    for name in names:
+        if name.startswith(MCP_PREFIX):
+            tools.extend(_mcp_tools(name.removeprefix(MCP_PREFIX), environment))
+        else:
+            tools.append(TOOLS[name].build(environment))
+    return tools
+
+
+def _mcp_tools(label: str, environment: ToolEnvironment) -> list[Tool]:
+    from agentloom.agents.tools.mcp import declared_mcp_tools
+
+    return declared_mcp_tools(label, environment.settings.mcp)

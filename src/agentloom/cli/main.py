@@ -11,6 +11,9 @@ from typing import Any
 import click
 
 from agentloom import __version__
+from agentloom.cli.ask import ask
+from agentloom.cli.catalog import agents, tools
+from agentloom.cli.chat import chat
 from agentloom.config import ConfigError, Settings, load_settings
 
 
@@ -85,6 +88,11 @@ def _settings(
     server = settings.server.model_copy(update={k: v for k, v in flags.items() if v is not None})
     return settings.model_copy(update={"server": server})
 
+
+main.add_command(ask)
+main.add_command(chat)
+main.add_command(agents)
+main.add_command(tools)
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,123 @@
+"""What a turn of the server :class:`~agentloom.agents.remote.Agent` yields and returns.
+
+A turn is one or more Responses calls on a session (a server conversation): the model answers,
+calls hosted tools on the server, or calls function tools, which run here, client-side, until
+it is done. Its events form one typed stream ending with :class:`TurnCompleted`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, TypeAlias
+
+from agentloom.agents.base import AgentUsage, ToolOutcome
+from agentloom.llm.types import MessageToolCall
+
+if TYPE_CHECKING:  # the openai types are heavy to import; only the remote Agent needs them
+    from openai.types.responses import Response, ResponseOutputItem
+
+__all__ = [
+    "HostedToolCall",
+    "InferenceStarted",
+    "LocalToolFinished",
+    "LocalToolStarted",
+    "ToolOutput",
+    "TurnCompleted",
+    "TurnEvent",
+    "TurnResult",
+    "TurnStatus",
+    "TurnTextDelta",
+]
+
+TurnStatus = Literal["completed", "incomplete", "requires_action", "max_rounds"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """The output of a function call, sent back to the model (answers a pending call)."""
+
+    call_id: str
+    output: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnResult:
+    """A finished turn.
+
+    ``status`` is ``completed``, ``incomplete`` (the server stopped at a limit),
+    ``max_rounds`` (the model kept calling tools) or ``requires_action``: the model called a
+    tool declared only by its :class:`~agentloom.llm.types.FunctionTool`, so the turn waits for
+    its output (``pending_calls``); answer with :meth:`answer` as the next turn's messages. The
+    outputs of the local tools called alongside are already in the session.
+    """
+
+    session_id: str
+    output_text: str
+    status: TurnStatus
+    response: Response
+    response_ids: tuple[str, ...]
+    tool_results: tuple[ToolOutcome, ...] = ()
+    hosted_calls: tuple[ResponseOutputItem, ...] = ()
+    pending_calls: tuple[MessageToolCall, ...] = ()
+    usage: AgentUsage = field(default_factory=AgentUsage)
+
+    def answer(self, outputs: Mapping[str, str]) -> tuple[ToolOutput, ...]:
+        """The messages that continue a ``requires_action`` turn: ``outputs`` maps each pending
+        call's ``call_id`` to its output."""
+        missing = [call.call_id for call in self.pending_calls if call.call_id not in outputs]
+        if missing:
+            raise ValueError(f"no output given for pending call(s) {', '.join(missing)}")
+        return tuple(ToolOutput(call.call_id, outputs[call.call_id]) for call in self.pending_calls)
+
+
+@dataclass(frozen=True, slots=True)
+class InferenceStarted:
+    """A Responses call starts (``round`` is 1-based; each tool round is one more call)."""
+
+    round: int
+    type: Literal["inference_started"] = "inference_started"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnTextDelta:
+    text: str
+    type: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class LocalToolStarted:
+    """A function tool starts running here, client-side."""
+
+    call: MessageToolCall
+    type: Literal["tool_started"] = "tool_started"
+
+
+@dataclass(frozen=True, slots=True)
+class LocalToolFinished:
+    outcome: ToolOutcome
+    type: Literal["tool_finished"] = "tool_finished"
+
+
+@dataclass(frozen=True, slots=True)
+class HostedToolCall:
+    """A tool the server ran (web_search_call, file_search_call, mcp_call ...), as it ended."""
+
+    item: ResponseOutputItem
+    type: Literal["hosted_tool_call"] = "hosted_tool_call"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnCompleted:
+    result: TurnResult
+    type: Literal["turn_completed"] = "turn_completed"
+
+
+TurnEvent: TypeAlias = (
+    InferenceStarted
+    | TurnTextDelta
+    | LocalToolStarted
+    | LocalToolFinished
+    | HostedToolCall
+    | TurnCompleted
+)

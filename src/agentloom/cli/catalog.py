@@ -1,0 +1,34 @@
+"""``agentloom agents`` and ``agentloom tools``: what the registry offers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import click
+
+__all__ = ["agents", "tools"]
+
+
+@click.command()
+def agents() -> None:
+    """List the agent strategies (for --agent)."""
+    from agentloom.agents.registry import AGENTS
+
+    _table((name, entry.description) for name, entry in AGENTS.items())
+
+
+@click.command()
+def tools() -> None:
+    """List the built-in tools (for --tools)."""
+    from agentloom.agents.registry import MCP_PREFIX, TOOLS
+
+    rows = [(name, entry.description) for name, entry in TOOLS.items()]
+    rows.append((f"{MCP_PREFIX}<label>", "Every tool of a [[mcp.servers]] server (--config)"))
+    _table(rows)
+
+
+def _table(rows: Iterable[tuple[str, str]]) -> None:
+    listed = list(rows)
+    width = max((len(name) for name, _ in listed), default=0)
+    for name, description in listed:
+        click.echo(f"{name.ljust(width)}  {description}")
