@@ -33,7 +33,7 @@ MAX_RESULTS: Final = 20
 # search_context_size -> (results, relative to the configured count; snippet characters)
 CONTEXT_SIZES: Final = {"low": (0.5, 300), "medium": (1.0, 600), "high": (2.0, 1200)}
 
-_PARAMETERS: inf.JSONObject = {
+PARAMETERS: inf.JSONObject = {  # also the agent SDK's web_search tool's
     "type": "object",
     "properties": {
         "query": {
@@ -71,7 +71,7 @@ class WebSearch:
                 "Search the web for current information. Use it for questions about recent "
                 "events or facts you are unsure of; cite results as [number]."
             ),
-            parameters=_PARAMETERS,
+            parameters=PARAMETERS,
         )
 
     async def check(self) -> None:

@@ -20,6 +20,7 @@ from agentloom.config import WebSearchSettings
 from agentloom.errors import UpstreamError
 from agentloom.inference.base import JSONObject
 from agentloom.tools.web import SearchQuery, WebResult, WebSearchSources, build_search_sources
+from agentloom.tools.web_search import PARAMETERS
 
 __all__ = ["NOT_CONFIGURED", "WebSearchTool", "format_results", "web_search_tool"]
 
@@ -39,17 +40,7 @@ class WebSearchTool(Tool):
         "Search the web for current information. Use it for recent events or facts you are "
         "unsure of; cite results as [number]."
     )
-    parameters: JSONObject = {
-        "type": "object",
-        "properties": {
-            "query": {
-                "type": "string",
-                "description": "What to search the web for: keywords or a short question.",
-            }
-        },
-        "required": ["query"],
-        "additionalProperties": False,
-    }
+    parameters: JSONObject = PARAMETERS
 
     def __init__(self, sources: WebSearchSources, *, snippet_chars: int = SNIPPET_CHARS) -> None:
         self.sources = sources
