@@ -1,7 +1,8 @@
 """A fast fake OpenAI-compatible backend for the benchmark: fixed answers, no model.
 
-It answers ``POST /v1/chat/completions`` (streamed or not) with a fixed sentence, or with one
-function call when the request offers tools and the last message is not a tool result, and
+It answers ``POST /v1/chat/completions`` (streamed or not) with a fixed sentence (a longer story
+when asked for one, ``safe`` to a Llama Guard prompt), or with one function call when the
+request offers tools and the last message is not a tool result, and
 ``GET /v1/models`` with one model. It also stands in for a SearXNG instance for ``web_search``:
 ``GET /search?q=...&format=json`` answers two fixed results in SearXNG's JSON shape. It does as
 little as possible so that the benchmark measures agentloom, not the fake: run with
@@ -24,6 +25,15 @@ import uvicorn
 
 MODEL = "bench-model"
 WORDS = ["Hello", "!", " How", " can", " I", " help", " you", " today", "?"]
+STORY = "Tell me a story."
+STORY_TEXT = (
+    "Once upon a time a small kettle lived on a windowsill by the sea. Every morning it boiled "
+    "water for the lighthouse keeper, who drank his tea while counting the boats coming home. "
+    "One foggy night the lamp went out, and the kettle whistled so loudly that every boat found "
+    "the harbour. The keeper never forgot it."
+)
+STORY_WORDS = [f"{word} " for word in STORY_TEXT.split()]  # streamed a word a chunk
+GUARD_PROMPT = "<BEGIN CONVERSATION>"  # what a Llama Guard shield's prompt holds: answered "safe"
 USAGE = {"prompt_tokens": 12, "completion_tokens": len(WORDS), "total_tokens": 12 + len(WORDS)}
 CALL = {"id": "call_bench", "type": "function"}
 TOOL_CALL = {**CALL, "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
@@ -76,13 +86,21 @@ def _tool_call(request: dict[str, Any]) -> dict[str, object]:
     return {**CALL, "function": {"name": offered, "arguments": SERVER_TOOL_ARGUMENTS[offered]}}
 
 
+def _words(request: dict[str, Any]) -> list[str]:
+    """What the answer says: ``safe`` to a Llama Guard prompt, a story when asked, else WORDS."""
+    last = (request.get("messages") or [{}])[-1].get("content")
+    if isinstance(last, str) and GUARD_PROMPT in last:
+        return ["safe"]
+    return STORY_WORDS if last == STORY else WORDS
+
+
 def completion(request: dict[str, Any]) -> bytes:
     if _wants_tool(request):
         message: dict[str, object] = {"role": "assistant", "content": None}
         message["tool_calls"] = [_tool_call(request)]
         finish = "tool_calls"
     else:
-        message = {"role": "assistant", "content": "".join(WORDS)}
+        message = {"role": "assistant", "content": "".join(_words(request))}
         finish = "stop"
     choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
     return json.dumps({**_head(False), "choices": [choice], "usage": USAGE}).encode()
@@ -100,7 +118,7 @@ def stream_events(request: dict[str, Any]) -> list[bytes]:
         events.append(_event({}, "tool_calls"))
     else:
         events = [_event({"role": "assistant", "content": ""})]
-        events += [_event({"content": word}) for word in WORDS]
+        events += [_event({"content": word}) for word in _words(request)]
         events.append(_event({}, "stop"))
     usage = {**_head(True), "choices": [], "usage": USAGE}
     events.append(b"data: " + json.dumps(usage).encode() + b"\n\n")

@@ -126,9 +126,22 @@ def _config(folder: Path, backend_port: int) -> Path:
     path = folder / "agentloom.toml"
     path.write_text(
         f"[code_interpreter]\ndirectory = {str(folder / 'containers')!r}\n\n"
-        f'[web_search.live]\nprovider = "searxng"\nbase_url = "http://{HOST}:{backend_port}"\n'
+        f'[web_search.live]\nprovider = "searxng"\nbase_url = "http://{HOST}:{backend_port}"\n\n'
+        + SHIELDS
     )
     return path
+
+
+# The guardrail rows' shields: rules in-process, and a Llama Guard the fake backend answers.
+SHIELDS = f"""[[safety.shields]]
+id = "rules"
+type = "rules"
+
+[[safety.shields]]
+id = "guard"
+type = "llama_guard"
+model = "{MODEL}"
+"""
 
 
 @contextlib.contextmanager
@@ -267,6 +280,36 @@ async def _websocket_row(backend_port: int, server_port: int, opts: Options) -> 
     return Row(name, _pair(base), _pair(lat), f"+{added:.2f} ms", "", None)
 
 
+GUARDRAIL_ROWS = [("`rules`", ("rules",)), ("`llama_guard` (fake backend)", ("guard",))]
+GUARD_HEADER = [
+    "streamed ~300-char answer, a word a chunk",
+    "no guardrails (median / p95 ms)",
+    "with guardrails (median / p95 ms)",
+    "cost",
+    "target",
+    "",
+]
+
+
+async def _guardrail_rows(server_port: int, opts: Options) -> list[Row]:
+    """What guardrails add to a streamed response: first token and total, each against the
+    same response without guardrails (batches of 100 characters, 64 held back)."""
+    counts = {"requests": opts.requests, "warmup": opts.warmup}
+    rows = []
+    async with Connection(HOST, server_port) as conn:
+        first, total = await scenarios.streamed_latency(conn, (), **counts)
+        for name, shields in GUARDRAIL_ROWS:
+            guarded = await scenarios.streamed_latency(conn, shields, **counts)
+            for what, base, lat in (
+                ("first token", first, guarded[0]),
+                ("total", total, guarded[1]),
+            ):
+                added = (lat.median - base.median) * 1000
+                row = Row(f"{name}: {what}", _pair(base), _pair(lat), f"+{added:.2f} ms", "", None)
+                rows.append(row)
+    return rows
+
+
 async def _unstored(conn: Connection) -> None:
     await scenarios.respond(conn, store=False)
 
@@ -363,13 +406,16 @@ HEADER = [
 ]
 
 
-def table(rows: list[Row]) -> str:
-    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+def table(rows: list[Row], header: list[str] = HEADER) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row.cells()) + " |" for row in rows]
     return "\n".join(lines)
 
 
-def report(sections: list[tuple[str, list[Row]]], opts: Options) -> str:
+Section = tuple[str, list[Row], list[str]]  # title, rows, header
+
+
+def report(sections: list[Section], opts: Options) -> str:
     machine = f"{os.cpu_count()} CPUs, Python {platform.python_version()}, {platform.system()}"
     parts = [
         "# Benchmark results",
@@ -382,19 +428,22 @@ def report(sections: list[tuple[str, list[Row]]], opts: Options) -> str:
         f" {opts.chains} conversations of {opts.conversation_turns} turns; throughput over"
         f" {opts.seconds:.0f} s.",
     ]
-    for title, rows in sections:
-        parts += ["", f"## {title}", "", table(rows)]
+    for title, rows, header in sections:
+        parts += ["", f"## {title}", "", table(rows, header)]
     return "\n".join(parts) + "\n"
 
 
-def run_one(title: str, database_url: str, opts: Options) -> tuple[str, list[Row]]:
+def run_one(title: str, database_url: str, opts: Options) -> list[Section]:
     with backend() as backend_port, server(backend_port, database_url) as server_port:
         rows = asyncio.run(measure(backend_port, server_port, opts))
+        guard_rows = asyncio.run(_guardrail_rows(server_port, opts))
     paced = f"backend paced at {opts.paced_ms:.0f} ms an answer"
     with backend(opts.paced_ms) as backend_port, server(backend_port, database_url) as port:
         rows.append(asyncio.run(_throughput_row(backend_port, port, opts, paced)))
+    guards = f"{title}: guardrails"
     print(f"\n## {title}\n\n{table(rows)}", flush=True)
-    return title, rows
+    print(f"\n## {guards}\n\n{table(guard_rows, GUARD_HEADER)}", flush=True)
+    return [(title, rows, HEADER), (guards, guard_rows, GUARD_HEADER)]
 
 
 def _postgres_reachable(url: str) -> bool:
@@ -431,14 +480,14 @@ def main() -> None:
         args.conversation_turns,
         args.paced_ms,
     )
-    sections = []
+    sections: list[Section] = []
     with tempfile.TemporaryDirectory() as tmp:
         sqlite = f"sqlite:///{Path(tmp) / 'bench.db'}"
-        sections.append(run_one("SQLite (embedded default)", sqlite, opts))
+        sections += run_one("SQLite (embedded default)", sqlite, opts)
     pg_admin = os.environ.get("AGENTLOOM_BENCH_POSTGRES_URL", DEFAULT_POSTGRES)
     if not args.no_postgres and _postgres_reachable(pg_admin):
         with postgres_database(pg_admin) as pg:
-            sections.append(run_one("PostgreSQL", pg, opts))
+            sections += run_one("PostgreSQL", pg, opts)
     elif not args.no_postgres:
         print(f"\nPostgreSQL at {pg_admin} not reachable: skipped", flush=True)
     if not args.no_write:

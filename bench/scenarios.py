@@ -10,7 +10,7 @@ import asyncio
 import json
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -18,7 +18,7 @@ import openai
 from websockets.asyncio.client import ClientConnection, connect
 
 from agentloom.retrieval.chunking import chunk_text
-from bench.backend import MODEL
+from bench.backend import MODEL, STORY
 from bench.wire import Connection, ProtocolError, Reply
 
 Step = Callable[[Connection], Awaitable[None]]
@@ -87,6 +87,27 @@ async def respond(conn: Connection, *, store: bool = True, stream: bool = False)
         _streamed(reply, b"event: response.completed")
     else:
         _completed(reply)
+
+
+@dataclass(frozen=True, slots=True)
+class Streamed:
+    first: float  # seconds to the first output_text delta
+    total: float  # seconds to the end of the stream
+
+
+async def story_stream(conn: Connection, *, guardrails: Sequence[str] = ()) -> Streamed:
+    """A streamed response telling the backend's story (~300 characters, a word a chunk),
+    checked by ``guardrails``; it must not be refused."""
+    payload: dict[str, object] = {"model": MODEL, "input": STORY, "stream": True}
+    if guardrails:
+        payload["guardrails"] = list(guardrails)
+    start = time.perf_counter()
+    reply, first = await conn.post_timed("/v1/responses", payload, b"response.output_text.delta")
+    total = time.perf_counter() - start
+    _streamed(reply, b"event: response.completed")
+    if b"response.refusal.delta" in reply.body:
+        raise ProtocolError(f"the guardrails refused the story: {reply.body[-300:]!r}")
+    return Streamed(first, total)
 
 
 # --- a function-tool round trip: the model calls a tool, the client answers ------------------
@@ -303,6 +324,16 @@ async def latency(
         await step(conn)
         samples.append(time.perf_counter() - start)
     return Latency(samples)
+
+
+async def streamed_latency(
+    conn: Connection, guardrails: Sequence[str], *, requests: int, warmup: int
+) -> tuple[Latency, Latency]:
+    """Time to the first token and to the end of :func:`story_stream`."""
+    for _ in range(warmup):
+        await story_stream(conn, guardrails=guardrails)
+    runs = [await story_stream(conn, guardrails=guardrails) for _ in range(requests)]
+    return Latency([run.first for run in runs]), Latency([run.total for run in runs])
 
 
 async def chain_turns(conn: Connection, *, turns: int) -> list[float]:

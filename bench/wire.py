@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -54,6 +56,30 @@ class Connection:
         )
         return await self._exchange(head.encode() + body)
 
+    async def post_timed(self, path: str, payload: object, marker: bytes) -> tuple[Reply, float]:
+        """:meth:`post`, and the seconds from sending until a body chunk held ``marker`` (the
+        whole exchange's when none did): a streamed reply's time to its first token."""
+        body = json.dumps(payload).encode()
+        head = (
+            f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
+        reader, writer = self._streams()
+        start = time.perf_counter()
+        writer.write(head.encode() + body)
+        status, headers = await _read_head(reader)
+        if headers.get("transfer-encoding") != "chunked":
+            reply = Reply(status, await reader.readexactly(int(headers.get("content-length", "0"))))
+            return reply, time.perf_counter() - start
+        seen: list[float] = []
+
+        def arrived(chunk: bytes) -> None:
+            if not seen and marker in chunk:
+                seen.append(time.perf_counter() - start)
+
+        reply = Reply(status, await _read_chunked(reader, arrived))
+        return reply, seen[0] if seen else time.perf_counter() - start
+
     async def get(self, path: str) -> Reply:
         return await self._exchange(f"GET {path} HTTP/1.1\r\nHost: {self.host}\r\n\r\n".encode())
 
@@ -86,11 +112,16 @@ async def _read_head(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]
     return int(parts[1]), headers
 
 
-async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
+async def _read_chunked(
+    reader: asyncio.StreamReader, arrived: Callable[[bytes], None] | None = None
+) -> bytes:
     body = bytearray()
     while True:
         size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
         if size == 0:
             await reader.readuntil(b"\r\n")
             return bytes(body)
-        body += (await reader.readexactly(size + 2))[:-2]
+        chunk = (await reader.readexactly(size + 2))[:-2]
+        if arrived is not None:
+            arrived(chunk)
+        body += chunk

@@ -81,6 +81,23 @@ class ConversationRef(WireModel):
     id: str
 
 
+class ModerationModePolicy(WireModel):
+    mode: Literal["score", "block"]
+
+
+class ModerationPolicy(WireModel):
+    input: ModerationModePolicy | None = None
+    output: ModerationModePolicy | None = None
+
+
+class ModerationParam(WireModel):
+    """OpenAI's ``moderation``: run ``model`` on the input and the output; ``score`` only
+    reports (``response.moderation``), ``block`` also refuses like a guardrail."""
+
+    model: str = Field(min_length=1)
+    policy: ModerationPolicy | None = None
+
+
 def _input_tag(value: object) -> str:
     return "~text" if isinstance(value, str) else "~items"
 
@@ -121,6 +138,8 @@ class CreateResponseRequest(WireModel):
     safety_identifier: str | None = Field(default=None, max_length=256)
     service_tier: Literal["auto", "default", "flex", "scale", "priority"] | None = None
     user: str | None = None
+    guardrails: list[str] | None = None  # our extension: shield ids checked on this response
+    moderation: ModerationParam | None = None
 
     @field_validator("include")
     @classmethod

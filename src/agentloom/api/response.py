@@ -97,6 +97,35 @@ class IncompleteDetails(WireModel):
     reason: IncompleteReason
 
 
+class ModerationResult(WireModel):
+    """What the moderation shield found in the response's input or output."""
+
+    type: Literal["moderation_result"] = "moderation_result"
+    model: str  # the shield that ran
+    flagged: bool
+    categories: dict[str, bool]
+    category_scores: dict[str, float]
+    category_applied_input_types: dict[str, list[Literal["text", "image"]]]
+
+
+class ModerationFailure(WireModel):
+    """The moderation shield could not run."""
+
+    type: Literal["error"] = "error"
+    code: str
+    message: str
+
+
+ModerationOutcome: TypeAlias = Annotated[
+    ModerationResult | ModerationFailure, Field(discriminator="type")
+]
+
+
+class ResponseModeration(WireModel):
+    input: ModerationOutcome
+    output: ModerationOutcome
+
+
 class Response(WireModel):
     id: str
     object: Literal["response"] = "response"
@@ -112,6 +141,7 @@ class Response(WireModel):
     max_tool_calls: int | None = None
     metadata: dict[str, str] = Field(default_factory=dict)
     model: str
+    moderation: ResponseModeration | None = None  # when the request asked for ``moderation``
     output: list[OutputItem] = Field(default_factory=list)
     parallel_tool_calls: bool = True
     previous_response_id: str | None = None

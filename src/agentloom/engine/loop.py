@@ -29,6 +29,13 @@ from agentloom.api.response import (
 from agentloom.engine import truncation
 from agentloom.engine.citations import Citations
 from agentloom.engine.compaction import Compactions, turn_start
+from agentloom.engine.guardrails import (
+    BLOCKED_CALL,
+    Guard,
+    GuardPlan,
+    blocked_call_item,
+    refusal_chunks,
+)
 from agentloom.engine.history import Context
 from agentloom.engine.messages import Head, Summary
 from agentloom.engine.tool_plan import ToolPlan
@@ -66,6 +73,7 @@ class LoopConfig:
     compaction: CompactionPlan | None = None
     max_tool_calls: int | None = None  # calls of server tools in the whole response
     earlier: Sequence[StoredItem] = ()  # the items the model sees (earlier listings, approvals)
+    guards: GuardPlan | None = None  # guardrails and moderation
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +99,7 @@ class AgentLoop:
         self._stack = AsyncExitStack()  # connections of toolsets, closed when the run ends
         self._awaiting = False  # a tool call waits for the client (an approval request)
         self.failure: UpstreamError | None = None  # why the response failed, if it did
+        self._guard = None if config.guards is None else Guard(config.guards)
 
     async def run(self) -> AsyncGenerator[ev.StreamEvent, None]:
         yield ev.ResponseCreated(sequence_number=self._seq(), response=self.response)
@@ -104,18 +113,18 @@ class AgentLoop:
                     yield event
                 self.failure = exc
                 self._end_failed(exc)
+        if self._guard is not None:
+            self.response = await self._guard.report(self.response)
         yield self._terminal_event()
 
     # --- steps -------------------------------------------------------------------------------
 
     async def _steps(self) -> AsyncIterator[ev.StreamEvent]:
-        async for event in self._compact():
+        async for event in self._before_model():
             yield event
-        self._assemble()
-        async for event in self._open_toolsets():
-            yield event
-        async for event in self._run_approved():
-            yield event
+        if self._refused:
+            self._end_completed()  # the input was blocked: a refusal, the model not called
+            return
         for _ in range(self._config.max_model_calls):
             budget = self._remaining_budget()
             if budget is not None and budget <= 0:
@@ -133,6 +142,9 @@ class AgentLoop:
                 yield event
             self._record(turn.result)
             self._turn = None
+            if self._refused:
+                self._end_completed()  # the output was blocked: a refusal ends the response
+                return
             decision = self._decide(turn.result)
             if decision.kind == "run_tools":
                 self._messages.extend(decision.messages)
@@ -153,6 +165,38 @@ class AgentLoop:
                 self._end_completed()
             return
         self._end_incomplete("max_messages")
+
+    async def _before_model(self) -> AsyncIterator[ev.StreamEvent]:
+        """Guard the input, compact and fit it, open the toolsets, run approved calls."""
+        async for event in self._check_input():
+            yield event
+        if self._refused:
+            return
+        async for event in self._compact():
+            yield event
+        self._assemble()
+        async for event in self._open_toolsets():
+            yield event
+        async for event in self._run_approved():
+            yield event
+
+    @property
+    def _refused(self) -> bool:
+        """A guardrail blocked the input or a model call's output."""
+        return self._guard is not None and self._guard.refused
+
+    async def _check_input(self) -> AsyncIterator[ev.StreamEvent]:
+        """Guardrails on the request's new input: blocked, the answer is a refusal."""
+        if self._guard is None:
+            return
+        decision = await self._guard.check_input()
+        if not decision.blocked:
+            return
+        output = self.response.output
+        turn = TurnStreamer(self._seq, first_output_index=len(output), policy=self._tools.policy)
+        async for event in turn.run(refusal_chunks(decision.message)):
+            yield event
+        self.response = self.response.model_copy(update={"output": [*output, *turn.result.items]})
 
     async def _open_toolsets(self) -> AsyncIterator[ev.StreamEvent]:
         """List the tools of each toolset (``mcp``: ``tools/list``, or an earlier listing
@@ -236,7 +280,11 @@ class AgentLoop:
             request = self._chat_request(budget)
             started = False
             try:
-                async for event in turn.run(self._config.provider.stream(request)):
+                chunks = self._config.provider.stream(request)
+                if self._guard is not None:
+                    hosted = self._tools.policy.hosted
+                    chunks = self._guard.output(chunks, hosted, turn.keep_refusal_only)
+                async for event in turn.run(chunks):
                     started = True
                     yield event
                 return
@@ -307,6 +355,11 @@ class AgentLoop:
             first_source=self._citations.next_number,
             approval_request_id=approval_request_id,
         )
+        if self._guard is not None and await self._guard.blocks_call(call.arguments):
+            item = blocked_call_item(tool.item(context, call.arguments))
+            for event in self._tool_done(call, ToolResult(item, BLOCKED_CALL), context, item):
+                yield event
+            return
         self._running = tool.item(context, call.arguments)
         yield ev.OutputItemAdded(
             sequence_number=self._seq(), output_index=context.output_index, item=self._running
@@ -318,7 +371,21 @@ class AgentLoop:
             else:
                 yield step
         assert result is not None, f"server tool {tool.kind} ended without a result"
+        if self._guard is not None:
+            result = await self._guard.screen(result)
         self._running = None
+        for event in self._tool_done(call, result, context):
+            yield event
+
+    def _tool_done(
+        self,
+        call: inf.ToolCall,
+        result: ToolResult,
+        context: ToolCallContext,
+        announce: OutputItem | None = None,
+    ) -> list[ev.StreamEvent]:
+        """Record a server tool call's result: its item joins the output, the model is told.
+        ``announce``: the item was not announced yet (``output_item.added``)."""
         self._awaiting = self._awaiting or result.awaits_client
         self.response = self.response.model_copy(
             update={"output": [*self.response.output, result.item]}
@@ -327,9 +394,16 @@ class AgentLoop:
         self._messages.append(
             inf.ChatMessage(role="tool", tool_call_id=call.id, content=result.output)
         )
-        yield ev.OutputItemDone(
-            sequence_number=self._seq(), output_index=context.output_index, item=result.item
+        index = context.output_index
+        events: list[ev.StreamEvent] = []
+        if announce is not None:
+            events.append(
+                ev.OutputItemAdded(sequence_number=self._seq(), output_index=index, item=announce)
+            )
+        events.append(
+            ev.OutputItemDone(sequence_number=self._seq(), output_index=index, item=result.item)
         )
+        return events
 
     def abandoned(self) -> Response:
         """The response when its consumer went away mid-way: ``cancelled``, with the output

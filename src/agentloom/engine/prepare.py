@@ -21,6 +21,7 @@ from agentloom.api.response import Response
 from agentloom.engine.attachments import Attachments
 from agentloom.engine.compaction import Compactions
 from agentloom.engine.conversations import ConversationsService, Turn
+from agentloom.engine.guardrails import GuardPlan, Guardrails, input_text, unavailable
 from agentloom.engine.history import Context, History
 from agentloom.engine.items import ItemFinder, stored_items, user_message
 from agentloom.engine.loop import CompactionPlan, LoopConfig
@@ -96,8 +97,10 @@ class Preparer:
         limits: EngineLimits,
         tools: ToolServices | None = None,
         attachments: Attachments | None = None,
+        guardrails: Guardrails | None = None,
     ) -> None:
         self._catalog = catalog
+        self._guardrails = guardrails
         self._tools = tools or ToolServices()
         self._attachments = attachments or Attachments()
         self._finder = finder
@@ -115,6 +118,7 @@ class Preparer:
     ) -> Prepared:
         """``media``: a prompt's image and file values, shown after the instructions."""
         _check_unsupported(request)
+        guards = self._guards(request)
         resolved = await self._catalog.resolve(request.model)
         tools = self._plan_tools(request)
         for tool in tools.server.values():
@@ -150,6 +154,7 @@ class Preparer:
             loop=dataclasses.replace(
                 self._loop(request, resolved, tools, seen.chat.render(head), compaction),
                 earlier=seen.items,
+                guards=None if guards is None else guards.with_input(input_text(items)),
             ),
         )
 
@@ -169,6 +174,14 @@ class Preparer:
         seen = before.extended(items, param="input", files=files)
         loop = self._loop(request, resolved, tools, seen.chat.render(Head(request.instructions)))
         return Preview(resolved=resolved, seen=seen, request=loop.request)
+
+    def _guards(self, request: CreateResponseRequest) -> GuardPlan | None:
+        """The request's guardrails and moderation (unknown shields: a 400, before anything
+        runs or is stored)."""
+        if self._guardrails is None:
+            unavailable(request)
+            return None
+        return self._guardrails.plan(request)
 
     def _plan_tools(self, request: CreateResponseRequest) -> ToolPlan:
         return plan_tools(

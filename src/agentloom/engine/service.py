@@ -23,6 +23,7 @@ from agentloom.api.token_count import InputTokensRequest
 from agentloom.engine.attachments import Attachments
 from agentloom.engine.compaction import Compactions, compact
 from agentloom.engine.conversations import ConversationsService, appended, turn_row
+from agentloom.engine.guardrails import Guardrails
 from agentloom.engine.history import History
 from agentloom.engine.items import ItemFinder
 from agentloom.engine.loop import AgentLoop
@@ -66,6 +67,7 @@ class ResponsesService:
         compactions: Compactions,
         tools: ToolServices | None = None,
         attachments: Attachments | None = None,
+        guardrails: Guardrails | None = None,
     ) -> None:
         self._catalog = catalog
         self._store = store
@@ -82,6 +84,7 @@ class ResponsesService:
             limits=limits,
             tools=tools,
             attachments=attachments,
+            guardrails=guardrails,
         )
 
     # --- create ------------------------------------------------------------------------------

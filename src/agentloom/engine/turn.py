@@ -122,6 +122,7 @@ class TurnStreamer:
         self._skipped: dict[int, list[str]] = {}
         self._skipped_names: dict[int, tuple[str, str]] = {}
         self._hosted: dict[int, tuple[str, str, list[str]]] = {}
+        self._refusal_only = False
         self.result = TurnResult()
 
     async def run(self, chunks: AsyncIterator[inf.Chunk]) -> AsyncIterator[ev.StreamEvent]:
@@ -145,6 +146,11 @@ class TurnStreamer:
         )
         self._hosted.clear()
         return events
+
+    def keep_refusal_only(self) -> None:
+        """A guardrail replaced the answer: the open message keeps only its refusal parts (the
+        text released before is dropped from the finished item)."""
+        self._refusal_only = True
 
     # --- chunk dispatch ----------------------------------------------------------------------
 
@@ -317,7 +323,8 @@ class TurnStreamer:
         if message is None:
             return []
         events = self._close_part(message) if message.parts else []
-        content = [p.model(with_logprobs=self._with_logprobs) for p in message.parts]
+        parts = [p for p in message.parts if p.kind == "refusal" or not self._refusal_only]
+        content = [p.model(with_logprobs=self._with_logprobs) for p in parts]
         done = OutputMessage(id=message.id, status="completed", content=content)
         self.result.items.append(done)
         events.append(

@@ -4,6 +4,8 @@
 [safety]
 default_guardrails = ["rules"]      # shield ids checked on every response
 moderation_shield = "rules"         # POST /v1/moderations' default; else the first rules shield
+stream_batch_chars = 100            # streamed output is checked in batches of this many chars
+stream_overlap_chars = 64           # each check re-reads (and holds back) this many checked ones
 
 [[safety.shields]]
 id = "rules"
@@ -148,6 +150,10 @@ class SafetySettings(_Strict):
     default_guardrails: list[str] = Field(default_factory=list)
     moderation_shield: str | None = None
     shields: list[ShieldSettings] = Field(default_factory=list)
+    # streamed output is checked every `stream_batch_chars` new characters, each check also
+    # covering the last `stream_overlap_chars` already checked (and those are held back)
+    stream_batch_chars: int = Field(default=100, ge=1)
+    stream_overlap_chars: int = Field(default=64, ge=0)
 
     @model_validator(mode="after")
     def _consistent(self) -> SafetySettings:

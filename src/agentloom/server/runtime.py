@@ -17,6 +17,7 @@ from agentloom.engine.compaction import Compactions
 from agentloom.engine.containers import ContainersService
 from agentloom.engine.conversations import ConversationsService
 from agentloom.engine.files import FilesService
+from agentloom.engine.guardrails import Guardrails, StreamWindow
 from agentloom.engine.ingestion import Liveness
 from agentloom.engine.items import StoredItemFinder
 from agentloom.engine.prepare import EngineLimits
@@ -152,6 +153,10 @@ async def _services(
         prompts=prompts,
         compactions=compactions,
         attachments=attachments,
+        guardrails=Guardrails(
+            safety,
+            StreamWindow(settings.safety.stream_batch_chars, settings.safety.stream_overlap_chars),
+        ),
         tools=ToolServices(
             searcher=vector_stores,
             web=web,
