@@ -28,7 +28,7 @@ from pathlib import Path
 import asyncpg
 from sqlalchemy.engine import make_url
 
-from bench import retrieval, scenarios
+from bench import retrieval, scenarios, sdk
 from bench.backend import MODEL
 from bench.corpus import retrieval as retrieval_corpus
 from bench.wire import Connection
@@ -291,6 +291,16 @@ GUARD_HEADER = [
 ]
 
 
+SDK_HEADER = [
+    "agent SDK call",
+    "`openai` client by hand (median / p95 ms)",
+    "agentloom SDK (median / p95 ms)",
+    "cost",
+    "target",
+    "",
+]
+
+
 async def _guardrail_rows(server_port: int, opts: Options) -> list[Row]:
     """What guardrails add to a streamed response: first token and total, each against the
     same response without guardrails (batches of 100 characters, 64 held back)."""
@@ -433,17 +443,46 @@ def report(sections: list[Section], opts: Options) -> str:
     return "\n".join(parts) + "\n"
 
 
-def run_one(title: str, database_url: str, opts: Options) -> list[Section]:
+async def _sdk_rows(backend_port: int, server_port: int, opts: Options) -> list[Row]:
+    """The agent SDK (``bench.sdk``): the LLM adapter and the orchestrator against the same
+    HTTP work done by hand with the ``openai`` client."""
+    pairs = await sdk.measure(
+        f"http://{HOST}:{backend_port}/v1",
+        f"http://{HOST}:{server_port}/v1",
+        requests=opts.requests,
+        warmup=opts.warmup,
+    )
+    return [
+        Row(
+            pair.name,
+            _pair(pair.direct),
+            _pair(pair.sdk),
+            f"{(pair.sdk.median - pair.direct.median) * 1000:+.2f} ms",
+            "",
+            None,
+        )
+        for pair in pairs
+    ]
+
+
+def run_one(
+    title: str, database_url: str, opts: Options, *, with_sdk: bool = False
+) -> list[Section]:
     with backend() as backend_port, server(backend_port, database_url) as server_port:
         rows = asyncio.run(measure(backend_port, server_port, opts))
         guard_rows = asyncio.run(_guardrail_rows(server_port, opts))
+        sdk_rows = asyncio.run(_sdk_rows(backend_port, server_port, opts)) if with_sdk else []
     paced = f"backend paced at {opts.paced_ms:.0f} ms an answer"
     with backend(opts.paced_ms) as backend_port, server(backend_port, database_url) as port:
         rows.append(asyncio.run(_throughput_row(backend_port, port, opts, paced)))
     guards = f"{title}: guardrails"
     print(f"\n## {title}\n\n{table(rows)}", flush=True)
     print(f"\n## {guards}\n\n{table(guard_rows, GUARD_HEADER)}", flush=True)
-    return [(title, rows, HEADER), (guards, guard_rows, GUARD_HEADER)]
+    sections: list[Section] = [(title, rows, HEADER), (guards, guard_rows, GUARD_HEADER)]
+    if sdk_rows:
+        print(f"\n## Agent SDK\n\n{table(sdk_rows, SDK_HEADER)}", flush=True)
+        sections.append(("Agent SDK", sdk_rows, SDK_HEADER))
+    return sections
 
 
 def _postgres_reachable(url: str) -> bool:
@@ -483,7 +522,7 @@ def main() -> None:
     sections: list[Section] = []
     with tempfile.TemporaryDirectory() as tmp:
         sqlite = f"sqlite:///{Path(tmp) / 'bench.db'}"
-        sections += run_one("SQLite (embedded default)", sqlite, opts)
+        sections += run_one("SQLite (embedded default)", sqlite, opts, with_sdk=True)
     pg_admin = os.environ.get("AGENTLOOM_BENCH_POSTGRES_URL", DEFAULT_POSTGRES)
     if not args.no_postgres and _postgres_reachable(pg_admin):
         with postgres_database(pg_admin) as pg:
