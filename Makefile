@@ -4,6 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
+CLIENTS := tests/clients
+NODE_STAMP := $(CLIENTS)/node_modules/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8321
 
@@ -35,12 +37,18 @@ $(TEST_STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
-install-test: $(TEST_STAMP)
+# The real clients tests/clients drives (Codex CLI, Vercel AI SDK), pinned by the lockfile.
+# Without npm they are skipped (CI sets AGENTLOOM_REQUIRE_CLIENTS=1 to fail instead).
+$(NODE_STAMP): $(CLIENTS)/package.json $(CLIENTS)/package-lock.json
+	@command -v npm >/dev/null || { echo "note: npm is missing; the client tests (tests/clients) will be skipped"; exit 0; } \
+		&& npm ci --prefix $(CLIENTS) --no-audit --no-fund && touch $@
+
+install-test: $(TEST_STAMP) $(NODE_STAMP)
 
 serve: $(STAMP)
 	$(BIN)/agentloom serve --host $(HOST) --port $(PORT)
 
-test: $(TEST_STAMP)
+test: $(TEST_STAMP) $(NODE_STAMP)
 	$(BIN)/ruff check src tests bench examples
 	$(BIN)/mypy
 	$(BIN)/pytest --cov --cov-report=term:skip-covered
@@ -60,4 +68,4 @@ bench: $(TEST_STAMP)
 	$(BIN)/python -m bench.run
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage $(CLIENTS)/node_modules

@@ -8,12 +8,14 @@ from contextlib import asynccontextmanager
 import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 
 from agentloom.config import Settings
 from agentloom.errors import AgentloomError
 from agentloom.inference.base import Provider
 from agentloom.retrieval.embeddings import Embedder
 from agentloom.server import errors
+from agentloom.server.request_id import RequestIdMiddleware
 from agentloom.server.routes import (
     containers,
     conversations,
@@ -60,6 +62,7 @@ def create_app(
             *models.routes,
             *safety.routes,
         ],
+        middleware=[Middleware(RequestIdMiddleware)],
         exception_handlers={
             AgentloomError: errors.handle_agentloom_error,
             HTTPException: errors.handle_http_exception,

@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from agentloom import errors
+from agentloom.server.request_id import headers_for
 
 log = logging.getLogger(__name__)
 
@@ -117,4 +118,4 @@ async def handle_http_exception(request: Request, exc: Exception) -> Response:
 async def handle_unexpected(request: Request, exc: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     body = envelope("The server had an error while processing your request.", type="server_error")
-    return JSONResponse(body, status_code=500)
+    return JSONResponse(body, status_code=500, headers=headers_for(request.scope))
