@@ -51,14 +51,14 @@ async def _raw_chat_stream(client: openai.AsyncOpenAI) -> None:
     stream = await client.chat.completions.create(
         model=MODEL, messages=HELLO, stream=True, stream_options={"include_usage": True}
     )
-    async for _ in stream:
-        pass
+    if not [chunk async for chunk in stream]:
+        raise RuntimeError("the chat completion stream was empty")
 
 
 async def _raw_responses_stream(client: openai.AsyncOpenAI) -> None:
     stream = await client.responses.create(model=MODEL, input="Hello", store=False, stream=True)
-    async for _ in stream:
-        pass
+    if not [event async for event in stream]:
+        raise RuntimeError("the response stream was empty")
 
 
 async def _raw_tool_round_trip(client: openai.AsyncOpenAI) -> None:
