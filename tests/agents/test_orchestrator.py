@@ -237,3 +237,21 @@ async def test_a_new_run_starts_with_a_fresh_guard() -> None:
 
     assert (first.content, second.content) == ("2", "2 again")
     assert not any(o.is_error for o in second.tool_results)
+
+
+async def test_a_context_bus_hears_each_tool_result_and_the_result() -> None:
+    from agentloom.bus import EventBus
+
+    bus = EventBus()
+    heard: list[object] = []
+    bus.subscribe(heard.append, object)
+    model = ScriptedModel([[tool_call("add", {"a": 2, "b": 3})], "5"])
+    agent = OrchestratorAgent(LLM("m", provider=model), [add])
+
+    result = await agent.run("2 + 3?", AgentContext(bus=bus))
+
+    assert [type(event) for event in heard] == [ToolFinished, AgentFinished]
+    finished = heard[0]
+    assert isinstance(finished, ToolFinished)
+    assert finished.outcome.output == "5"
+    assert heard[1] == AgentFinished(result)

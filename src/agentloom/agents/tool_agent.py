@@ -146,7 +146,9 @@ class ToolUsingAgent(BaseAgent):
         if blocked_before and self.executor.blocked > blocked_before:
             run.loop_detected = True
         for outcome in outcomes:
-            yield ToolFinished(outcome)
+            finished = ToolFinished(outcome)
+            _publish(run, finished)
+            yield finished
 
     def finish(
         self,
@@ -165,7 +167,9 @@ class ToolUsingAgent(BaseAgent):
             messages=tuple(run.messages),
             metadata=dict(metadata or {}),
         )
-        return AgentFinished(result)
+        finished = AgentFinished(result)
+        _publish(run, finished)
+        return finished
 
     def unfinished(
         self, run: AgentRun, stop_reason: StopReason, *, protocol: bool = False
@@ -191,3 +195,9 @@ class ToolUsingAgent(BaseAgent):
         run.usage = run.usage.add(response.metrics)
         if response.text.strip():
             run.last_text = response.text
+
+
+def _publish(run: AgentRun, event: AgentEvent) -> None:
+    """Tell the context's bus (if any) what the run did: each tool result and the result."""
+    if run.context.bus is not None:
+        run.context.bus.emit(event)
