@@ -67,14 +67,31 @@ class ServerSettings(_Strict):
     heartbeat_interval: float = Field(default=10.0, gt=0)
     abandoned_after: float = Field(default=60.0, gt=0)
     websocket_max_age: float = Field(default=3600.0, gt=0)  # seconds a WebSocket stays open
-    # Seals content handed to clients (compaction items); default: a key kept in the database.
+    # Seals content handed to clients (compaction items, encrypted reasoning); default: a key
+    # kept in the database. Old keys (a rotation) only open what they sealed before.
     sealing_key: SecretStr | None = None
+    sealing_old_keys: list[SecretStr] = Field(default_factory=list)
 
     @field_validator("sealing_key")
     @classmethod
     def _valid_key(cls, value: SecretStr | None) -> SecretStr | None:
         if value is not None:
             SealingKey.from_text(value.get_secret_value())  # raises a ValueError naming the problem
+        return value
+
+    @field_validator("sealing_old_keys", mode="before")
+    @classmethod
+    def _split_old_keys(cls, value: object) -> object:
+        """The environment gives old keys as one comma-separated string."""
+        if isinstance(value, str):
+            return [k.strip() for k in value.split(",") if k.strip()]
+        return value
+
+    @field_validator("sealing_old_keys")
+    @classmethod
+    def _valid_old_keys(cls, value: list[SecretStr]) -> list[SecretStr]:
+        for key in value:
+            SealingKey.from_text(key.get_secret_value())
         return value
 
 
@@ -311,6 +328,7 @@ _ENV_SCALARS: dict[str, tuple[str, str]] = {
     "AGENTLOOM_MAX_MODEL_CALLS": ("engine", "max_model_calls"),
     "AGENTLOOM_WEBSOCKET_MAX_AGE": ("server", "websocket_max_age"),
     "AGENTLOOM_SEALING_KEY": ("server", "sealing_key"),
+    "AGENTLOOM_SEALING_OLD_KEYS": ("server", "sealing_old_keys"),
     "AGENTLOOM_FILES_DIRECTORY": ("files", "directory"),
     "AGENTLOOM_FILES_MAX_BYTES": ("files", "max_bytes"),
     "AGENTLOOM_CODE_INTERPRETER_SANDBOX": ("code_interpreter", "sandbox"),

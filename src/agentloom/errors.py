@@ -19,6 +19,10 @@ class AgentloomError(Exception):
         self.param = param
         self.code = code if code is not None else self.default_code
 
+    def stated(self) -> str:
+        """The message as a client is told it (OpenAI's wording where clients parse it)."""
+        return self.message
+
 
 # --- caller mistakes -------------------------------------------------------------------------
 
@@ -98,6 +102,21 @@ class UpstreamRateLimitError(UpstreamError):
     """The backend answered 429."""
 
     default_code = "rate_limit_exceeded"
+
+    def stated(self) -> str:
+        """With the wait the backend asked for, the message ends with OpenAI's retry hint
+        ("Please try again in 1.5s."), which clients such as Codex read to wait that long."""
+        if self.retry_after is None or "try again in" in self.message.lower():
+            return self.message
+        end = "" if self.message.rstrip().endswith((".", "!", "?")) else "."
+        return f"{self.message.rstrip()}{end} Please try again in {_wait(self.retry_after)}."
+
+
+def _wait(seconds: float) -> str:
+    """``50ms``, ``1.5s``, ``7s``: OpenAI's way of writing a wait."""
+    if seconds < 1:
+        return f"{max(1, round(seconds * 1000))}ms"
+    return f"{seconds:.3f}".rstrip("0").rstrip(".") + "s"
 
 
 class ContextLengthExceededError(UpstreamError):

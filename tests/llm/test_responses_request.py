@@ -22,7 +22,7 @@ from agentloom.llm import (
 )
 from agentloom.llm.responses import llm_response
 from agentloom.llm.responses_request import ResponsesCall, request_params
-from agentloom.testing.scripted import ScriptedModel
+from agentloom.testing.scripted import ScriptedModel, reasoning, text
 from tests.llm.conftest import MakeLLM
 
 SECRET = "gAAAA-very-secret-encrypted-reasoning"
@@ -171,21 +171,21 @@ async def test_encrypted_reasoning_is_sent_but_never_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    scripted.add_turn("Fine.")
+    scripted.add_turns([reasoning("Plan the greeting."), text("Hello!")], "Fine.")
     llm = server_llm(encrypted_reasoning=True)
-    item = ReasoningItem("rs_1", summary=("Plan.",), encrypted_content=SECRET)
-    history = [
-        Message.user("Hi"),
-        Message("assistant", "Hello!", reasoning_items=(item,)),
-        Message.user("How are you?"),
-    ]
+    first = await llm.chat([Message.user("Hi")])
+    (item,) = first.message.reasoning_items
+    sealed = item.encrypted_content  # sealed by the agentloom server
+    assert sealed
+    history = [Message.user("Hi"), first.message, Message.user("How are you?")]
 
     reply = await llm.chat(history)
 
     assert reply.text == "Fine."
-    assert wire[0]["include"] == ["reasoning.encrypted_content"]
-    assert wire[0]["input"][1]["encrypted_content"] == SECRET
+    assert wire[1]["include"] == ["reasoning.encrypted_content"]
+    assert wire[1]["input"][1]["encrypted_content"] == sealed
+    assert scripted.requests[1].messages[-2].reasoning == "Plan the greeting."  # opened
     assert caplog.records  # debug logging was on
-    assert SECRET not in caplog.text
-    assert SECRET not in repr(history)
-    assert SECRET not in repr(reply)
+    assert sealed not in caplog.text
+    assert sealed not in repr(history)
+    assert sealed not in repr(reply)

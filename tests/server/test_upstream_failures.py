@@ -78,6 +78,71 @@ async def test_the_sdk_sees_a_rate_limit_with_its_retry_hint(
     assert caught.value.response.headers["retry-after"] == "7"
 
 
+def _said(body: object) -> str:
+    assert isinstance(body, dict)
+    message = body["message"]
+    assert isinstance(message, str)
+    return message
+
+
+@pytest.mark.parametrize(
+    ("wait", "hint"), [(1.5, "1.5s"), (7, "7s"), (6.5571, "6.557s"), (0.05, "50ms")]
+)
+async def test_a_rate_limit_says_when_to_try_again_as_openai_does(
+    client: openai.AsyncOpenAI,
+    backend: FakeBackend,
+    scripted: ScriptedModel,
+    wait: float,
+    hint: str,
+) -> None:
+    """The backend's ``retry-after-ms`` becomes the hint clients such as Codex read."""
+    scripted.add_turn(raise_error(UpstreamRateLimitError("slow", status=429, retry_after=wait)))
+
+    with pytest.raises(openai.RateLimitError) as caught:
+        await client.responses.create(model=backend.model, input="Hi")
+
+    assert caught.value.code == "rate_limit_exceeded"
+    assert _said(caught.value.body).endswith(f"Please try again in {hint}.")
+
+
+async def test_a_streamed_rate_limit_fails_the_response_with_the_retry_hint(
+    client: openai.AsyncOpenAI, backend: FakeBackend, scripted: ScriptedModel
+) -> None:
+    scripted.add_turn(raise_error(UpstreamRateLimitError("slow", status=429, retry_after=1.5)))
+
+    stream = await client.responses.create(model=backend.model, input="Hi", stream=True)
+    events = [event async for event in stream]
+
+    failed = events[-1]
+    assert failed.type == "response.failed"
+    assert failed.response.error is not None
+    assert failed.response.error.code == "rate_limit_exceeded"
+    assert failed.response.error.message.endswith("slow. Please try again in 1.5s.")
+
+
+@pytest.mark.parametrize(
+    ("error", "hints"),
+    [
+        (UpstreamRateLimitError("slow", status=429), 0),  # no wait given: no hint made up
+        (UpstreamRateLimitError("slow, try again in 20ms", status=429, retry_after=0.02), 1),
+    ],
+    ids=["no wait", "hint already given"],
+)
+async def test_a_retry_hint_is_never_made_up_or_repeated(
+    client: openai.AsyncOpenAI,
+    backend: FakeBackend,
+    scripted: ScriptedModel,
+    error: UpstreamRateLimitError,
+    hints: int,
+) -> None:
+    scripted.add_turn(raise_error(error))
+
+    with pytest.raises(openai.RateLimitError) as caught:
+        await client.responses.create(model=backend.model, input="Hi")
+
+    assert _said(caught.value.body).lower().count("try again in") == hints
+
+
 @pytest.mark.parametrize(("parts", "code"), [f[1:] for f in FAILURES], ids=[f[0] for f in FAILURES])
 async def test_failures_end_the_stream_with_response_failed(
     client: openai.AsyncOpenAI,

@@ -30,6 +30,7 @@ from agentloom.engine.loop import AgentLoop
 from agentloom.engine.persist import ResponseWriter
 from agentloom.engine.prepare import EngineLimits, LocalChain, Prepared, Preparer
 from agentloom.engine.prompts import PromptsService
+from agentloom.engine.reasoning import SealedReasoning
 from agentloom.errors import (
     AgentloomError,
     ContextLengthExceededError,
@@ -65,6 +66,7 @@ class ResponsesService:
         limits: EngineLimits,
         prompts: PromptsService,
         compactions: Compactions,
+        sealed_reasoning: SealedReasoning,
         tools: ToolServices | None = None,
         attachments: Attachments | None = None,
         guardrails: Guardrails | None = None,
@@ -81,6 +83,7 @@ class ResponsesService:
             histories=self._histories,
             conversations=conversations,
             compactions=compactions,
+            sealed_reasoning=sealed_reasoning,
             limits=limits,
             tools=tools,
             attachments=attachments,

@@ -52,7 +52,7 @@ def error_response(exc: errors.AgentloomError) -> JSONResponse:
     headers = {}
     if isinstance(exc, errors.UpstreamRateLimitError) and exc.retry_after is not None:
         headers["retry-after"] = str(max(1, round(exc.retry_after)))
-    body = envelope(exc.message, type=kind, param=exc.param, code=exc.code)
+    body = envelope(exc.stated(), type=kind, param=exc.param, code=exc.code)
     return JSONResponse(body, status_code=status, headers=headers)
 
 

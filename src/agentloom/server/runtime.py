@@ -22,6 +22,7 @@ from agentloom.engine.ingestion import Liveness
 from agentloom.engine.items import StoredItemFinder
 from agentloom.engine.prepare import EngineLimits
 from agentloom.engine.prompts import PromptsService
+from agentloom.engine.reasoning import SealedReasoning
 from agentloom.engine.service import ResponsesService
 from agentloom.engine.vector_stores import VectorStoresService
 from agentloom.errors import InternalError
@@ -116,10 +117,8 @@ async def _services(
         max_model_calls=settings.engine.max_model_calls,
         truncation_retries=settings.engine.truncation_retries,
     )
-    compactions = Compactions(
-        await _sealer(settings, database),
-        max_summary_tokens=settings.engine.compaction_max_tokens,
-    )
+    sealer = await _sealer(settings, database)
+    compactions = Compactions(sealer, max_summary_tokens=settings.engine.compaction_max_tokens)
     finder = StoredItemFinder(database.responses, database.conversations)
     files = FilesService(
         database.files,
@@ -152,6 +151,7 @@ async def _services(
         limits=limits,
         prompts=prompts,
         compactions=compactions,
+        sealed_reasoning=SealedReasoning(sealer),
         attachments=attachments,
         guardrails=Guardrails(
             safety,
@@ -182,12 +182,14 @@ async def _services(
 
 async def _sealer(settings: Settings, database: Database) -> Sealer:
     """Seals with the configured key if there is one, else with the database's (created by
-    the first server to start); opens with both."""
+    the first server to start); opens with those, and with the configured old keys (a
+    rotation: what they sealed still opens)."""
     stored = await sealing_keys(database.runner)
+    old = [SealingKey.from_text(k.get_secret_value()) for k in settings.server.sealing_old_keys]
     configured = settings.server.sealing_key
     if configured is None:
-        return Sealer(stored)
-    return Sealer([SealingKey.from_text(configured.get_secret_value()), *stored])
+        return Sealer([*stored, *old])
+    return Sealer([SealingKey.from_text(configured.get_secret_value()), *old, *stored])
 
 
 async def _build(

@@ -280,7 +280,7 @@ def _check_type(kind: object) -> None:
 def error_frame(exc: AgentloomError) -> str:
     """An ``error`` frame: the HTTP status and OpenAI error envelope of ``exc``."""
     status, kind = status_and_type(exc)
-    body = envelope(exc.message, type=kind, param=exc.param, code=exc.code)
+    body = envelope(exc.stated(), type=kind, param=exc.param, code=exc.code)
     return json.dumps({"type": "error", "status": status, **body})
 
 
