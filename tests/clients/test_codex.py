@@ -7,7 +7,7 @@ sends to OpenAI: ``store: false`` with the whole history every turn, ``stream: t
 ``exec_command`` with a ``cmd`` string), a ``namespace`` tool group (``multi_agent_v1``) unless
 the ``multi_agent`` feature is off, a ``web_search`` tool with ``external_web_access: false``,
 and, for models in its bundled catalog (``gpt-5.5``), the freeform ``custom`` tool
-``apply_patch``. Cases agentloom cannot serve yet are strict xfails naming the gap.
+``apply_patch`` and a client-run ``tool_search`` behind which the namespace is deferred.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from agentloom.testing.backend import FakeBackend
 from agentloom.testing.scripted import (
     Responder,
     ScriptedModel,
+    ScriptedToolCall,
     Turn,
     raise_error,
     reasoning,
@@ -31,31 +32,6 @@ from agentloom.testing.scripted import (
 from tests.clients import codex
 from tests.clients.recording import Recorder
 from tests.e2e.support import received
-
-NAMESPACE_GAP = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="gap: `namespace` tools (Codex's multi_agent_v1) are rejected: 400 "
-    "unsupported_tool_type, param tools[4].type",
-)
-CUSTOM_GAP = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="gap: `custom` freeform tools (Codex's apply_patch) are rejected: 400 "
-    "unsupported_tool_type, param tools[3].type",
-)
-BOTH_GAPS = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="gap: `custom` (apply_patch, tools[3]) and `namespace` (multi_agent_v1) tools are "
-    "rejected: 400 unsupported_tool_type",
-)
-SEALED_REASONING_GAP = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="gap: include=['reasoning.encrypted_content'] is ignored: reasoning items come back "
-    "with encrypted_content null",
-)
 
 CUSTOM_MODEL = "fake-model"  # not in Codex's catalog: fallback metadata, function tools only
 CATALOG_MODEL = "gpt-5.5"  # in Codex's bundled catalog: its full tool set
@@ -71,14 +47,12 @@ class Profile:
 
 
 PROFILES = [
-    pytest.param(Profile(CUSTOM_MODEL), id="custom-model", marks=NAMESPACE_GAP),
+    pytest.param(Profile(CUSTOM_MODEL), id="custom-model"),
     pytest.param(Profile(CUSTOM_MODEL, NO_MULTI_AGENT), id="custom-model-no-multi-agent"),
-    pytest.param(Profile(CATALOG_MODEL), id="catalog-model", marks=BOTH_GAPS),
-    pytest.param(
-        Profile(CATALOG_MODEL, NO_MULTI_AGENT), id="catalog-model-no-multi-agent", marks=CUSTOM_GAP
-    ),
+    pytest.param(Profile(CATALOG_MODEL), id="catalog-model"),
+    pytest.param(Profile(CATALOG_MODEL, NO_MULTI_AGENT), id="catalog-model-no-multi-agent"),
 ]
-BASIC = Profile(CUSTOM_MODEL, NO_MULTI_AGENT)  # the profile agentloom serves today
+BASIC = Profile(CUSTOM_MODEL, NO_MULTI_AGENT)  # function tools only
 
 PATCH = "*** Begin Patch\n*** Add File: patched.txt\n+agentloom-patched\n*** End Patch\n"
 
@@ -156,7 +130,6 @@ def test_shell_tool_round_trip(
 
 
 @pytest.mark.parametrize("profile", [pytest.param(BASIC, id="custom-model-no-multi-agent")])
-@SEALED_REASONING_GAP
 def test_reasoning_replayed_sealed(
     profile: Profile,
     agentloom_url: str,
@@ -182,11 +155,31 @@ def test_reasoning_replayed_sealed(
     assert received(backend)[1]["messages"][-2]["reasoning_content"] == "I should run it."
 
 
+@pytest.mark.parametrize("profile", [pytest.param(BASIC, id="custom-model-no-multi-agent")])
+def test_reasoning_summary_is_shown(
+    profile: Profile,
+    agentloom_url: str,
+    scripted: ScriptedModel,
+    recorder: Recorder,
+    tmp_path: Path,
+) -> None:
+    """Codex asks for ``reasoning: {"summary": "auto"}`` and shows the summary it gets: the
+    first paragraphs of the reasoning (an extract), not the whole of it."""
+    thought = "**Planning**\n\nI will answer directly.\n\n" + "More detail. " * 60
+    scripted.add_turn(reasoning(thought), "Answered.")
+
+    result = run(profile, "hi", agentloom_url, tmp_path)
+
+    assert result.returncode == 0, result.describe()
+    assert recorder.posts()[0].json()["reasoning"] == {"summary": "auto"}
+    shown = [item["text"] for item in result.items("reasoning")]
+    assert shown == ["**Planning**\n\nI will answer directly."]
+    assert result.last_message == "Answered."
+
+
 @pytest.mark.parametrize(
     "profile",
-    [
-        pytest.param(Profile(CATALOG_MODEL, NO_MULTI_AGENT), id="catalog-model", marks=CUSTOM_GAP),
-    ],
+    [pytest.param(Profile(CATALOG_MODEL, NO_MULTI_AGENT), id="catalog-model")],
 )
 def test_apply_patch_custom_tool(
     profile: Profile,
@@ -208,9 +201,7 @@ def test_apply_patch_custom_tool(
     assert result.last_message == "Patched."
 
 
-@pytest.mark.parametrize(
-    "profile", [pytest.param(Profile(CUSTOM_MODEL), id="custom-model", marks=NAMESPACE_GAP)]
-)
+@pytest.mark.parametrize("profile", [pytest.param(Profile(CUSTOM_MODEL), id="custom-model")])
 def test_namespace_tool_dispatched(
     profile: Profile,
     agentloom_url: str,
@@ -231,6 +222,35 @@ def test_namespace_tool_dispatched(
     assert call["namespace"] == "multi_agent_v1"
     assert output["type"] == "function_call_output"
     assert "unsupported" not in str(output["output"]).lower()
+
+
+@pytest.mark.parametrize("profile", [pytest.param(Profile(CATALOG_MODEL), id="catalog-model")])
+def test_deferred_namespace_found_by_tool_search(
+    profile: Profile,
+    agentloom_url: str,
+    backend: FakeBackend,
+    scripted: ScriptedModel,
+    recorder: Recorder,
+    tmp_path: Path,
+) -> None:
+    """For catalog models Codex defers ``multi_agent_v1`` behind its client-run ``tool_search``:
+    the model searches, Codex answers with a ``tool_search_output`` naming the namespace, and
+    agentloom offers its tools from then on; the model's call of one reaches Codex."""
+    scripted.respond_with(_search_then_call("close agent", "close_agent", "Closed."))
+
+    result = run(profile, "close the agent", agentloom_url, tmp_path)
+
+    assert result.returncode == 0, result.describe() + "\n" + _failures(recorder)
+    searched = recorder.posts()[1].json()["input"]
+    assert [i["type"] for i in searched[-2:]] == ["tool_search_call", "tool_search_output"]
+    assert searched[-1]["tools"][0]["name"] == "multi_agent_v1"
+    call, output = recorder.posts()[2].json()["input"][-2:]
+    assert (call["type"], call["namespace"]) == ("function_call", "multi_agent_v1")
+    assert output["type"] == "function_call_output"
+    assert "unsupported" not in str(output["output"]).lower()
+    offered = [t["function"]["name"] for t in received(backend)[1]["tools"]]
+    assert "multi_agent_v1__close_agent" in offered
+    assert result.last_message == "Closed."
 
 
 @pytest.mark.parametrize("profile", [pytest.param(BASIC, id="custom-model-no-multi-agent")])
@@ -296,25 +316,46 @@ def _failures(recorder: Recorder) -> str:
     return "\n".join(e.describe() for e in recorder.failures())
 
 
-def _call_flattened(suffix: str, argument: str | None, answer: str) -> Responder:
-    """A responder calling the one chat tool whose name ends with ``suffix``, then answering.
+def _search_then_call(query: str, suffix: str, answer: str) -> Responder:
+    """A responder searching tools (Codex's ``tool_search``), then calling the one found whose
+    name ends with ``suffix`` (every required parameter ``"no-such-agent"``), then answering."""
 
-    The flattened name (and, for a freeform tool, its one string parameter) is agentloom's
-    choice; ``argument`` fills that parameter, ``None`` fills every required parameter with
-    ``"no-such-agent"``."""
+    def respond(request: ChatRequest) -> Turn:
+        told = sum(m.role == "tool" for m in request.messages)
+        if told == 0:
+            return [tool_call("tool_search", {"query": query, "limit": 8})]
+        if told > 1:
+            return answer
+        return [_call_of(request, suffix, None)]
+
+    return respond
+
+
+def _call_flattened(suffix: str, argument: str | None, answer: str) -> Responder:
+    """A responder calling the one chat tool whose name ends with ``suffix``, then answering
+    (see :func:`_call_of`)."""
 
     def respond(request: ChatRequest) -> Turn:
         if any(m.role == "tool" for m in request.messages):
             return answer
-        matches = [t for t in request.tools if t.name.endswith(suffix)]
-        assert len(matches) == 1, [t.name for t in request.tools]
-        spec = matches[0]
-        properties, required = spec.parameters.get("properties"), spec.parameters.get("required")
-        assert isinstance(properties, dict)
-        assert isinstance(required, list)
-        if argument is not None:
-            (name,) = properties
-            return [tool_call(spec.name, {name: argument})]
-        return [tool_call(spec.name, {str(n): "no-such-agent" for n in required})]
+        return [_call_of(request, suffix, argument)]
 
     return respond
+
+
+def _call_of(request: ChatRequest, suffix: str, argument: str | None) -> ScriptedToolCall:
+    """A call of the one chat tool whose name ends with ``suffix``.
+
+    The flattened name (and, for a freeform tool, its one string parameter) is agentloom's
+    choice; ``argument`` fills that parameter, ``None`` fills every required parameter with
+    ``"no-such-agent"``."""
+    matches = [t for t in request.tools if t.name.endswith(suffix)]
+    assert len(matches) == 1, [t.name for t in request.tools]
+    spec = matches[0]
+    properties, required = spec.parameters.get("properties"), spec.parameters.get("required")
+    assert isinstance(properties, dict)
+    assert isinstance(required, list)
+    if argument is not None:
+        (name,) = properties
+        return tool_call(spec.name, {name: argument})
+    return tool_call(spec.name, {str(n): "no-such-agent" for n in required})

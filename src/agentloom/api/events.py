@@ -10,6 +10,7 @@ from agentloom.api.content import (
     OutputText,
     ReasoningText,
     Refusal,
+    SummaryText,
     WireModel,
 )
 from agentloom.api.response import OutputItem, Response
@@ -110,6 +111,32 @@ class ReasoningTextDone(_PartEvent):
     text: str
 
 
+class _SummaryEvent(_Event):
+    item_id: str
+    output_index: int
+    summary_index: int
+
+
+class ReasoningSummaryPartAdded(_SummaryEvent):
+    type: Literal["response.reasoning_summary_part.added"] = "response.reasoning_summary_part.added"
+    part: SummaryText
+
+
+class ReasoningSummaryTextDelta(_SummaryEvent):
+    type: Literal["response.reasoning_summary_text.delta"] = "response.reasoning_summary_text.delta"
+    delta: str
+
+
+class ReasoningSummaryTextDone(_SummaryEvent):
+    type: Literal["response.reasoning_summary_text.done"] = "response.reasoning_summary_text.done"
+    text: str
+
+
+class ReasoningSummaryPartDone(_SummaryEvent):
+    type: Literal["response.reasoning_summary_part.done"] = "response.reasoning_summary_part.done"
+    part: SummaryText
+
+
 class FunctionCallArgumentsDelta(_Event):
     type: Literal["response.function_call_arguments.delta"] = (
         "response.function_call_arguments.delta"
@@ -125,6 +152,20 @@ class FunctionCallArgumentsDone(_Event):
     output_index: int
     name: str
     arguments: str
+
+
+class CustomToolCallInputDelta(_Event):
+    type: Literal["response.custom_tool_call_input.delta"] = "response.custom_tool_call_input.delta"
+    item_id: str
+    output_index: int
+    delta: str
+
+
+class CustomToolCallInputDone(_Event):
+    type: Literal["response.custom_tool_call_input.done"] = "response.custom_tool_call_input.done"
+    item_id: str
+    output_index: int
+    input: str
 
 
 class _ItemEvent(_Event):
@@ -253,8 +294,14 @@ StreamEvent: TypeAlias = (
     | RefusalDone
     | ReasoningTextDelta
     | ReasoningTextDone
+    | ReasoningSummaryPartAdded
+    | ReasoningSummaryTextDelta
+    | ReasoningSummaryTextDone
+    | ReasoningSummaryPartDone
     | FunctionCallArgumentsDelta
     | FunctionCallArgumentsDone
+    | CustomToolCallInputDelta
+    | CustomToolCallInputDone
     | CompactionCompacting
     | FileSearchCallInProgress
     | FileSearchCallSearching

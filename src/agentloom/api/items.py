@@ -21,6 +21,7 @@ from agentloom.api.content import (
     SummaryText,
     WireModel,
 )
+from agentloom.api.tools import Tool
 
 ItemStatus = Literal["in_progress", "completed", "incomplete"]
 MessageRole = Literal["user", "system", "developer", "assistant"]
@@ -59,11 +60,15 @@ class OutputMessage(WireModel):
 
 
 class FunctionCall(WireModel):
+    """A call of a function the client runs; ``namespace``: the group of a function offered in
+    a ``namespace`` tool."""
+
     type: Literal["function_call"] = "function_call"
     id: str | None = None
     call_id: str
     name: str
     arguments: str
+    namespace: str | None = Field(default=None, exclude_if=lambda value: value is None)
     status: ItemStatus | None = None
 
 
@@ -78,6 +83,53 @@ class FunctionCallOutput(WireModel):
         if isinstance(self.output, str):
             return self.output
         return "".join(p.text for p in self.output if isinstance(p, InputText))
+
+
+class CustomToolCall(WireModel):
+    """A call of a freeform (``custom``) tool the client runs: its ``input`` is raw text."""
+
+    type: Literal["custom_tool_call"] = "custom_tool_call"
+    id: str | None = None
+    call_id: str
+    name: str
+    input: str
+    namespace: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    status: ItemStatus | None = None
+
+
+class CustomToolCallOutput(WireModel):
+    type: Literal["custom_tool_call_output"] = "custom_tool_call_output"
+    id: str | None = None
+    call_id: str
+    output: str | list[InputContent]
+    status: ItemStatus | None = None
+
+    def output_text(self) -> str:
+        if isinstance(self.output, str):
+            return self.output
+        return "".join(p.text for p in self.output if isinstance(p, InputText))
+
+
+class ToolSearchCall(WireModel):
+    """The model searching tools the client runs (``tool_search`` with client execution)."""
+
+    type: Literal["tool_search_call"] = "tool_search_call"
+    id: str | None = None
+    call_id: str | None = None
+    arguments: object = Field(default_factory=dict)
+    execution: Literal["server", "client"] = "client"
+    status: ItemStatus | None = None
+
+
+class ToolSearchOutput(WireModel):
+    """What a tool search found: tools the model may call from then on."""
+
+    type: Literal["tool_search_output"] = "tool_search_output"
+    id: str | None = None
+    call_id: str | None = None
+    execution: Literal["server", "client"] = "client"
+    tools: list[Tool] = Field(default_factory=list)
+    status: ItemStatus | None = None
 
 
 class Reasoning(WireModel):
@@ -272,6 +324,10 @@ InputItem: TypeAlias = Annotated[
     Annotated[Message, Tag("~message")]
     | Annotated[FunctionCall, Tag("~function_call")]
     | Annotated[FunctionCallOutput, Tag("~function_call_output")]
+    | Annotated[CustomToolCall, Tag("~custom_tool_call")]
+    | Annotated[CustomToolCallOutput, Tag("~custom_tool_call_output")]
+    | Annotated[ToolSearchCall, Tag("~tool_search_call")]
+    | Annotated[ToolSearchOutput, Tag("~tool_search_output")]
     | Annotated[Reasoning, Tag("~reasoning")]
     | Annotated[Compaction, Tag("~compaction")]
     | Annotated[FileSearchCall, Tag("~file_search_call")]
@@ -294,6 +350,10 @@ StoredItem: TypeAlias = Annotated[
     Annotated[Message, Tag("~message")]
     | Annotated[FunctionCall, Tag("~function_call")]
     | Annotated[FunctionCallOutput, Tag("~function_call_output")]
+    | Annotated[CustomToolCall, Tag("~custom_tool_call")]
+    | Annotated[CustomToolCallOutput, Tag("~custom_tool_call_output")]
+    | Annotated[ToolSearchCall, Tag("~tool_search_call")]
+    | Annotated[ToolSearchOutput, Tag("~tool_search_output")]
     | Annotated[Reasoning, Tag("~reasoning")]
     | Annotated[Compaction, Tag("~compaction")]
     | Annotated[FileSearchCall, Tag("~file_search_call")]
@@ -310,6 +370,8 @@ StoredItem: TypeAlias = Annotated[
 OutputItem: TypeAlias = (
     OutputMessage
     | FunctionCall
+    | CustomToolCall
+    | ToolSearchCall
     | Reasoning
     | Compaction
     | FileSearchCall

@@ -10,6 +10,7 @@ from agentloom.api.content import WireModel
 from agentloom.api.items import (
     CodeInterpreterCall,
     Compaction,
+    CustomToolCall,
     FileSearchCall,
     FunctionCall,
     McpApprovalRequest,
@@ -17,6 +18,7 @@ from agentloom.api.items import (
     McpListTools,
     OutputMessage,
     Reasoning,
+    ToolSearchCall,
     WebSearchCall,
     item_type_tag,
 )
@@ -30,6 +32,8 @@ IncompleteReason = Literal["max_output_tokens", "max_messages", "content_filter"
 OutputItem: TypeAlias = Annotated[
     Annotated[OutputMessage, Tag("~message")]
     | Annotated[FunctionCall, Tag("~function_call")]
+    | Annotated[CustomToolCall, Tag("~custom_tool_call")]
+    | Annotated[ToolSearchCall, Tag("~tool_search_call")]
     | Annotated[Reasoning, Tag("~reasoning")]
     | Annotated[Compaction, Tag("~compaction")]
     | Annotated[FileSearchCall, Tag("~file_search_call")]

@@ -24,6 +24,77 @@ class FunctionTool(WireModel):
     strict: bool = True
 
 
+CHAT_TOOL_NAME = r"^[a-zA-Z0-9_\-]+$"
+"""What chat backends accept as a function name (at most 64 characters)."""
+
+
+def _drop_none(value: object) -> bool:
+    return value is None
+
+
+class TextInputFormat(WireModel):
+    """A custom tool's input is unconstrained text."""
+
+    type: Literal["text"] = "text"
+
+
+class GrammarInputFormat(WireModel):
+    """A custom tool's input follows a grammar (told to the model; not enforced here)."""
+
+    type: Literal["grammar"] = "grammar"
+    syntax: Literal["lark", "regex"]
+    definition: str = Field(min_length=1)
+
+
+CustomInputFormat: TypeAlias = Annotated[
+    TextInputFormat | GrammarInputFormat, Field(discriminator="type")
+]
+
+
+class CustomTool(WireModel):
+    """A freeform tool the client runs: its input is raw text, not JSON arguments."""
+
+    type: Literal["custom"] = "custom"
+    name: str = Field(min_length=1, max_length=64, pattern=CHAT_TOOL_NAME)
+    description: str | None = Field(default=None, exclude_if=_drop_none)
+    format: CustomInputFormat | None = Field(default=None, exclude_if=_drop_none)
+
+
+class NamespaceFunction(WireModel):
+    """A function of a namespace, echoed as sent."""
+
+    type: Literal["function"] = "function"
+    name: str = Field(min_length=1, max_length=64, pattern=CHAT_TOOL_NAME)
+    description: str | None = Field(default=None, exclude_if=_drop_none)
+    parameters: dict[str, object] | None = Field(default=None, exclude_if=_drop_none)
+    strict: bool | None = Field(default=None, exclude_if=_drop_none)
+
+
+NamespaceMember: TypeAlias = Annotated[NamespaceFunction | CustomTool, Field(discriminator="type")]
+
+
+class NamespaceTool(WireModel):
+    """A named group of tools the client runs; calls carry the group's name (``namespace``).
+    Chat backends see each member as a function of its own (see
+    :mod:`agentloom.engine.client_tools`)."""
+
+    type: Literal["namespace"] = "namespace"
+    name: str = Field(min_length=1, max_length=64, pattern=CHAT_TOOL_NAME)
+    description: str = ""
+    tools: list[NamespaceMember] = Field(min_length=1)
+
+
+class ToolSearchTool(WireModel):
+    """A search of tools not offered up front. With ``execution: "client"`` (Codex) the client
+    runs it and answers with a ``tool_search_output`` item, whose tools the model may call from
+    then on; server-side execution is not available here."""
+
+    type: Literal["tool_search"] = "tool_search"
+    execution: Literal["server", "client"] | None = Field(default=None, exclude_if=_drop_none)
+    description: str | None = Field(default=None, exclude_if=_drop_none)
+    parameters: dict[str, object] | None = Field(default=None, exclude_if=_drop_none)
+
+
 class HybridSearch(WireModel):
     """Weights of reciprocal rank fusion between embedding and keyword matches."""
 
@@ -131,16 +202,23 @@ class HostedTool(WireModel):
     type: str
 
 
+_TOOL_TYPES = frozenset(
+    {"function", "custom", "namespace", "tool_search", "file_search", "mcp", "code_interpreter"}
+)
+
+
 def _tool_tag(value: object) -> str:
     kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
     if kind in WEB_SEARCH_TYPES:
         return "~web_search"
-    known = ("function", "file_search", "mcp", "code_interpreter")
-    return f"~{kind}" if kind in known else "~hosted"
+    return f"~{kind}" if kind in _TOOL_TYPES else "~hosted"
 
 
 Tool: TypeAlias = Annotated[
     Annotated[FunctionTool, Tag("~function")]
+    | Annotated[CustomTool, Tag("~custom")]
+    | Annotated[NamespaceTool, Tag("~namespace")]
+    | Annotated[ToolSearchTool, Tag("~tool_search")]
     | Annotated[FileSearchTool, Tag("~file_search")]
     | Annotated[WebSearchTool, Tag("~web_search")]
     | Annotated[McpTool, Tag("~mcp")]
@@ -152,6 +230,11 @@ Tool: TypeAlias = Annotated[
 
 class FunctionToolChoice(WireModel):
     type: Literal["function"] = "function"
+    name: str
+
+
+class CustomToolChoice(WireModel):
+    type: Literal["custom"] = "custom"
     name: str
 
 
@@ -179,12 +262,13 @@ def _choice_tag(value: object) -> str:
     if isinstance(value, str):
         return "~mode"
     kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return f"~{kind}" if kind in ("function", "allowed_tools") else "~hosted"
+    return f"~{kind}" if kind in ("function", "custom", "allowed_tools") else "~hosted"
 
 
 ToolChoice: TypeAlias = Annotated[
     Annotated[ToolChoiceMode, Tag("~mode")]
     | Annotated[FunctionToolChoice, Tag("~function")]
+    | Annotated[CustomToolChoice, Tag("~custom")]
     | Annotated[AllowedTools, Tag("~allowed_tools")]
     | Annotated[HostedToolChoice, Tag("~hosted")],
     Discriminator(_choice_tag),

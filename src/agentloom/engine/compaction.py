@@ -28,16 +28,21 @@ from agentloom.api.content import InputFile, InputImage, InputText, OutputText, 
 from agentloom.api.items import (
     CodeInterpreterCall,
     Compaction,
+    CustomToolCall,
+    CustomToolCallOutput,
     FileSearchCall,
     FunctionCall,
     FunctionCallOutput,
     Message,
     Reasoning,
     StoredItem,
+    ToolSearchCall,
+    ToolSearchOutput,
     WebSearchCall,
 )
 from agentloom.api.response import ResponseUsage
 from agentloom.engine import mcp_history
+from agentloom.engine.client_tools import found_text
 from agentloom.engine.history import Context
 from agentloom.engine.messages import Summary, SummaryReader, visible
 from agentloom.engine.usage import response_usage
@@ -165,8 +170,12 @@ def _line(item: StoredItem, read: SummaryReader) -> str:
         return f"{item.role.upper()}: {_content(item)}"
     if isinstance(item, FunctionCall):
         return f"TOOL CALL {item.name} ({item.call_id}): {item.arguments}"
-    if isinstance(item, FunctionCallOutput):
+    if isinstance(item, CustomToolCall):
+        return f"TOOL CALL {item.name} ({item.call_id}):\n{item.input}"
+    if isinstance(item, FunctionCallOutput | CustomToolCallOutput):
         return f"TOOL RESULT ({item.call_id}): {item.output_text()}"
+    if isinstance(item, ToolSearchCall | ToolSearchOutput):
+        return _tool_search_line(item)
     if isinstance(item, Reasoning):
         return f"ASSISTANT (thinking): {item.text()}"
     if isinstance(item, FileSearchCall):
@@ -180,6 +189,12 @@ def _line(item: StoredItem, read: SummaryReader) -> str:
     if isinstance(item, mcp_history.MCP_ITEMS):
         return mcp_history.line(item)
     return f"EARLIER SUMMARY: {read(item, param=None).text}"
+
+
+def _tool_search_line(item: ToolSearchCall | ToolSearchOutput) -> str:
+    if isinstance(item, ToolSearchCall):
+        return f"TOOL SEARCH ({item.call_id}): {json.dumps(item.arguments)}"
+    return f"TOOL SEARCH RESULT ({item.call_id}): {found_text(item)}"
 
 
 def _content(message: Message) -> str:

@@ -24,6 +24,7 @@ import anyio
 from agentloom.api.items import (
     CodeInterpreterCall,
     CodeInterpreterLogs,
+    CustomToolCallOutput,
     FileSearchCall,
     FunctionCallOutput,
     McpApprovalRequest,
@@ -164,7 +165,7 @@ def input_text(items: Sequence[StoredItem]) -> str:
     for item in items:
         if isinstance(item, Message) and item.role in _CHECKED_ROLES:
             texts.append(item.text())
-        elif isinstance(item, FunctionCallOutput):
+        elif isinstance(item, FunctionCallOutput | CustomToolCallOutput):
             texts.append(item.output_text())
     return "\n\n".join(text for text in texts if text)
 

@@ -28,6 +28,7 @@ from agentloom.api.response import (
 )
 from agentloom.engine import truncation
 from agentloom.engine.citations import Citations
+from agentloom.engine.client_tools import chat_call
 from agentloom.engine.compaction import Compactions, turn_start
 from agentloom.engine.guardrails import (
     BLOCKED_CALL,
@@ -38,6 +39,7 @@ from agentloom.engine.guardrails import (
 )
 from agentloom.engine.history import Context
 from agentloom.engine.messages import Head, Summary
+from agentloom.engine.reasoning import ReasoningOutput
 from agentloom.engine.tool_plan import ToolPlan
 from agentloom.engine.turn import Sequencer, TurnResult, TurnStreamer
 from agentloom.engine.usage import response_usage
@@ -74,6 +76,7 @@ class LoopConfig:
     max_tool_calls: int | None = None  # calls of server tools in the whole response
     earlier: Sequence[StoredItem] = ()  # the items the model sees (earlier listings, approvals)
     guards: GuardPlan | None = None  # guardrails and moderation
+    reasoning: ReasoningOutput | None = None  # sealed / summarised reasoning items
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +139,7 @@ class AgentLoop:
                 policy=self._tools.policy,
                 include_logprobs=self._config.include_logprobs,
                 annotate=self._citations.annotate if self._citations.sources else None,
+                reasoning=self._config.reasoning,
             )
             self._turn = turn
             async for event in self._call_model(turn, budget):
@@ -456,7 +460,7 @@ class AgentLoop:
         self._finish("incomplete", incomplete_details=IncompleteDetails(reason=reason))
 
     def _end_failed(self, exc: UpstreamError) -> None:
-        error = ResponseError(code=exc.code or "server_error", message=exc.message)
+        error = ResponseError(code=exc.code or "server_error", message=exc.stated())
         self._finish("failed", error=error)
 
     def _finish(
@@ -484,9 +488,7 @@ def _assistant_message(result: TurnResult) -> inf.ChatMessage:
         if part.type == "output_text"
     )
     calls = (
-        tuple(inf.ToolCall(id=c.call_id, name=c.name, arguments=c.arguments) for c in result.calls)
-        + tuple(result.hosted)
-        + tuple(result.rejected)
+        tuple(chat_call(c) for c in result.calls) + tuple(result.hosted) + tuple(result.rejected)
     )
     return inf.ChatMessage(role="assistant", content=text or None, tool_calls=calls)
 

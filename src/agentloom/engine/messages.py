@@ -2,7 +2,9 @@
 
 Consecutive function calls (and the reasoning before them) become one assistant message carrying
 ``tool_calls``; function call outputs become tool messages; system and developer messages become
-system messages (backends differ in their support of the developer role).
+system messages (backends differ in their support of the developer role). Calls of namespaced
+and custom tools are shown under the names the backend is offered them by (see
+:mod:`agentloom.engine.client_tools`).
 
 A ``compaction`` item replaces earlier items with its summary (see :func:`visible`): the items
 it replaces are left out and its summary is told as a system message where they were.
@@ -13,13 +15,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeAlias
 
 from agentloom.api.content import InputFile, InputImage, InputText, OutputText, Refusal
 from agentloom.api.items import (
     CodeInterpreterCall,
     CodeInterpreterLogs,
     Compaction,
+    CustomToolCall,
+    CustomToolCallOutput,
     FileSearchCall,
     FunctionCall,
     FunctionCallOutput,
@@ -28,11 +32,14 @@ from agentloom.api.items import (
     Message,
     Reasoning,
     StoredItem,
+    ToolSearchCall,
+    ToolSearchOutput,
     WebSearchAction,
     WebSearchCall,
 )
 from agentloom.engine import mcp_history
 from agentloom.engine.attachments import Attachment, FileImage, FileText
+from agentloom.engine.client_tools import chat_call, found_text
 from agentloom.errors import InvalidRequestError, NotFoundError
 from agentloom.inference.base import (
     ChatMessage,
@@ -188,10 +195,11 @@ def _add(builder: ChatHistory, item: StoredItem, *, param: str | None) -> None:
         if builder.text or builder.calls:
             builder.flush_assistant()
         builder.reasoning.append(item.text())
-    elif isinstance(item, FunctionCall):
-        builder.calls.append(ToolCall(id=item.call_id, name=item.name, arguments=item.arguments))
-        builder.known_calls.add(item.call_id)
-    elif isinstance(item, FunctionCallOutput):
+    elif isinstance(item, FunctionCall | CustomToolCall | ToolSearchCall):
+        call = chat_call(item)
+        builder.calls.append(call)
+        builder.known_calls.add(call.id)
+    elif isinstance(item, FunctionCallOutput | CustomToolCallOutput | ToolSearchOutput):
         _add_tool_output(builder, item, param=param)
     elif isinstance(item, FileSearchCall):
         _add_file_search(builder, item)
@@ -287,23 +295,33 @@ def _file_search_output(item: FileSearchCall) -> str:
     return "\n\n".join(f"{r.filename or r.file_id}:\n{r.text or ''}" for r in item.results)
 
 
-def _add_tool_output(builder: ChatHistory, item: FunctionCallOutput, *, param: str | None) -> None:
-    if item.call_id not in builder.known_calls:
+def _add_tool_output(builder: ChatHistory, item: _ClientOutput, *, param: str | None) -> None:
+    call_id, text = _output_of(item)
+    if call_id not in builder.known_calls:
         if param is not None:
+            what = item.type.removesuffix("_output").replace("_", " ")
             raise InvalidRequestError(
-                f"No tool call found for function call output with call_id {item.call_id}.",
+                f"No tool call found for {what} output with call_id {call_id}.",
                 param=param,
             )
         # An accepted item whose call is not in this history (a chain started from a response
         # that ran on a conversation): told as text, since backends refuse orphan tool messages.
         builder.flush_assistant()
-        text = f"(Output of the earlier tool call {item.call_id}:)\n{item.output_text()}"
-        builder.messages.append(ChatMessage(role="user", content=text))
+        told = f"(Output of the earlier tool call {call_id}:)\n{text}"
+        builder.messages.append(ChatMessage(role="user", content=told))
         return
     builder.flush_assistant()
-    builder.messages.append(
-        ChatMessage(role="tool", content=item.output_text(), tool_call_id=item.call_id)
-    )
+    builder.messages.append(ChatMessage(role="tool", content=text, tool_call_id=call_id))
+
+
+_ClientOutput: TypeAlias = FunctionCallOutput | CustomToolCallOutput | ToolSearchOutput
+
+
+def _output_of(item: _ClientOutput) -> tuple[str, str]:
+    """The call an output answers, and what the model is told."""
+    if isinstance(item, ToolSearchOutput):
+        return item.call_id or "", found_text(item)
+    return item.call_id, item.output_text()
 
 
 def _assistant_text(message: Message) -> str:

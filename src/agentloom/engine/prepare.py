@@ -26,6 +26,7 @@ from agentloom.engine.history import Context, History
 from agentloom.engine.items import ItemFinder, stored_items, user_message
 from agentloom.engine.loop import CompactionPlan, LoopConfig
 from agentloom.engine.messages import Head
+from agentloom.engine.reasoning import ENCRYPTED_INCLUDE, ReasoningOutput, SealedReasoning
 from agentloom.engine.tool_plan import ToolPlan, plan_tools
 from agentloom.errors import InvalidRequestError
 from agentloom.ids import new_id
@@ -94,6 +95,7 @@ class Preparer:
         histories: History,
         conversations: ConversationsService,
         compactions: Compactions,
+        sealed_reasoning: SealedReasoning,
         limits: EngineLimits,
         tools: ToolServices | None = None,
         attachments: Attachments | None = None,
@@ -107,6 +109,7 @@ class Preparer:
         self._histories = histories
         self._conversations = conversations
         self._compactions = compactions
+        self._sealed_reasoning = sealed_reasoning
         self._limits = limits
 
     async def prepare(
@@ -137,6 +140,7 @@ class Preparer:
             files = await self._attachments.resolve(items, param="input")
             before = hold.turn.context if hold is not None else chain
             seen = before.extended(items, param="input", files=files)
+            tools = tools.with_loaded(seen.items, first_new=len(before.items))  # tool searches
         except BaseException:
             if hold is not None:
                 await self._conversations.release(hold.turn)
@@ -172,6 +176,7 @@ class Preparer:
         items = await self._input(request, None)
         files = await self._attachments.resolve(items, param="input")
         seen = before.extended(items, param="input", files=files)
+        tools = tools.with_loaded(seen.items, first_new=len(before.items))
         loop = self._loop(request, resolved, tools, seen.chat.render(Head(request.instructions)))
         return Preview(resolved=resolved, seen=seen, request=loop.request)
 
@@ -203,6 +208,7 @@ class Preparer:
         items = await stored_items(
             self._finder, request.input, param="input", for_conversation=hold is not None
         )
+        items = self._sealed_reasoning.opened(items, param="input")  # stateless replay
         if hold is not None:
             await self._conversations.check_new(hold.turn, items, param="input")
         return items
@@ -229,6 +235,19 @@ class Preparer:
             include_logprobs=include_logprobs,
             compaction=compaction,
             max_tool_calls=request.max_tool_calls,
+            reasoning=self._reasoning_output(request, resolved),
+        )
+
+    def _reasoning_output(
+        self, request: CreateResponseRequest, resolved: Resolved
+    ) -> ReasoningOutput:
+        """Reasoning items sealed when the request includes ``reasoning.encrypted_content``,
+        summarised when it asks for a summary."""
+        sealed = ENCRYPTED_INCLUDE in request.include
+        return ReasoningOutput(
+            sealed=self._sealed_reasoning if sealed else None,
+            model=resolved.model.id,
+            summary=request.reasoning.summary if request.reasoning else None,
         )
 
 

@@ -5,7 +5,8 @@ allows, forces a named function where the backend supports it, and the turn stre
 to anything not offered (see :class:`agentloom.engine.turn.CallPolicy`).
 
 Hosted tools (``file_search`` ...) are offered as functions too; the server runs their calls
-itself (see :mod:`agentloom.tools`).
+itself (see :mod:`agentloom.tools`). The client's own tools (``function``, ``custom``,
+``namespace``) are offered as :mod:`agentloom.engine.client_tools` flattens them.
 """
 
 from __future__ import annotations
@@ -14,15 +15,21 @@ import dataclasses
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from agentloom.api.items import StoredItem, ToolSearchOutput
 from agentloom.api.tools import (
     AllowedToolRef,
     AllowedTools,
+    CustomTool,
+    CustomToolChoice,
     FunctionTool,
     FunctionToolChoice,
     HostedToolChoice,
+    NamespaceTool,
     Tool,
     ToolChoice,
+    ToolSearchTool,
 )
+from agentloom.engine.client_tools import ClientTool, client_tools
 from agentloom.engine.turn import CallPolicy
 from agentloom.errors import InvalidRequestError
 from agentloom.inference import base as inf
@@ -35,7 +42,9 @@ from agentloom.tools.registry import (
     is_toolset,
 )
 
-_Offer = FunctionTool | ServerTool
+_Offer = ClientTool | ServerTool
+_CLIENT_TYPES = (FunctionTool, CustomTool, NamespaceTool, ToolSearchTool)
+_LOADABLE = (FunctionTool, CustomTool, NamespaceTool)  # what a tool_search_output may load
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +77,24 @@ class ToolPlan:
             self, specs=tuple(specs), choice=choice, policy=policy, server=server
         )
 
+    def with_loaded(self, items: Sequence[StoredItem], *, first_new: int) -> ToolPlan:
+        """The plan with the tools the client's tool searches found (``tool_search_output``
+        items among ``items``, the new input from ``first_new`` on) offered too, when
+        ``tool_choice`` lets the model call more tools. A name already offered keeps its tool."""
+        loaded = _loaded(items, first_new=first_new) if self.offer_listed else []
+        specs, client = list(self.specs), dict(self.policy.client)
+        offered = set(self.policy.offered)
+        for tool in loaded:
+            if tool.chat_name not in offered and tool.chat_name not in self.server:
+                specs.append(tool.spec)
+                client[tool.chat_name] = tool
+                offered.add(tool.chat_name)
+        if len(specs) == len(self.specs):
+            return self
+        policy = dataclasses.replace(self.policy, offered=frozenset(offered), client=client)
+        choice = self.choice or "auto"
+        return dataclasses.replace(self, specs=tuple(specs), choice=choice, policy=policy)
+
     def relaxed(self) -> ToolPlan:
         """The plan once a server tool ran: a forced choice (``required``, a named tool) is
         satisfied, and the model may now answer."""
@@ -97,11 +124,11 @@ def plan_tools(
     toolsets = _toolsets(tools, services, frozenset(include))
     offers = _offers(tools, services, frozenset(include))
     offered, mode = _select(offers, choice)
-    specs = tuple(_spec(offers[name]) for name in offered)
+    specs = tuple(offers[name].spec for name in offered)
     chat_choice: inf.ToolChoice | None = mode if specs else None
-    if isinstance(choice, FunctionToolChoice | HostedToolChoice):
+    if isinstance(choice, FunctionToolChoice | CustomToolChoice | HostedToolChoice):
         chat_choice = inf.NamedToolChoice(offered[0])
-    server = {name: t for name, t in offers.items() if not isinstance(t, FunctionTool)}
+    server = {name: t for name, t in offers.items() if not isinstance(t, ClientTool)}
     return ToolPlan(
         specs=specs,
         choice=chat_choice,
@@ -110,11 +137,24 @@ def plan_tools(
             single_call=not parallel,
             required=bool(specs) and mode == "required",
             hosted=frozenset(server),
+            client={name: t for name, t in offers.items() if isinstance(t, ClientTool)},
         ),
         server={name: t for name, t in server.items() if name in offered},
         toolsets=toolsets,
         offer_listed=choice in ("auto", "required"),
     )
+
+
+def _loaded(items: Sequence[StoredItem], *, first_new: int) -> list[ClientTool]:
+    found: list[ClientTool] = []
+    for index, item in enumerate(items):
+        if not isinstance(item, ToolSearchOutput):
+            continue
+        where = f"input[{index - first_new}]" if index >= first_new else "tools"
+        for position, tool in enumerate(item.tools):
+            if isinstance(tool, _LOADABLE):
+                found.extend(client_tools(tool, param=f"{where}.tools[{position}]"))
+    return found
 
 
 def _toolsets(
@@ -123,7 +163,7 @@ def _toolsets(
     return tuple(
         build_toolset(ToolRequest(tool=tool, param=f"tools[{index}]", include=include), services)
         for index, tool in enumerate(tools)
-        if not isinstance(tool, FunctionTool) and is_toolset(tool.type)
+        if not isinstance(tool, _CLIENT_TYPES) and is_toolset(tool.type)
     )
 
 
@@ -132,33 +172,29 @@ def _offers(
 ) -> dict[str, _Offer]:
     offers: dict[str, _Offer] = {}
     for index, tool in enumerate(tools):
-        offer: _Offer
-        if isinstance(tool, FunctionTool):
-            offer = tool
-        elif is_toolset(tool.type):
-            continue
-        else:
-            request = ToolRequest(tool=tool, param=f"tools[{index}]", include=include)
-            offer = build_server_tool(request, services)
-        name = _spec(offer).name
-        if name in offers:
-            what = "tool name" if isinstance(tool, FunctionTool) else f"'{tool.type}' tool"
-            raise InvalidRequestError(
-                f"Duplicate {what} '{name}'.",
-                param=f"tools[{index}].name"
-                if isinstance(tool, FunctionTool)
-                else f"tools[{index}]",
-            )
-        offers[name] = offer
+        param = f"tools[{index}]"
+        if isinstance(tool, _CLIENT_TYPES):
+            for client in client_tools(tool, param=param):
+                _add_offer(offers, client, param=f"{client.param}.name")
+        elif not is_toolset(tool.type):
+            request = ToolRequest(tool=tool, param=param, include=include)
+            _add_offer(offers, build_server_tool(request, services), param=param)
     return offers
+
+
+def _add_offer(offers: dict[str, _Offer], offer: _Offer, *, param: str) -> None:
+    name = offer.spec.name
+    if name in offers:
+        what = "tool name" if isinstance(offer, ClientTool) else f"'{offer.kind}' tool"
+        raise InvalidRequestError(f"Duplicate {what} '{name}'.", param=param)
+    offers[name] = offer
 
 
 def _select(offers: dict[str, _Offer], choice: ToolChoice) -> tuple[list[str], inf.ToolChoice]:
     if isinstance(choice, str):
         return ([] if choice == "none" else list(offers)), choice
-    if isinstance(choice, FunctionToolChoice):
-        _require_known(offers, choice.name)
-        return [choice.name], "required"
+    if isinstance(choice, FunctionToolChoice | CustomToolChoice):
+        return [_client_name(offers, choice.type, choice.name, param="tool_choice")], "required"
     if isinstance(choice, AllowedTools):
         return _allowed(offers, choice), choice.mode
     assert isinstance(choice, HostedToolChoice)
@@ -168,43 +204,63 @@ def _select(offers: dict[str, _Offer], choice: ToolChoice) -> tuple[list[str], i
 def _allowed(offers: dict[str, _Offer], choice: AllowedTools) -> list[str]:
     names: list[str] = []
     for index, ref in enumerate(choice.tools):
-        names.append(_ref_name(offers, ref, param=f"tool_choice.tools[{index}]"))
+        param = f"tool_choice.tools[{index}]"
+        if ref.type == "namespace":
+            names.extend(_namespace_names(offers, ref.name, param=param))
+        else:
+            names.append(_ref_name(offers, ref, param=param))
+    return names
+
+
+def _namespace_names(offers: dict[str, _Offer], namespace: str | None, *, param: str) -> list[str]:
+    """Every offered tool of a ``namespace`` (``{"type": "namespace", "name": ...}``)."""
+    names = [
+        name
+        for name, offer in offers.items()
+        if isinstance(offer, ClientTool) and offer.namespace == namespace
+    ]
+    if namespace is None or not names:
+        raise InvalidRequestError(
+            f"Namespace '{namespace}' not found in 'tools' parameter.", param=param
+        )
     return names
 
 
 def _ref_name(offers: dict[str, _Offer], ref: AllowedToolRef, *, param: str) -> str:
-    if ref.type != "function":
+    if ref.type not in ("function", "custom"):
         return _hosted_name(offers, ref.type, param=param)
     if ref.name is None:
         raise InvalidRequestError(
-            "An allowed function tool needs a name ({'type': 'function', 'name': ...}).",
+            f"An allowed {ref.type} tool needs a name ({{'type': '{ref.type}', 'name': ...}}).",
             param=param,
         )
-    _require_known(offers, ref.name)
-    return ref.name
+    return _client_name(offers, ref.type, ref.name, param="tool_choice")
 
 
 def _hosted_name(offers: dict[str, _Offer], kind: str, *, param: str) -> str:
     """The function name of the request's hosted tool of type ``kind``."""
     for name, offer in offers.items():
-        if not isinstance(offer, FunctionTool) and offer.kind == kind:
+        if not isinstance(offer, ClientTool) and offer.kind == kind:
             return name
     raise InvalidRequestError(f"Tool choice '{kind}' not found in 'tools' parameter.", param=param)
 
 
-def _require_known(offers: dict[str, _Offer], name: str) -> None:
-    if not isinstance(offers.get(name), FunctionTool):
+def _client_name(offers: dict[str, _Offer], kind: str, name: str, *, param: str) -> str:
+    """The offered name of the client's ``kind`` tool called ``name``: its own name, its
+    flattened name, or the name it has in a namespace (when no other tool has it)."""
+    exact = offers.get(name)
+    if isinstance(exact, ClientTool) and exact.kind == kind:
+        return name
+    inner = [
+        offer.chat_name
+        for offer in offers.values()
+        if isinstance(offer, ClientTool) and offer.kind == kind and offer.name == name
+    ]
+    if len(inner) == 1:
+        return inner[0]
+    if inner:
         raise InvalidRequestError(
-            f"Tool choice '{name}' not found in 'tools' parameter.", param="tool_choice"
+            f"Tool choice '{name}' is ambiguous: name one of {', '.join(sorted(inner))}.",
+            param=param,
         )
-
-
-def _spec(offer: _Offer) -> inf.FunctionSpec:
-    if not isinstance(offer, FunctionTool):
-        return offer.spec
-    return inf.FunctionSpec(
-        name=offer.name,
-        description=offer.description,
-        parameters=offer.parameters,  # type: ignore[arg-type]
-        strict=offer.strict,
-    )
+    raise InvalidRequestError(f"Tool choice '{name}' not found in 'tools' parameter.", param=param)

@@ -7,7 +7,7 @@ the finish reason and the usage for the loop to decide what comes next.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,8 +20,11 @@ from agentloom.api.content import (
     Refusal,
     TopLogprob,
 )
-from agentloom.api.items import FunctionCall, OutputMessage, Reasoning
+from agentloom.api.items import OutputMessage, Reasoning
 from agentloom.api.response import OutputItem
+from agentloom.engine.client_calls import ClientCall, OpenCall
+from agentloom.engine.client_tools import ClientTool
+from agentloom.engine.reasoning import ReasoningOutput, summary_events
 from agentloom.ids import new_id
 from agentloom.inference import base as inf
 
@@ -71,18 +74,9 @@ class _OpenReasoning:
 
 
 @dataclass
-class _OpenCall:
-    id: str
-    index: int
-    call_id: str
-    name: str
-    chunks: list[str] = field(default_factory=list)
-
-
-@dataclass
 class TurnResult:
     items: list[OutputItem] = field(default_factory=list)
-    calls: list[FunctionCall] = field(default_factory=list)
+    calls: list[ClientCall] = field(default_factory=list)  # calls of the client's tools
     hosted: list[inf.ToolCall] = field(default_factory=list)  # calls of server tools, to run
     rejected: list[inf.ToolCall] = field(default_factory=list)
     finish: inf.FinishReason | None = None
@@ -98,6 +92,7 @@ class CallPolicy:
     single_call: bool = False  # parallel_tool_calls: false
     required: bool = False  # tool_choice required / a named function: a turn must call a tool
     hosted: frozenset[str] = frozenset()  # names of server tools: their calls are run, not streamed
+    client: Mapping[str, ClientTool] = field(default_factory=dict)  # the client's, by chat name
 
 
 class TurnStreamer:
@@ -109,15 +104,17 @@ class TurnStreamer:
         policy: CallPolicy,
         include_logprobs: bool = False,
         annotate: Callable[[str], list[Annotation]] | None = None,
+        reasoning: ReasoningOutput | None = None,
     ) -> None:
         self._seq = seq
+        self._reasoning_output = reasoning or ReasoningOutput()
         self._annotate = annotate
         self._next_index = first_output_index
         self._policy = policy
         self._with_logprobs = include_logprobs
         self._message: _OpenMessage | None = None
         self._reasoning: _OpenReasoning | None = None
-        self._calls: dict[int, _OpenCall] = {}
+        self._calls: dict[int, OpenCall] = {}
         self._pending: dict[int, inf.ToolCallDelta] = {}
         self._skipped: dict[int, list[str]] = {}
         self._skipped_names: dict[int, tuple[str, str]] = {}
@@ -215,14 +212,13 @@ class TurnStreamer:
         if item is None:
             return []
         text = "".join(item.chunks)
-        done = Reasoning(
-            id=item.id, summary=[], content=[ReasoningText(text=text)], status="completed"
-        )
+        done = self._reasoning_output.item(item.id, text)  # sealed and summarised as asked
         self.result.items.append(done)
         where = {"item_id": item.id, "output_index": item.index, "content_index": 0}
         return [
             ev.ReasoningTextDone(sequence_number=self._seq(), text=text, **where),
             ev.ContentPartDone(sequence_number=self._seq(), part=ReasoningText(text=text), **where),
+            *summary_events(self._seq, done, item.index),
             ev.OutputItemDone(sequence_number=self._seq(), output_index=item.index, item=done),
         ]
 
@@ -364,17 +360,18 @@ class TurnStreamer:
             self._hosted[chunk.index] = (call_id, pending.name, [pending.arguments])
             return []  # run by the server: its item is streamed when it runs
         events = self._close_reasoning() + self._close_message()
-        call = _OpenCall(
-            id=new_id("fc"), index=self._take_index(), call_id=call_id, name=pending.name
-        )
+        call = self._open_call(call_id, pending.name)
         self._calls[chunk.index] = call
-        added = FunctionCall(
-            id=call.id, call_id=call_id, name=call.name, arguments="", status="in_progress"
-        )
+        added = call.item("in_progress")
         events.append(
             ev.OutputItemAdded(sequence_number=self._seq(), output_index=call.index, item=added)
         )
         return events + self._call_delta(call, pending.arguments)
+
+    def _open_call(self, call_id: str, chat_name: str) -> OpenCall:
+        """A call of the client's tool offered as ``chat_name``."""
+        tool = self._policy.client.get(chat_name) or ClientTool.plain(chat_name)
+        return OpenCall.open(tool, call_id=call_id, index=self._take_index())
 
     def _merge_pending(self, chunk: inf.ToolCallDelta) -> inf.ToolCallDelta:
         earlier = self._pending.get(chunk.index)
@@ -387,39 +384,19 @@ class TurnStreamer:
             arguments=earlier.arguments + chunk.arguments,
         )
 
-    def _call_delta(self, call: _OpenCall, delta: str) -> list[ev.StreamEvent]:
+    def _call_delta(self, call: OpenCall, delta: str) -> list[ev.StreamEvent]:
         if not delta:
             return []
-        call.chunks.append(delta)
         self.result.output_chars += len(delta)
-        return [
-            ev.FunctionCallArgumentsDelta(
-                sequence_number=self._seq(), item_id=call.id, output_index=call.index, delta=delta
-            )
-        ]
+        return call.delta(self._seq, delta)
 
     def _close_calls(self) -> list[ev.StreamEvent]:
         events: list[ev.StreamEvent] = []
         for call in sorted(self._calls.values(), key=lambda c: c.index):
-            arguments = "".join(call.chunks)
-            done = FunctionCall(
-                id=call.id,
-                call_id=call.call_id,
-                name=call.name,
-                arguments=arguments,
-                status="completed",
-            )
+            done = call.item("completed")
             self.result.items.append(done)
             self.result.calls.append(done)
-            events.append(
-                ev.FunctionCallArgumentsDone(
-                    sequence_number=self._seq(),
-                    item_id=call.id,
-                    output_index=call.index,
-                    name=call.name,
-                    arguments=arguments,
-                )
-            )
+            events += call.done(self._seq, done)
             events.append(
                 ev.OutputItemDone(sequence_number=self._seq(), output_index=call.index, item=done)
             )
