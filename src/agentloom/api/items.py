@@ -59,6 +59,13 @@ class OutputMessage(WireModel):
     content: list[OutputContent] = Field(default_factory=list)
 
 
+def _joined_text(output: str | list[InputContent]) -> str:
+    """A tool output as text: the string, or its text parts joined."""
+    if isinstance(output, str):
+        return output
+    return "".join(p.text for p in output if isinstance(p, InputText))
+
+
 class FunctionCall(WireModel):
     """A call of a function the client runs; ``namespace``: the group of a function offered in
     a ``namespace`` tool."""
@@ -80,9 +87,7 @@ class FunctionCallOutput(WireModel):
     status: ItemStatus | None = None
 
     def output_text(self) -> str:
-        if isinstance(self.output, str):
-            return self.output
-        return "".join(p.text for p in self.output if isinstance(p, InputText))
+        return _joined_text(self.output)
 
 
 class CustomToolCall(WireModel):
@@ -105,9 +110,7 @@ class CustomToolCallOutput(WireModel):
     status: ItemStatus | None = None
 
     def output_text(self) -> str:
-        if isinstance(self.output, str):
-            return self.output
-        return "".join(p.text for p in self.output if isinstance(p, InputText))
+        return _joined_text(self.output)
 
 
 class ToolSearchCall(WireModel):
