@@ -21,6 +21,7 @@ from agentloom.tools.sandbox import (
     build_sandbox,
     bwrap_available,
     default_packages,
+    spawn,
 )
 
 __all__ = ["MESSAGE_BYTES", "BrokenChannel", "Child", "Message", "child_source", "default_sandbox"]
@@ -73,18 +74,7 @@ class Child:
 
     @classmethod
     async def spawn(cls, command: SandboxCommand) -> Child:
-        process = await asyncio.create_subprocess_exec(
-            *command.argv,
-            cwd=command.cwd,
-            env=command.env,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            preexec_fn=command.preexec,
-            start_new_session=True,
-            limit=MESSAGE_BYTES,
-        )
-        return cls(process)
+        return cls(await spawn(command, limit=MESSAGE_BYTES))
 
     async def send(self, message: Message) -> None:
         """Write one message; a dead child is noticed by the next :meth:`receive`."""

@@ -329,10 +329,10 @@ def _ro_bind(path: Path) -> list[str]:
     return [*options, "--ro-bind", str(path), str(path)]
 
 
-async def execute(command: SandboxCommand, code: str, workdir: Path, limits: Limits) -> RunResult:
-    """Run ``command`` with ``code`` on its stdin; read its output up to the cap; kill its
-    process group on timeout or overflow."""
-    process = await asyncio.create_subprocess_exec(
+async def spawn(command: SandboxCommand, *, limit: int = 2**16) -> asyncio.subprocess.Process:
+    """Start ``command`` in a session of its own (so its whole group can be killed), with
+    pipes on stdin, stdout and stderr; ``limit`` bounds one line read from its output."""
+    return await asyncio.create_subprocess_exec(
         *command.argv,
         cwd=command.cwd,
         env=command.env,
@@ -341,7 +341,14 @@ async def execute(command: SandboxCommand, code: str, workdir: Path, limits: Lim
         stderr=asyncio.subprocess.PIPE,
         preexec_fn=command.preexec,
         start_new_session=True,
+        limit=limit,
     )
+
+
+async def execute(command: SandboxCommand, code: str, workdir: Path, limits: Limits) -> RunResult:
+    """Run ``command`` with ``code`` on its stdin; read its output up to the cap; kill its
+    process group on timeout or overflow."""
+    process = await spawn(command)
     capture = _Capture(limits.output_bytes, lambda: _kill(process))
     timed_out = False
     try:
