@@ -16,16 +16,18 @@ from agentloom.config import Settings
 from agentloom.server.app import create_app
 from agentloom.testing.backend import serve_async
 from tests.plugins.server import running
+from tests.wire_audit import WireAudit
 
 
 @pytest.fixture
 async def live_url(settings: Settings) -> AsyncIterator[str]:
-    """The app's base URL over a real socket (uvicorn, lifespan run beside it)."""
-    async with (
-        running(create_app(settings)) as application,
-        serve_async(application, lifespan=False) as url,
-    ):
-        yield url
+    """The app's base URL over a real socket (uvicorn, lifespan run beside it), everything it
+    sends checked against OpenAI's types (:mod:`tests.wire_audit`)."""
+    async with running(create_app(settings)) as application:
+        audit = WireAudit(application)
+        async with serve_async(audit, lifespan=False) as url:
+            yield url
+    assert not audit.found, "the wire format broke OpenAI's types:\n" + "\n".join(audit.found)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -33,6 +33,7 @@ from agentloom.config import (
 )
 from agentloom.server.app import create_app
 from agentloom.testing.backend import FakeBackend
+from tests.wire_audit import WireAudit
 
 BASE_URL = "http://agentloom.test/v1"
 FAKE_EMBEDDING_MODEL = "fake-embedding"
@@ -120,8 +121,17 @@ async def app(settings: Settings) -> AsyncIterator[Starlette]:
 
 
 @pytest.fixture
-async def http(app: Starlette) -> AsyncIterator[httpx2.AsyncClient]:
-    transport = httpx2.ASGITransport(app=app)
+def wire_audit(app: Starlette) -> Iterator[WireAudit]:
+    """The app behind a check of everything it sends (:mod:`tests.wire_audit`); what the check
+    found fails the test."""
+    audit = WireAudit(app)
+    yield audit
+    assert not audit.found, "the wire format broke OpenAI's types:\n" + "\n".join(audit.found)
+
+
+@pytest.fixture
+async def http(wire_audit: WireAudit) -> AsyncIterator[httpx2.AsyncClient]:
+    transport = httpx2.ASGITransport(app=wire_audit)
     async with httpx2.AsyncClient(transport=transport, base_url=BASE_URL) as raw:
         yield raw
 

@@ -6,10 +6,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from agentloom.api.content import WireModel
 from agentloom.api.items import StoredItem
 from agentloom.api.requests import CreateResponseRequest, Input
 from agentloom.api.response import ResponseUsage
+from agentloom.api.wire import WireModel
 
 
 class CompactRequest(WireModel):

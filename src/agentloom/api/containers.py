@@ -6,8 +6,8 @@ from typing import Literal, TypeAlias
 
 from pydantic import Field
 
-from agentloom.api.content import WireModel
 from agentloom.api.lists import ListPage
+from agentloom.api.wire import WireModel
 
 MemoryLimit = Literal["1g", "4g", "16g", "64g"]
 

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-
-class WireModel(BaseModel):
-    """Base of every wire model: unknown fields are accepted and dropped (clients send extras)."""
-
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+from agentloom.api.wire import WireModel
 
 
 class InputText(WireModel):
@@ -87,7 +83,7 @@ class OutputText(WireModel):
     type: Literal["output_text"] = "output_text"
     text: str
     annotations: list[Annotation] = Field(default_factory=list)
-    logprobs: list[Logprob] | None = None
+    logprobs: list[Logprob] = Field(default_factory=list)
 
 
 class Refusal(WireModel):

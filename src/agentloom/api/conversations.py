@@ -6,9 +6,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from agentloom.api.content import WireModel
 from agentloom.api.items import InputItem, StoredItem
 from agentloom.api.metadata import Metadata
+from agentloom.api.wire import WireModel
 
 MAX_ITEMS_PER_CALL = 20  # as OpenAI: items added by one create or one items.create call
 

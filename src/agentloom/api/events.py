@@ -11,9 +11,9 @@ from agentloom.api.content import (
     ReasoningText,
     Refusal,
     SummaryText,
-    WireModel,
 )
 from agentloom.api.response import OutputItem, Response
+from agentloom.api.wire import Nullable, WireModel
 
 
 class _Event(WireModel):
@@ -273,9 +273,9 @@ class CompactionCompacting(_Event):
 
 class ErrorEvent(_Event):
     type: Literal["error"] = "error"
-    code: str | None
+    code: Nullable[str]
     message: str
-    param: str | None
+    param: Nullable[str]
 
 
 TerminalEvent: TypeAlias = ResponseCompleted | ResponseIncomplete | ResponseFailed

@@ -6,8 +6,8 @@ from typing import Literal, TypeAlias, get_args
 
 from pydantic import Field
 
-from agentloom.api.content import WireModel
 from agentloom.api.lists import ListPage
+from agentloom.api.wire import WireModel
 
 FilePurpose: TypeAlias = Literal["assistants", "batch", "fine-tune", "vision", "user_data", "evals"]
 FILE_PURPOSES: frozenset[str] = frozenset(get_args(FilePurpose))

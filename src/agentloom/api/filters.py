@@ -14,7 +14,7 @@ from typing import Annotated, Literal, TypeAlias
 
 from pydantic import Field, StrictBool, StrictFloat, StrictStr, field_validator, model_validator
 
-from agentloom.api.content import WireModel
+from agentloom.api.wire import WireModel
 
 __all__ = [
     "MAX_FILTER_DEPTH",

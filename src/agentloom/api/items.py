@@ -19,9 +19,9 @@ from agentloom.api.content import (
     OutputText,
     ReasoningText,
     SummaryText,
-    WireModel,
 )
 from agentloom.api.tools import Tool
+from agentloom.api.wire import Nullable, WireModel
 
 ItemStatus = Literal["in_progress", "completed", "incomplete"]
 MessageRole = Literal["user", "system", "developer", "assistant"]
@@ -75,7 +75,7 @@ class FunctionCall(WireModel):
     call_id: str
     name: str
     arguments: str
-    namespace: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    namespace: str | None = None
     status: ItemStatus | None = None
 
 
@@ -98,7 +98,7 @@ class CustomToolCall(WireModel):
     call_id: str
     name: str
     input: str
-    namespace: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    namespace: str | None = None
     status: ItemStatus | None = None
 
 
@@ -118,7 +118,7 @@ class ToolSearchCall(WireModel):
 
     type: Literal["tool_search_call"] = "tool_search_call"
     id: str | None = None
-    call_id: str | None = None
+    call_id: Nullable[str] = None
     arguments: object = Field(default_factory=dict)
     execution: Literal["server", "client"] = "client"
     status: ItemStatus | None = None
@@ -129,7 +129,7 @@ class ToolSearchOutput(WireModel):
 
     type: Literal["tool_search_output"] = "tool_search_output"
     id: str | None = None
-    call_id: str | None = None
+    call_id: Nullable[str] = None
     execution: Literal["server", "client"] = "client"
     tools: list[Tool] = Field(default_factory=list)
     status: ItemStatus | None = None
@@ -140,7 +140,7 @@ class Reasoning(WireModel):
     id: str | None = None
     summary: list[SummaryText] = Field(default_factory=list)
     content: list[ReasoningText] | None = None
-    encrypted_content: str | None = None
+    encrypted_content: Nullable[str] = None
     status: ItemStatus | None = None
 
     def text(self) -> str:
@@ -169,7 +169,7 @@ class FileSearchResult(WireModel):
     filename: str | None = None
     score: float | None = None
     text: str | None = None
-    attributes: dict[str, AttributeValue] | None = None
+    attributes: Nullable[dict[str, AttributeValue]] = None
 
 
 class FileSearchCall(WireModel):
@@ -180,7 +180,7 @@ class FileSearchCall(WireModel):
     id: str
     queries: list[str] = Field(default_factory=list)
     status: FileSearchStatus
-    results: list[FileSearchResult] | None = None
+    results: Nullable[list[FileSearchResult]] = None
 
 
 class CodeInterpreterLogs(WireModel):
@@ -204,10 +204,10 @@ class CodeInterpreterCall(WireModel):
 
     type: Literal["code_interpreter_call"] = "code_interpreter_call"
     id: str
-    code: str | None = None
+    code: Nullable[str] = None
     container_id: str
     status: Literal["in_progress", "interpreting", "completed", "incomplete", "failed"]
-    outputs: list[CodeInterpreterOutput] | None = None
+    outputs: Nullable[list[CodeInterpreterOutput]] = None
 
 
 class WebSearchSource(WireModel):
@@ -253,8 +253,8 @@ class WebSearchCall(WireModel):
 class McpListedTool(WireModel):
     name: str
     input_schema: dict[str, object]
-    description: str | None = None
-    annotations: dict[str, object] | None = None
+    description: Nullable[str] = None
+    annotations: Nullable[dict[str, object]] = None
 
 
 class McpListTools(WireModel):
@@ -264,7 +264,7 @@ class McpListTools(WireModel):
     id: str
     server_label: str
     tools: list[McpListedTool] = Field(default_factory=list)
-    error: str | None = None
+    error: Nullable[str] = None
 
 
 class McpCallError(WireModel):
@@ -272,11 +272,29 @@ class McpCallError(WireModel):
     or ``mcp_tool_execution_error`` (the tool's own ``content``)."""
 
     type: Literal["mcp_protocol_error", "mcp_tool_execution_error", "http_error"]
-    code: int | None = Field(default=None, exclude_if=lambda value: value is None)
-    message: str | None = Field(default=None, exclude_if=lambda value: value is None)
-    content: list[dict[str, object]] | None = Field(
-        default=None, exclude_if=lambda value: value is None
-    )
+    code: int | None = None
+    message: str | None = None
+    content: list[dict[str, object]] | None = None
+
+    @classmethod
+    def execution(cls, text: str) -> McpCallError:
+        """A tool execution error whose content is ``text``."""
+        return cls(type="mcp_tool_execution_error", content=[{"type": "text", "text": text}])
+
+    def redacted(self, text: str) -> McpCallError:
+        """The same kind of error, saying ``text`` instead of what it said."""
+        if self.type == "mcp_tool_execution_error":
+            return McpCallError.execution(text)
+        return self.model_copy(update={"message": text})
+
+    @model_validator(mode="after")
+    def _shape_of_its_type(self) -> McpCallError:
+        if self.type == "mcp_tool_execution_error":
+            if self.content is None:
+                raise ValueError("an mcp_tool_execution_error has content")
+        elif self.code is None or self.message is None:
+            raise ValueError(f"an {self.type} has a code and a message")
+        return self
 
 
 class McpCall(WireModel):
@@ -285,10 +303,10 @@ class McpCall(WireModel):
     server_label: str
     name: str
     arguments: str
-    output: str | None = None
-    error: McpCallError | None = None
+    output: Nullable[str] = None
+    error: Nullable[McpCallError] = None
     status: Literal["in_progress", "completed", "incomplete", "calling", "failed"] | None = None
-    approval_request_id: str | None = None
+    approval_request_id: Nullable[str] = None
 
 
 class McpApprovalRequest(WireModel):

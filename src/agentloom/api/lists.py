@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Generic, Literal, TypeVar
 
-from agentloom.api.content import WireModel
+from agentloom.api.wire import Nullable, WireModel
 
 T = TypeVar("T")
 
@@ -12,8 +12,8 @@ T = TypeVar("T")
 class ListPage(WireModel, Generic[T]):
     object: Literal["list"] = "list"
     data: list[T]
-    first_id: str | None
-    last_id: str | None
+    first_id: Nullable[str]  # null on an empty page, as OpenAI sends it
+    last_id: Nullable[str]
     has_more: bool
 
 

@@ -7,8 +7,9 @@ from typing import Annotated, Literal, TypeAlias
 
 from pydantic import AfterValidator, Discriminator, Field, StrictInt, StrictStr, Tag
 
-from agentloom.api.content import InputContent, WireModel
+from agentloom.api.content import InputContent
 from agentloom.api.metadata import Metadata
+from agentloom.api.wire import WireModel
 
 MAX_VERSION = 2**31 - 1  # versions live in a 32-bit integer column
 

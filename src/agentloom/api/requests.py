@@ -13,11 +13,11 @@ from pydantic import (
     model_serializer,
 )
 
-from agentloom.api.content import WireModel
 from agentloom.api.items import InputItem
 from agentloom.api.metadata import Metadata
 from agentloom.api.prompts import PromptParam
 from agentloom.api.tools import Tool, ToolChoice
+from agentloom.api.wire import Nullable, WireModel
 
 KNOWN_INCLUDES = frozenset(
     {
@@ -62,12 +62,12 @@ TextFormat: TypeAlias = Annotated[
 
 class TextConfig(WireModel):
     format: TextFormat = Field(default_factory=TextFormatText)
-    verbosity: Literal["low", "medium", "high"] | None = "medium"
+    verbosity: Nullable[Literal["low", "medium", "high"]] = "medium"
 
 
 class ReasoningConfig(WireModel):
-    effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = None
-    summary: Literal["auto", "concise", "detailed"] | None = None
+    effort: Nullable[Literal["none", "minimal", "low", "medium", "high", "xhigh"]] = None
+    summary: Nullable[Literal["auto", "concise", "detailed"]] = None
 
 
 class ContextManagement(WireModel):

@@ -6,7 +6,6 @@ from typing import Annotated, Literal, TypeAlias
 
 from pydantic import Discriminator, Field, Tag
 
-from agentloom.api.content import WireModel
 from agentloom.api.items import (
     CodeInterpreterCall,
     Compaction,
@@ -25,6 +24,7 @@ from agentloom.api.items import (
 from agentloom.api.prompts import ResponsePrompt
 from agentloom.api.requests import ConversationRef, ReasoningConfig, TextConfig
 from agentloom.api.tools import Tool, ToolChoice
+from agentloom.api.wire import Nullable, WireModel
 
 ResponseStatus = Literal["queued", "in_progress", "completed", "failed", "incomplete", "cancelled"]
 IncompleteReason = Literal["max_output_tokens", "max_messages", "content_filter"]
@@ -135,25 +135,26 @@ class Response(WireModel):
     object: Literal["response"] = "response"
     created_at: int
     status: ResponseStatus
+    access_programs: Nullable[dict[str, str]] = None  # required by the spec; none run here
     background: bool = False
     completed_at: int | None = None
-    conversation: ConversationRef | None = None
-    error: ResponseError | None = None
-    incomplete_details: IncompleteDetails | None = None
-    instructions: str | None = None
-    max_output_tokens: int | None = None
-    max_tool_calls: int | None = None
+    conversation: Nullable[ConversationRef] = None
+    error: Nullable[ResponseError] = None
+    incomplete_details: Nullable[IncompleteDetails] = None
+    instructions: Nullable[str] = None
+    max_output_tokens: Nullable[int] = None
+    max_tool_calls: Nullable[int] = None
     metadata: dict[str, str] = Field(default_factory=dict)
     model: str
-    moderation: ResponseModeration | None = None  # when the request asked for ``moderation``
+    moderation: Nullable[ResponseModeration] = None  # when the request asked for ``moderation``
     output: list[OutputItem] = Field(default_factory=list)
     parallel_tool_calls: bool = True
-    previous_response_id: str | None = None
-    prompt: ResponsePrompt | None = None
-    prompt_cache_key: str | None = None
-    prompt_cache_retention: str | None = None
+    previous_response_id: Nullable[str] = None
+    prompt: Nullable[ResponsePrompt] = None
+    prompt_cache_key: Nullable[str] = None
+    prompt_cache_retention: Nullable[str] = None
     reasoning: ReasoningConfig = Field(default_factory=ReasoningConfig)
-    safety_identifier: str | None = None
+    safety_identifier: Nullable[str] = None
     service_tier: str = "default"
     store: bool = True
     temperature: float = 1.0

@@ -7,7 +7,7 @@ from typing import Annotated, Literal, TypeAlias
 
 from pydantic import Field
 
-from agentloom.api.content import WireModel
+from agentloom.api.wire import Nullable, WireModel
 
 InputType = Literal["text", "image"]
 
@@ -60,7 +60,7 @@ class SafetyViolation(WireModel):
 
 
 class RunShieldResponse(WireModel):
-    violation: SafetyViolation | None
+    violation: Nullable[SafetyViolation]  # Llama Stack sends null when nothing was found
 
 
 # --- moderations -------------------------------------------------------------------------------

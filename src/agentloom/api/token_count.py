@@ -6,7 +6,6 @@ from typing import Literal
 
 from pydantic import Field
 
-from agentloom.api.content import WireModel
 from agentloom.api.requests import (
     ConversationRef,
     CreateResponseRequest,
@@ -15,6 +14,7 @@ from agentloom.api.requests import (
     TextConfig,
 )
 from agentloom.api.tools import Tool, ToolChoice
+from agentloom.api.wire import WireModel
 
 
 class InputTokensRequest(WireModel):

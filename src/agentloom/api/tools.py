@@ -6,8 +6,8 @@ from typing import Annotated, Literal, TypeAlias
 
 from pydantic import Discriminator, Field, Tag
 
-from agentloom.api.content import WireModel
 from agentloom.api.filters import Filter
+from agentloom.api.wire import WireModel
 
 
 def _empty_object_schema() -> dict[str, object]:
@@ -26,10 +26,6 @@ class FunctionTool(WireModel):
 
 CHAT_TOOL_NAME = r"^[a-zA-Z0-9_\-]+$"
 """What chat backends accept as a function name (at most 64 characters)."""
-
-
-def _drop_none(value: object) -> bool:
-    return value is None
 
 
 class TextInputFormat(WireModel):
@@ -56,8 +52,8 @@ class CustomTool(WireModel):
 
     type: Literal["custom"] = "custom"
     name: str = Field(min_length=1, max_length=64, pattern=CHAT_TOOL_NAME)
-    description: str | None = Field(default=None, exclude_if=_drop_none)
-    format: CustomInputFormat | None = Field(default=None, exclude_if=_drop_none)
+    description: str | None = None
+    format: CustomInputFormat | None = None
 
 
 class NamespaceFunction(WireModel):
@@ -65,9 +61,9 @@ class NamespaceFunction(WireModel):
 
     type: Literal["function"] = "function"
     name: str = Field(min_length=1, max_length=64, pattern=CHAT_TOOL_NAME)
-    description: str | None = Field(default=None, exclude_if=_drop_none)
-    parameters: dict[str, object] | None = Field(default=None, exclude_if=_drop_none)
-    strict: bool | None = Field(default=None, exclude_if=_drop_none)
+    description: str | None = None
+    parameters: dict[str, object] | None = None
+    strict: bool | None = None
 
 
 NamespaceMember: TypeAlias = Annotated[NamespaceFunction | CustomTool, Field(discriminator="type")]
@@ -90,9 +86,9 @@ class ToolSearchTool(WireModel):
     then on; server-side execution is not available here."""
 
     type: Literal["tool_search"] = "tool_search"
-    execution: Literal["server", "client"] | None = Field(default=None, exclude_if=_drop_none)
-    description: str | None = Field(default=None, exclude_if=_drop_none)
-    parameters: dict[str, object] | None = Field(default=None, exclude_if=_drop_none)
+    execution: Literal["server", "client"] | None = None
+    description: str | None = None
+    parameters: dict[str, object] | None = None
 
 
 class HybridSearch(WireModel):
@@ -117,9 +113,7 @@ class FileSearchTool(WireModel):
     max_num_results: int | None = Field(default=None, ge=1, le=50)
     filters: Filter | None = None
     ranking_options: RankingOptions | None = None
-    search_mode: Literal["hybrid", "vector", "keyword"] | None = Field(
-        default=None, exclude_if=lambda value: value is None
-    )
+    search_mode: Literal["hybrid", "vector", "keyword"] | None = None
 
 
 WEB_SEARCH_TYPES = frozenset(

@@ -6,9 +6,9 @@ from typing import Annotated, Literal, TypeAlias
 
 from pydantic import AfterValidator, Field
 
-from agentloom.api.content import WireModel
 from agentloom.api.filters import Filter
 from agentloom.api.vector_stores import AttributeValue
+from agentloom.api.wire import Nullable, WireModel
 
 MAX_QUERIES = 16
 MAX_QUERY_CHARS = 4096
@@ -70,4 +70,4 @@ class SearchResultsPage(WireModel):
     search_query: list[str]
     data: list[SearchResultItem]
     has_more: bool = False
-    next_page: str | None = None
+    next_page: Nullable[str] = None

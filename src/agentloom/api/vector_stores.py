@@ -18,13 +18,13 @@ from pydantic import (
     model_validator,
 )
 
-from agentloom.api.content import WireModel
 from agentloom.api.metadata import (
     METADATA_MAX_KEY,
     METADATA_MAX_PAIRS,
     METADATA_MAX_VALUE,
     Metadata,
 )
+from agentloom.api.wire import Nullable, WireModel
 
 MIN_CHUNK_TOKENS = 100
 MAX_CHUNK_TOKENS = 4096
@@ -142,7 +142,7 @@ class VectorStore(WireModel):
     status: StoreStatus
     expires_after: ExpiresAfter | None = None
     expires_at: int | None = None
-    last_active_at: int | None = None
+    last_active_at: Nullable[int] = None
     metadata: dict[str, str] = Field(default_factory=dict)
 
 
@@ -189,7 +189,7 @@ class VectorStoreFile(WireModel):
     vector_store_id: str
     status: FileStatus
     usage_bytes: int
-    last_error: LastError | None = None
+    last_error: Nullable[LastError] = None
     attributes: dict[str, AttributeValue] = Field(default_factory=dict)
     chunking_strategy: StaticChunkingObject
 
@@ -219,7 +219,7 @@ class FileContentPage(WireModel):
     object: Literal["vector_store.file_content.page"] = "vector_store.file_content.page"
     data: list[FileContent]
     has_more: bool = False
-    next_page: str | None = None
+    next_page: Nullable[str] = None
 
 
 # --- batches -----------------------------------------------------------------------------------

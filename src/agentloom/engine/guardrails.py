@@ -293,7 +293,7 @@ def blocked_call_item(item: OutputItem) -> OutputItem:
             id=item.id, server_label=item.server_label, name=item.name, arguments=item.arguments
         )
     if isinstance(item, McpCall):
-        error = McpCallError(type="mcp_tool_execution_error", message=BLOCKED_CALL)
+        error = McpCallError.execution(BLOCKED_CALL)
         return item.model_copy(update={"status": "failed", "error": error})
     if "status" in type(item).model_fields:
         return item.model_copy(update={"status": "failed"})
@@ -301,9 +301,7 @@ def blocked_call_item(item: OutputItem) -> OutputItem:
 
 
 def _redact_mcp(item: McpCall) -> McpCall:
-    error = item.error
-    if error is not None:
-        error = McpCallError(type=error.type, code=error.code, message=BLOCKED_OUTPUT)
+    error = item.error.redacted(BLOCKED_OUTPUT) if item.error is not None else None
     return item.model_copy(update={"output": BLOCKED_OUTPUT, "error": error})
 
 

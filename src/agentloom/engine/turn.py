@@ -55,7 +55,7 @@ class _Part:
         return OutputText(
             text=text,
             annotations=self.annotations,
-            logprobs=self.logprobs if with_logprobs else None,
+            logprobs=self.logprobs if with_logprobs else [],
         )
 
 

@@ -1,0 +1,235 @@
+"""Every JSON body, SSE event and WebSocket frame the app sends, checked against the ``openai``
+package's types: it must parse, and it may hold ``null`` only where the spec allows it
+(:mod:`tests.wire_nullability`).
+
+:class:`WireAudit` wraps the app at the ASGI edge, so every test that talks to the app through
+the ``http`` / ``client`` fixtures or a live socket checks the wire as a side effect; what it
+finds fails the test at teardown. :func:`problems` checks one decoded object by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from openai.types import FileDeleted, FileObject, Model, VectorStore, VectorStoreDeleted
+from openai.types.container_retrieve_response import ContainerRetrieveResponse
+from openai.types.containers import FileRetrieveResponse as ContainerFile
+from openai.types.conversations import Conversation, ConversationItem
+from openai.types.conversations.conversation_deleted_resource import ConversationDeletedResource
+from openai.types.responses import (
+    CompactedResponse,
+    InputTokenCountResponse,
+    Response,
+    ResponseItem,
+    ResponseStreamEvent,
+)
+from openai.types.shared import ErrorObject
+from openai.types.vector_store_search_response import VectorStoreSearchResponse
+from openai.types.vector_stores import (
+    VectorStoreFile,
+    VectorStoreFileBatch,
+    VectorStoreFileDeleted,
+)
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from tests.wire_nullability import nullable, required_fields
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[
+    [Scope, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]],
+    Awaitable[None],
+]
+
+_BY_OBJECT: dict[str, TypeAdapter[Any]] = {
+    name: TypeAdapter(model)
+    for name, model in {
+        "response": Response,
+        "response.compaction": CompactedResponse,
+        "response.input_tokens": InputTokenCountResponse,
+        "conversation": Conversation,
+        "conversation.deleted": ConversationDeletedResource,
+        "file": FileObject | FileDeleted,
+        "vector_store": VectorStore,
+        "vector_store.deleted": VectorStoreDeleted,
+        "vector_store.file": VectorStoreFile,
+        "vector_store.file.deleted": VectorStoreFileDeleted,
+        "vector_store.files_batch": VectorStoreFileBatch,
+        "container": ContainerRetrieveResponse,
+        "container.file": ContainerFile,
+        "model": Model,
+    }.items()
+}
+EVENT: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
+_ELEMENT_TYPES: tuple[tuple[re.Pattern[str], TypeAdapter[Any]], ...] = (
+    (re.compile(r"/v1/vector_stores/[^/]+/search$"), TypeAdapter(VectorStoreSearchResponse)),
+    (re.compile(r"/v1/conversations/[^/]+/items(/[^/]+)?$"), TypeAdapter(ConversationItem)),
+    (re.compile(r"/v1/responses/[^/]+/input_items$"), TypeAdapter(ResponseItem)),
+    (re.compile(r"/v1/responses/compact$"), TypeAdapter(ConversationItem)),
+)
+"""What the elements of a list (or a single item) on these paths are."""
+
+_ERROR: TypeAdapter[Any] = TypeAdapter(ErrorObject)
+_ITEM: TypeAdapter[Any] = TypeAdapter(ConversationItem)
+_COMPACTED: TypeAdapter[Any] = TypeAdapter(CompactedResponse)
+
+TOLERATED_ERROR_CODES = frozenset({"context_length_exceeded"})
+"""``error.code`` values OpenAI sends in a failed response although the package's enum lacks
+them (Codex reads ``context_length_exceeded`` to tell the user the context is full)."""
+
+
+def problems(value: Any, path: str = "") -> list[str]:
+    """What is wrong with one JSON value the app sent for ``path`` (empty: none)."""
+    if not isinstance(value, dict):
+        return []
+    if set(value) == {"error"} and isinstance(value["error"], dict):
+        return _check(_ERROR, value["error"], "error")
+    kind = value.get("object")
+    if kind == "list" or (isinstance(kind, str) and kind.endswith(".page")):
+        return _list_problems(value, path)
+    if kind == "response.compaction":  # output holds the kept user messages too (OpenAI does)
+        found = _check(_COMPACTED, {**value, "output": []}, kind)
+        return found + _elements(value["output"], path, "output")
+    if isinstance(kind, str) and kind in _BY_OBJECT:
+        return _check(_BY_OBJECT[kind], value, kind)
+    return _elements([value], path, "item")
+
+
+def event_problems(value: Any) -> list[str]:
+    """What is wrong with one streamed event (SSE ``data:`` or WebSocket frame)."""
+    if isinstance(value, dict) and value.get("type") == "error" and "error" in value:
+        return _check(_ERROR, value["error"], "error event")
+    return _check(EVENT, value, f"event {value.get('type')}" if isinstance(value, dict) else "")
+
+
+def item_problems(value: Any) -> list[str]:
+    """What is wrong with one conversation item (any kind a response or a client makes)."""
+    return _check(_ITEM, value, f"item {value.get('type')}" if isinstance(value, dict) else "")
+
+
+def _list_problems(page: dict[str, Any], path: str) -> list[str]:
+    """A list envelope: ``first_id`` / ``last_id`` are the ends of ``data``, null when empty
+    (OpenAI's own empty lists), then each element."""
+    data = page.get("data", [])
+    found = []
+    for end in ("first_id", "last_id"):
+        if end in page and (page[end] is None) != (not data):
+            found.append(f"list.{end} is {page[end]!r} with {len(data)} elements")
+    return found + _elements(data, path, "data")
+
+
+def _elements(elements: list[Any], path: str, where: str) -> list[str]:
+    found: list[str] = []
+    for index, element in enumerate(elements):
+        at = f"{where}[{index}]"
+        if isinstance(element, dict) and element.get("object") in _BY_OBJECT:
+            found += _check(_BY_OBJECT[element["object"]], element, at)
+            continue
+        for pattern, adapter in _ELEMENT_TYPES:
+            if pattern.search(path):
+                found += _check(adapter, element, at)
+                break
+    return found  # agentloom's own objects (prompts, shields ...): no OpenAI type to hold them to
+
+
+def _check(adapter: TypeAdapter[Any], value: Any, where: str) -> list[str]:
+    try:
+        parsed = adapter.validate_python(_tolerated(value))
+    except ValidationError as exc:
+        return [f"{where}: does not parse: {exc.errors(include_url=False)[:3]}"]
+    return [f"{where}{path}" for path in _nulls(parsed)]
+
+
+def _tolerated(value: Any) -> Any:
+    """``value`` with the tolerated error codes replaced by one the package's enum knows."""
+    if isinstance(value, list):
+        return [_tolerated(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    copy = {key: _tolerated(v) for key, v in value.items()}
+    error = copy.get("error")
+    if isinstance(error, dict) and error.get("code") in TOLERATED_ERROR_CODES:
+        copy["error"] = {**error, "code": "server_error"}
+    return copy
+
+
+def _nulls(node: Any, path: str = "") -> list[str]:
+    """Paths of the nulls in ``node`` (an ``openai`` model) that its type does not allow, and of
+    the required fields it lacks."""
+    found: list[str] = []
+    if isinstance(node, BaseModel):
+        for name in sorted(required_fields(type(node)) - node.model_fields_set):
+            found.append(f"{path}.{name} is missing ({type(node).__name__})")
+        for name in node.model_fields_set:
+            value = getattr(node, name, None)
+            if value is None and not nullable(type(node), name):
+                found.append(f"{path}.{name} is null ({type(node).__name__})")
+            found += _nulls(value, f"{path}.{name}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found += _nulls(value, f"{path}[{index}]")
+    return found
+
+
+@dataclass
+class WireAudit:
+    """ASGI middleware recording what is wrong with what ``app`` sends."""
+
+    app: ASGIApp
+    found: list[str] = field(default_factory=list)
+
+    async def __call__(
+        self,
+        scope: Scope,
+        receive: Callable[[], Awaitable[Message]],
+        send: Send,
+    ) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        exchange = _Exchange(scope["path"], self.found)
+        await self.app(scope, receive, exchange.wrap(send))
+        exchange.finish()
+
+
+@dataclass
+class _Exchange:
+    path: str
+    found: list[str]
+    media: str = ""
+    body: bytearray = field(default_factory=bytearray)
+
+    def wrap(
+        self, send: Callable[[Message], Awaitable[None]]
+    ) -> Callable[[Message], Awaitable[None]]:
+        async def audited(message: Message) -> None:
+            self.see(message)
+            await send(message)
+
+        return audited
+
+    def see(self, message: Message) -> None:
+        kind = message["type"]
+        if kind == "http.response.start":
+            headers = dict(message.get("headers", []))
+            self.media = headers.get(b"content-type", b"").decode()
+        elif kind == "http.response.body":
+            self.body += message.get("body", b"")
+        elif kind == "websocket.send" and message.get("text"):
+            self._report(event_problems(json.loads(message["text"])))
+
+    def finish(self) -> None:
+        if self.media.startswith("application/json") and self.body:
+            self._report(problems(json.loads(self.body), self.path))
+        elif self.media.startswith("text/event-stream"):
+            for line in self.body.decode().splitlines():
+                if line.startswith("data: {"):
+                    self._report(event_problems(json.loads(line[6:])))
+
+    def _report(self, found: list[str]) -> None:
+        self.found += [f"{self.path}: {problem}" for problem in found]
