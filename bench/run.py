@@ -28,7 +28,7 @@ from pathlib import Path
 import asyncpg
 from sqlalchemy.engine import make_url
 
-from bench import retrieval, scenarios, sdk
+from bench import hostile, retrieval, scenarios, sdk
 from bench.backend import MODEL
 from bench.corpus import retrieval as retrieval_corpus
 from bench.wire import Connection
@@ -320,6 +320,29 @@ async def _guardrail_rows(server_port: int, opts: Options) -> list[Row]:
     return rows
 
 
+HOSTILE_HEADER = [
+    "probes (health + stored response) beside",
+    "probes alone (p50 / p99 ms)",
+    "probes during (p50 / p99 ms)",
+    "p99 added",
+    "the big request (median, status)",
+    "",
+]
+
+
+async def _hostile_rows(server_port: int) -> list[Row]:
+    """Small requests while requests at (and far over) the ``[limits]`` are processed."""
+    rows = []
+    for name, body in hostile.cases():
+        found = await hostile.stall(HOST, server_port, name, body)
+        added = (found.during.quantile(0.99) - found.alone.quantile(0.99)) * 1000
+        alone = f"{_ms(found.alone.median)} / {_ms(found.alone.quantile(0.99))}"
+        during = f"{_ms(found.during.median)} / {_ms(found.during.quantile(0.99))}"
+        big = f"{_ms(found.seconds)} ms, {found.status} ({found.size / 1e6:.1f} MB)"
+        rows.append(Row(name, alone, during, f"+{added:.1f} ms", big, None))
+    return rows
+
+
 async def _unstored(conn: Connection) -> None:
     await scenarios.respond(conn, store=False)
 
@@ -471,6 +494,7 @@ def run_one(
     with backend() as backend_port, server(backend_port, database_url) as server_port:
         rows = asyncio.run(measure(backend_port, server_port, opts))
         guard_rows = asyncio.run(_guardrail_rows(server_port, opts))
+        hostile_rows = asyncio.run(_hostile_rows(server_port))
         sdk_rows = asyncio.run(_sdk_rows(backend_port, server_port, opts)) if with_sdk else []
     paced = f"backend paced at {opts.paced_ms:.0f} ms an answer"
     with backend(opts.paced_ms) as backend_port, server(backend_port, database_url) as port:
@@ -478,7 +502,13 @@ def run_one(
     guards = f"{title}: guardrails"
     print(f"\n## {title}\n\n{table(rows)}", flush=True)
     print(f"\n## {guards}\n\n{table(guard_rows, GUARD_HEADER)}", flush=True)
-    sections: list[Section] = [(title, rows, HEADER), (guards, guard_rows, GUARD_HEADER)]
+    hostile_title = f"{title}: small requests beside requests at the limits"
+    print(f"\n## {hostile_title}\n\n{table(hostile_rows, HOSTILE_HEADER)}", flush=True)
+    sections: list[Section] = [
+        (title, rows, HEADER),
+        (guards, guard_rows, GUARD_HEADER),
+        (hostile_title, hostile_rows, HOSTILE_HEADER),
+    ]
     if sdk_rows:
         print(f"\n## Agent SDK\n\n{table(sdk_rows, SDK_HEADER)}", flush=True)
         sections.append(("Agent SDK", sdk_rows, SDK_HEADER))

@@ -49,7 +49,10 @@ class Connection:
             await self._writer.wait_closed()
 
     async def post(self, path: str, payload: object) -> Reply:
-        body = json.dumps(payload).encode()
+        return await self.post_raw(path, json.dumps(payload).encode())
+
+    async def post_raw(self, path: str, body: bytes) -> Reply:
+        """A POST of ``body`` as it is (prebuilt once for large payloads)."""
         head = (
             f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"

@@ -41,6 +41,7 @@ from pydantic import (
     model_validator,
 )
 
+from agentloom.api.limits import RequestLimits
 from agentloom.inference.base import ProviderConfig, TokenCountSetting
 from agentloom.safety.settings import SafetySettings
 from agentloom.sealing import SealingKey
@@ -295,6 +296,7 @@ class ProviderSettings(_Strict):
 
 class Settings(_Strict):
     server: ServerSettings = Field(default_factory=ServerSettings)
+    limits: RequestLimits = Field(default_factory=RequestLimits)
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     engine: EngineSettings = Field(default_factory=EngineSettings)
     providers: list[ProviderSettings] = Field(default_factory=list)
@@ -324,6 +326,11 @@ _ENV_SCALARS: dict[str, tuple[str, str]] = {
     "AGENTLOOM_PORT": ("server", "port"),
     "AGENTLOOM_MAX_BODY_BYTES": ("server", "max_body_bytes"),
     "AGENTLOOM_WORKERS": ("server", "workers"),
+    "AGENTLOOM_MAX_JSON_DEPTH": ("limits", "max_json_depth"),
+    "AGENTLOOM_MAX_JSON_VALUES": ("limits", "max_json_values"),
+    "AGENTLOOM_MAX_INPUT_ITEMS": ("limits", "max_input_items"),
+    "AGENTLOOM_MAX_CONTENT_PARTS": ("limits", "max_content_parts"),
+    "AGENTLOOM_MAX_TOOLS": ("limits", "max_tools"),
     "AGENTLOOM_DATABASE_URL": ("database", "url"),
     "AGENTLOOM_MAX_MODEL_CALLS": ("engine", "max_model_calls"),
     "AGENTLOOM_WEBSOCKET_MAX_AGE": ("server", "websocket_max_age"),

@@ -349,7 +349,7 @@ BAD_REQUESTS: list[tuple[str, str, str, Any, int, str | None, str | None]] = [
         {"items": [{"role": "user", "content": "x"}] * 21},
         400,
         "items",
-        "invalid_value",
+        "array_above_max_length",
     ),
     (
         "update without metadata",

@@ -20,6 +20,7 @@ from agentloom.api.content import (
     ReasoningText,
     SummaryText,
 )
+from agentloom.api.limits import at_most
 from agentloom.api.tools import Tool
 from agentloom.api.wire import Nullable, WireModel
 
@@ -33,7 +34,7 @@ class Message(WireModel):
     type: Literal["message"] = "message"
     id: str | None = None
     role: MessageRole
-    content: list[MessageContent]
+    content: Annotated[list[MessageContent], at_most("max_content_parts")]
     status: ItemStatus | None = None
 
     @model_validator(mode="before")

@@ -14,9 +14,10 @@ from pydantic import (
 )
 
 from agentloom.api.items import InputItem
+from agentloom.api.limits import at_most
 from agentloom.api.metadata import Metadata
 from agentloom.api.prompts import PromptParam
-from agentloom.api.tools import Tool, ToolChoice
+from agentloom.api.tools import ToolChoice, Tools
 from agentloom.api.wire import Nullable, WireModel
 
 KNOWN_INCLUDES = frozenset(
@@ -103,7 +104,8 @@ def _input_tag(value: object) -> str:
 
 
 Input: TypeAlias = Annotated[
-    Annotated[str, Tag("~text")] | Annotated[list[InputItem], Tag("~items")],
+    Annotated[str, Tag("~text")]
+    | Annotated[list[InputItem], at_most("max_input_items"), Tag("~items")],
     Discriminator(_input_tag),
 ]
 
@@ -114,7 +116,7 @@ class CreateResponseRequest(WireModel):
     instructions: str | None = None
     previous_response_id: str | None = None
     conversation: str | ConversationRef | None = None
-    tools: list[Tool] = Field(default_factory=list)
+    tools: Tools = Field(default_factory=list)
     tool_choice: ToolChoice = "auto"
     parallel_tool_calls: bool = True
     max_tool_calls: int | None = Field(default=None, ge=1)

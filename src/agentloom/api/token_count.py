@@ -13,7 +13,7 @@ from agentloom.api.requests import (
     ReasoningConfig,
     TextConfig,
 )
-from agentloom.api.tools import Tool, ToolChoice
+from agentloom.api.tools import ToolChoice, Tools
 from agentloom.api.wire import WireModel
 
 
@@ -26,7 +26,7 @@ class InputTokensRequest(WireModel):
     instructions: str | None = None
     previous_response_id: str | None = None
     conversation: str | ConversationRef | None = None
-    tools: list[Tool] = Field(default_factory=list)
+    tools: Tools = Field(default_factory=list)
     tool_choice: ToolChoice = "auto"
     parallel_tool_calls: bool = True
     text: TextConfig = Field(default_factory=TextConfig)

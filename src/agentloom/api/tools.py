@@ -7,6 +7,7 @@ from typing import Annotated, Literal, TypeAlias
 from pydantic import Discriminator, Field, Tag
 
 from agentloom.api.filters import Filter
+from agentloom.api.limits import at_most
 from agentloom.api.wire import WireModel
 
 
@@ -77,7 +78,7 @@ class NamespaceTool(WireModel):
     type: Literal["namespace"] = "namespace"
     name: str = Field(min_length=1, max_length=64, pattern=CHAT_TOOL_NAME)
     description: str = ""
-    tools: list[NamespaceMember] = Field(min_length=1)
+    tools: Annotated[list[NamespaceMember], at_most("max_tools")] = Field(min_length=1)
 
 
 class ToolSearchTool(WireModel):
@@ -199,6 +200,8 @@ class HostedTool(WireModel):
 _TOOL_TYPES = frozenset(
     {"function", "custom", "namespace", "tool_search", "file_search", "mcp", "code_interpreter"}
 )
+ACCEPTED_TOOL_TYPES = _TOOL_TYPES | WEB_SEARCH_TYPES
+"""Every tool ``type`` a request may offer (the tags of :data:`Tool` but ``hosted``)."""
 
 
 def _tool_tag(value: object) -> str:
@@ -220,6 +223,10 @@ Tool: TypeAlias = Annotated[
     | Annotated[HostedTool, Tag("~hosted")],
     Discriminator(_tool_tag),
 ]
+
+
+Tools: TypeAlias = Annotated[list[Tool], at_most("max_tools")]
+"""The tools a request offers (at most ``[limits] max_tools``)."""
 
 
 class FunctionToolChoice(WireModel):

@@ -68,7 +68,7 @@ def serve(
         "ws_max_size": settings.server.max_body_bytes,
     }
     if settings.server.workers == 1:
-        uvicorn.run(create_app(settings), **common)
+        uvicorn.run(create_app(settings, serving=True), **common)
         return
     # Each worker process builds its own app (and runtime) from the same configuration.
     if config_path is not None:

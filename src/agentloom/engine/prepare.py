@@ -4,9 +4,12 @@ clear 4xx, before any event is streamed or any row is written."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+import anyio.to_thread
 
 from agentloom.api.items import Message, StoredItem
 from agentloom.api.prompts import ResponsePrompt
@@ -18,7 +21,7 @@ from agentloom.api.requests import (
     TextFormatJsonSchema,
 )
 from agentloom.api.response import Response
-from agentloom.engine.attachments import Attachments
+from agentloom.engine.attachments import Attachment, Attachments
 from agentloom.engine.compaction import Compactions
 from agentloom.engine.conversations import ConversationsService, Turn
 from agentloom.engine.guardrails import GuardPlan, Guardrails, input_text, unavailable
@@ -35,6 +38,7 @@ from agentloom.inference.catalog import ModelCatalog, Resolved
 from agentloom.tools.registry import ToolServices
 
 LOGPROBS_INCLUDE = "message.output_text.logprobs"
+LARGE_INPUT = 256  # input items from which chat messages are built off the event loop
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +143,7 @@ class Preparer:
             items = await self._input(request, hold)
             files = await self._attachments.resolve(items, param="input")
             before = hold.turn.context if hold is not None else chain
-            seen = before.extended(items, param="input", files=files)
+            seen = await _extended(before, items, files)
             tools = tools.with_loaded(seen.items, first_new=len(before.items))  # tool searches
         except BaseException:
             if hold is not None:
@@ -175,7 +179,7 @@ class Preparer:
             before = await self._chain(request.previous_response_id, None)
         items = await self._input(request, None)
         files = await self._attachments.resolve(items, param="input")
-        seen = before.extended(items, param="input", files=files)
+        seen = await _extended(before, items, files)
         tools = tools.with_loaded(seen.items, first_new=len(before.items))
         loop = self._loop(request, resolved, tools, seen.chat.render(Head(request.instructions)))
         return Preview(resolved=resolved, seen=seen, request=loop.request)
@@ -249,6 +253,17 @@ class Preparer:
             model=resolved.model.id,
             summary=request.reasoning.summary if request.reasoning else None,
         )
+
+
+async def _extended(
+    before: Context, items: list[StoredItem], files: Mapping[str, Attachment]
+) -> Context:
+    """``before`` followed by the request's input: in a worker thread when the input is large,
+    so that turning thousands of items into chat messages does not hold up the event loop."""
+    extend = functools.partial(before.extended, items, param="input", files=files)
+    if len(items) < LARGE_INPUT:
+        return extend()
+    return await anyio.to_thread.run_sync(extend)
 
 
 def _compact_threshold(request: CreateResponseRequest, resolved: Resolved) -> int | None:

@@ -14,7 +14,7 @@ from agentloom.config import Settings
 from agentloom.errors import AgentloomError
 from agentloom.inference.base import Provider
 from agentloom.retrieval.embeddings import Embedder
-from agentloom.server import errors
+from agentloom.server import errors, process
 from agentloom.server.request_id import RequestIdMiddleware
 from agentloom.server.routes import (
     containers,
@@ -35,9 +35,12 @@ def create_app(
     *,
     providers: Mapping[str, Provider] | None = None,
     embedder: Embedder | None = None,
+    serving: bool = False,
 ) -> Starlette:
     """Build the app. ``providers`` replaces the configured ones, ``embedder`` the configured
-    embedder (tests, embedding)."""
+    embedder (tests, embedding). ``serving``: this process serves the app and nothing else
+    (``agentloom serve``): once started, what it has loaded leaves the garbage collector's
+    view and threads take turns sooner (:func:`agentloom.server.process.settle`)."""
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -47,6 +50,8 @@ def create_app(
                 tasks.start_soon(housekeeping, runtime)
                 tasks.start_soon(runtime.vector_stores.run_ingestion)
                 tasks.start_soon(runtime.vector_stores.warm)
+                if serving:
+                    process.settle()
                 yield
                 tasks.cancel_scope.cancel()
 

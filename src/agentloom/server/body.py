@@ -1,17 +1,33 @@
-"""Request bodies: size-limited, parsed straight from bytes into a wire model."""
+"""Request bodies: size-limited, shape-checked, parsed straight from bytes into a wire model.
+
+Every body (and every WebSocket frame) goes through :func:`decode`: its nesting and size are
+checked from the raw bytes first (:mod:`agentloom.server.json_shape`), then it is validated with
+the server's ``[limits]`` as context (:mod:`agentloom.api.limits`). A body larger than
+:data:`OFF_LOOP_BYTES` is checked and validated in a worker thread, so a large request does not
+hold up the event loop (and every other request) while it is parsed.
+"""
 
 from __future__ import annotations
 
-import json
-from typing import TypeVar
+from collections.abc import Callable
+from typing import TypeVar, TypeVarTuple
 
+import anyio.to_thread
+import pydantic_core
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 
+from agentloom.api.limits import RequestLimits
 from agentloom.errors import InvalidRequestError, PayloadTooLargeError
 from agentloom.server.errors import validation_error
+from agentloom.server.json_shape import check_shape
+from agentloom.server.runtime import runtime_of
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+Args = TypeVarTuple("Args")
+
+OFF_LOOP_BYTES = 64 * 1024
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -28,24 +44,42 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-async def parse_body(
-    request: Request, model: type[M], limit: int, *, empty: str | None = None
-) -> M:
+async def parse_body(request: Request, model: type[M], *, empty: str | None = None) -> M:
     """The body as ``model``; an empty body is a 400, or reads as ``empty`` when given."""
-    raw = await read_body(request, limit)
+    settings = runtime_of(request).settings
+    raw = await read_body(request, settings.server.max_body_bytes)
     if not raw.strip():
         if empty is None:
             raise InvalidRequestError("The request body is empty; a JSON object is expected.")
         raw = empty.encode()
+    return await decode(raw, model, settings.limits)
+
+
+async def decode(raw: bytes, model: type[M], limits: RequestLimits) -> M:
+    """``raw`` validated as ``model`` within ``limits`` (in a worker thread when large)."""
+    return await off_loop(len(raw), _decode, raw, model, limits)
+
+
+async def off_loop(size: int, work: Callable[[*Args], T], *args: *Args) -> T:
+    """``work(*args)``, in a worker thread when the body it reads is ``size`` bytes or more."""
+    if size < OFF_LOOP_BYTES:
+        return work(*args)
+    return await anyio.to_thread.run_sync(work, *args)
+
+
+def _decode(raw: bytes, model: type[M], limits: RequestLimits) -> M:
+    check_shape(raw, limits)
     try:
-        return model.model_validate_json(raw)
+        return model.model_validate_json(raw, context=limits)
     except ValidationError as exc:
         raise validation_error(exc, _decoded(raw)) from None
 
 
 def _decoded(raw: bytes) -> object:
+    """The body as plain data, for naming the parameter an error is about (shape-checked
+    already: bounded in depth and size)."""
     try:
-        return json.loads(raw)
+        return pydantic_core.from_json(raw)
     except ValueError:
         return None
 

@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from agentloom import errors
+from agentloom.api.limits import TOO_LONG
 from agentloom.server.request_id import headers_for
 
 log = logging.getLogger(__name__)
@@ -73,8 +74,22 @@ def validation_error(exc: ValidationError, data: object = None) -> errors.Invali
             param=param,
             code="missing_required_parameter",
         )
+    if first["type"] in (TOO_LONG, "too_long"):
+        return _too_long(param, first.get("ctx") or {})
     message = f"Invalid value for '{param}': {first['msg']}." if param else first["msg"]
     return errors.InvalidRequestError(message, param=param or None, code="invalid_value")
+
+
+def _too_long(param: str, ctx: dict[str, object]) -> errors.InvalidRequestError:
+    """An over-long array, in OpenAI's words."""
+    most = ctx.get("most", ctx.get("max_length"))
+    length = ctx.get("length", ctx.get("actual_length"))
+    return errors.InvalidRequestError(
+        f"Invalid '{param}': array too long. Expected an array with maximum length {most}, but "
+        f"got an array with length {length} instead.",
+        param=param or None,
+        code=TOO_LONG,
+    )
 
 
 def param_path(loc: tuple[int | str, ...], data: object = None) -> str:

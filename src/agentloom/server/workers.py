@@ -19,4 +19,4 @@ WORKER_APP = "agentloom.server.workers:worker_app"
 
 
 def worker_app() -> Starlette:
-    return create_app(load_settings(os.environ.get(CONFIG_ENV)))
+    return create_app(load_settings(os.environ.get(CONFIG_ENV)), serving=True)

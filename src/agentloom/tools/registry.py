@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from agentloom.api.tools import (
+    ACCEPTED_TOOL_TYPES,
     WEB_SEARCH_TYPES,
     CodeInterpreterTool,
     FileSearchTool,
@@ -96,7 +97,7 @@ def build_server_tool(request: ToolRequest, services: ToolServices) -> ServerToo
     if builder is None:
         raise InvalidRequestError(
             f"Tool type '{request.tool.type}' is not supported by this server yet; "
-            f"supported: function, {', '.join(sorted(_BUILDERS))}.",
+            f"supported: {', '.join(sorted(ACCEPTED_TOOL_TYPES))}.",
             param=f"{request.param}.type",
             code="unsupported_tool_type",
         )

@@ -44,12 +44,8 @@ def _ids(request: Request) -> tuple[str, str]:
     return str(params["container_id"]), str(params.get("file_id", ""))
 
 
-def _body_limit(request: Request) -> int:
-    return runtime_of(request).settings.server.max_body_bytes
-
-
 async def create_container(request: Request) -> Response:
-    body = await parse_body(request, CreateContainerRequest, _body_limit(request))
+    body = await parse_body(request, CreateContainerRequest)
     return json_response(await _containers(request).create(body))
 
 
@@ -72,7 +68,7 @@ async def delete_container(request: Request) -> Response:
 async def create_file(request: Request) -> Response:
     containers, (container_id, _) = _containers(request), _ids(request)
     if request.headers.get("content-type", "").startswith("application/json"):
-        body = await parse_body(request, CreateContainerFileRequest, _body_limit(request))
+        body = await parse_body(request, CreateContainerFileRequest)
         return json_response(await containers.add_uploaded(container_id, body.file_id))
     limit = runtime_of(request).files.max_bytes
     async with read_upload(request, max_bytes=limit, too_large=file_too_large(limit)) as upload:

@@ -21,8 +21,7 @@ from agentloom.server.runtime import runtime_of
 
 async def create_conversation(request: Request) -> Response:
     runtime = runtime_of(request)
-    limit = runtime.settings.server.max_body_bytes
-    body = await parse_body(request, CreateConversationRequest, limit, empty="{}")
+    body = await parse_body(request, CreateConversationRequest, empty="{}")
     return json_response(await runtime.conversations.create(body))
 
 
@@ -33,8 +32,7 @@ async def retrieve_conversation(request: Request) -> Response:
 
 async def update_conversation(request: Request) -> Response:
     runtime = runtime_of(request)
-    limit = runtime.settings.server.max_body_bytes
-    body = await parse_body(request, UpdateConversationRequest, limit)
+    body = await parse_body(request, UpdateConversationRequest)
     conversation_id = request.path_params["conversation_id"]
     return json_response(await runtime.conversations.update(conversation_id, body))
 
@@ -48,7 +46,7 @@ async def delete_conversation(request: Request) -> Response:
 async def add_items(request: Request) -> Response:
     runtime = runtime_of(request)
     include_param(request.query_params)
-    body = await parse_body(request, AddItemsRequest, runtime.settings.server.max_body_bytes)
+    body = await parse_body(request, AddItemsRequest)
     conversation_id = request.path_params["conversation_id"]
     return json_response(await runtime.conversations.add_items(conversation_id, body))
 

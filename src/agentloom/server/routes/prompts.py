@@ -26,10 +26,6 @@ def _prompts(request: Request) -> PromptsService:
     return runtime_of(request).prompts
 
 
-def _body_limit(request: Request) -> int:
-    return runtime_of(request).settings.server.max_body_bytes
-
-
 def _prompt_id(request: Request) -> str:
     prompt_id: str = request.path_params["prompt_id"]
     return prompt_id
@@ -49,7 +45,7 @@ def version_param(params: QueryParams) -> int | None:
 
 
 async def create_prompt(request: Request) -> Response:
-    body = await parse_body(request, CreatePromptRequest, _body_limit(request))
+    body = await parse_body(request, CreatePromptRequest)
     return json_response(await _prompts(request).create(body))
 
 
@@ -69,7 +65,7 @@ async def retrieve_prompt(request: Request) -> Response:
 
 
 async def update_prompt(request: Request) -> Response:
-    body = await parse_body(request, UpdatePromptRequest, _body_limit(request))
+    body = await parse_body(request, UpdatePromptRequest)
     return json_response(await _prompts(request).update(_prompt_id(request), body))
 
 
@@ -82,7 +78,7 @@ async def list_versions(request: Request) -> Response:
 
 
 async def set_default_version(request: Request) -> Response:
-    body = await parse_body(request, SetDefaultVersionRequest, _body_limit(request))
+    body = await parse_body(request, SetDefaultVersionRequest)
     return json_response(await _prompts(request).set_default(_prompt_id(request), body.version))
 
 

@@ -25,7 +25,7 @@ SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 async def create_response(request: Request) -> Response:
     runtime = runtime_of(request)
-    body = await parse_body(request, CreateResponseRequest, runtime.settings.server.max_body_bytes)
+    body = await parse_body(request, CreateResponseRequest)
     prepared = await runtime.responses.prepare(body)
     if body.stream:
         events = runtime.responses.stream(prepared)
@@ -44,14 +44,13 @@ async def create_response(request: Request) -> Response:
 
 async def compact_response(request: Request) -> Response:
     runtime = runtime_of(request)
-    body = await parse_body(request, CompactRequest, runtime.settings.server.max_body_bytes)
+    body = await parse_body(request, CompactRequest)
     return json_response(await runtime.responses.compact(body))
 
 
 async def count_input_tokens(request: Request) -> Response:
     runtime = runtime_of(request)
-    limit = runtime.settings.server.max_body_bytes
-    body = await parse_body(request, InputTokensRequest, limit, empty="{}")
+    body = await parse_body(request, InputTokensRequest, empty="{}")
     count = await runtime.responses.count_input_tokens(body)
     reply = json_response(InputTokenCount(input_tokens=count.tokens))
     reply.headers[TOKEN_COUNT_METHOD] = count.method  # how the count was made

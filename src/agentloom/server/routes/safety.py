@@ -94,7 +94,7 @@ def _violation(decision: Decision, shield_id: str) -> SafetyViolation | None:
 
 async def run_shield(request: Request) -> Response:
     runtime = runtime_of(request)
-    body = await parse_body(request, RunShieldRequest, runtime.settings.server.max_body_bytes)
+    body = await parse_body(request, RunShieldRequest)
     shield_id = runtime.safety.require_one(body.shield_id, "shield_id")
     texts = [
         (_message_text(message, index), _CHECKED_ROLES[message.role])
@@ -155,7 +155,7 @@ def _result(decision: Decision) -> ModerationResult:
 
 async def create_moderation(request: Request) -> Response:
     runtime = runtime_of(request)
-    body = await parse_body(request, ModerationRequest, runtime.settings.server.max_body_bytes)
+    body = await parse_body(request, ModerationRequest)
     shield_id = _moderation_shield(runtime.safety, body.model)
     texts: list[tuple[str, Role]] = [(text, "user") for text in _inputs(body)]
     decisions = await runtime.safety.check_all([shield_id], texts)

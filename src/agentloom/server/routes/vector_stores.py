@@ -39,10 +39,6 @@ def _files(request: Request) -> VectorStoreFiles:
     return _service(request).files
 
 
-def _limit(request: Request) -> int:
-    return runtime_of(request).settings.server.max_body_bytes
-
-
 def _path(request: Request, name: str) -> str:
     value: str = request.path_params[name]
     return value
@@ -85,7 +81,7 @@ def status_param(params: QueryParams) -> FileStatus | None:
 
 
 async def create_store(request: Request) -> Response:
-    body = await parse_body(request, CreateVectorStoreRequest, _limit(request), empty="{}")
+    body = await parse_body(request, CreateVectorStoreRequest, empty="{}")
     return json_response(await _service(request).create(body))
 
 
@@ -98,7 +94,7 @@ async def retrieve_store(request: Request) -> Response:
 
 
 async def update_store(request: Request) -> Response:
-    body = await parse_body(request, UpdateVectorStoreRequest, _limit(request), empty="{}")
+    body = await parse_body(request, UpdateVectorStoreRequest, empty="{}")
     return json_response(await _service(request).update(_store_id(request), body))
 
 
@@ -107,7 +103,7 @@ async def delete_store(request: Request) -> Response:
 
 
 async def search(request: Request) -> Response:
-    body = await parse_body(request, SearchRequest, _limit(request))
+    body = await parse_body(request, SearchRequest)
     return json_response(await _service(request).search_page(_store_id(request), body))
 
 
@@ -115,7 +111,7 @@ async def search(request: Request) -> Response:
 
 
 async def add_file(request: Request) -> Response:
-    body = await parse_body(request, CreateVectorStoreFileRequest, _limit(request))
+    body = await parse_body(request, CreateVectorStoreFileRequest)
     return _polled(request, await _files(request).add(_store_id(request), body))
 
 
@@ -133,7 +129,7 @@ async def retrieve_file(request: Request) -> Response:
 
 
 async def update_file(request: Request) -> Response:
-    body = await parse_body(request, UpdateVectorStoreFileRequest, _limit(request))
+    body = await parse_body(request, UpdateVectorStoreFileRequest)
     updated = await _files(request).update(_store_id(request), _path(request, "file_id"), body)
     return json_response(updated)
 
@@ -152,7 +148,7 @@ async def file_content(request: Request) -> Response:
 
 
 async def create_batch(request: Request) -> Response:
-    body = await parse_body(request, CreateFileBatchRequest, _limit(request))
+    body = await parse_body(request, CreateFileBatchRequest)
     return _polled(request, await _files(request).create_batch(_store_id(request), body))
 
 

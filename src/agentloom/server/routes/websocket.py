@@ -26,6 +26,7 @@ from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from agentloom.api import events as ev
+from agentloom.api.limits import RequestLimits
 from agentloom.api.requests import CreateResponseRequest
 from agentloom.api.response import Response
 from agentloom.engine.prepare import LocalChain, Prepared
@@ -35,7 +36,9 @@ from agentloom.errors import (
     InvalidRequestError,
     PayloadTooLargeError,
 )
+from agentloom.server.body import off_loop
 from agentloom.server.errors import envelope, status_and_type, validation_error
+from agentloom.server.json_shape import check_shape
 from agentloom.server.runtime import Runtime, runtime_of
 
 log = logging.getLogger(__name__)
@@ -82,6 +85,7 @@ class _Connection:
         self._responses = runtime.responses
         self._tasks = tasks
         self._max_body = runtime.settings.server.max_body_bytes
+        self._limits = runtime.settings.limits
         self._max_age = runtime.settings.server.websocket_max_age
         self._local: LocalChain | None = None  # the latest response's chain
         self._busy: object | None = None  # a response is prepared or runs (until its end)
@@ -111,8 +115,9 @@ class _Connection:
     async def _answer(self, raw: str | bytes) -> None:
         data: dict[str, object] | None = None
         try:
-            data = decode_frame(raw, self._max_body)
-            await self._start(create_request(data, raw))
+            size = len(raw)
+            data = await off_loop(size, decode_frame, raw, self._max_body, self._limits)
+            await self._start(await off_loop(size, create_request, data, raw, self._limits))
         except AgentloomError as exc:
             self._evict(data)
             await self._send(error_frame(exc))
@@ -226,11 +231,12 @@ class _Connection:
 # --- frames ------------------------------------------------------------------------------------
 
 
-def decode_frame(raw: str | bytes, limit: int) -> dict[str, object]:
-    """A frame as a JSON object, within the body size limit."""
-    size = len(raw) if isinstance(raw, bytes) else len(raw.encode())
-    if size > limit:
+def decode_frame(raw: str | bytes, limit: int, limits: RequestLimits) -> dict[str, object]:
+    """A frame as a JSON object, within the body size limit and ``[limits]``."""
+    encoded = raw if isinstance(raw, bytes) else raw.encode()
+    if len(encoded) > limit:
         raise PayloadTooLargeError(f"The frame is larger than the limit of {limit} bytes.")
+    check_shape(encoded, limits)
     try:
         return _OBJECT.validate_json(raw)
     except ValidationError as exc:
@@ -242,7 +248,9 @@ def decode_frame(raw: str | bytes, limit: int) -> dict[str, object]:
         ) from None
 
 
-def create_request(data: dict[str, object], raw: str | bytes) -> CreateResponseRequest:
+def create_request(
+    data: dict[str, object], raw: str | bytes, limits: RequestLimits
+) -> CreateResponseRequest:
     """The request a ``response.create`` frame carries, validated as the HTTP body is."""
     _check_type(data.get("type"))
     for field, reason in _REFUSED_FIELDS.items():
@@ -255,7 +263,7 @@ def create_request(data: dict[str, object], raw: str | bytes) -> CreateResponseR
             code="unsupported_parameter",
         )
     try:
-        return CreateResponseRequest.model_validate_json(raw)
+        return CreateResponseRequest.model_validate_json(raw, context=limits)
     except ValidationError as exc:
         raise validation_error(exc, data) from None
 

@@ -1,0 +1,26 @@
+"""The serving process, tuned once it has started (``agentloom serve`` only, not embedded apps).
+
+- A started server holds a few hundred thousand long-lived objects (modules, pydantic schemas,
+  SQLAlchemy metadata, the embedding model). CPython's full collections walk all of them: a
+  request that allocates much (10,000 input items) set one off and stalled the event loop for
+  about 100 ms. Everything alive at start-up goes to the permanent generation (``gc.freeze``),
+  so full collections walk only what requests made since.
+- Large bodies are parsed, and large inputs turned into chat messages, in worker threads. With
+  CPython's default switch interval (5 ms) the event loop waits up to 5 ms for the GIL each time
+  it gives it up while such a thread runs, and a small request gives it up several times; at
+  0.5 ms small requests stay fast beside a large one (``make bench``, hostile input section).
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+
+SWITCH_INTERVAL = 0.0005  # seconds a thread may hold the GIL while another waits
+
+
+def settle() -> None:
+    """Collect what start-up left behind, freeze what remains, shorten the switch interval."""
+    gc.collect()
+    gc.freeze()
+    sys.setswitchinterval(SWITCH_INTERVAL)

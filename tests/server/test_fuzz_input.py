@@ -1,0 +1,197 @@
+"""Property-based tests (Hypothesis) over the request parser and the main routes: arbitrary JSON
+values, valid requests with one field replaced by anything, deep nesting, huge strings and odd
+unicode. Whatever arrives, the answer is a 2xx or a 4xx in OpenAI's envelope within seconds:
+never a 5xx, never a hang. Budgets are fixed in examples, so CI time stays bounded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import httpx2
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentloom.config import Settings
+from agentloom.server.app import create_app
+from agentloom.testing.backend import FakeBackend
+from tests.plugins.server import BASE_URL, make_settings, running
+from tests.wire_audit import WireAudit
+
+Send = Callable[[str, str, bytes], tuple[int, bytes]]
+HANG_GUARD = 10.0  # seconds any one request may take
+FUZZ = settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+ROUTES = [
+    "/responses",
+    "/responses/input_tokens",
+    "/responses/compact",
+    "/conversations",
+    "/vector_stores",
+    "/prompts",
+    "/moderations",
+]
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=12), children, max_size=5)
+    ),
+    max_leaves=30,
+)
+odd_text = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), min_codepoint=0), max_size=200
+)
+
+
+@asynccontextmanager
+async def _serving(config: Settings) -> AsyncIterator[httpx2.AsyncClient]:
+    async with running(create_app(config)) as app:
+        audit = WireAudit(app)
+        transport = httpx2.ASGITransport(app=audit)
+        async with httpx2.AsyncClient(transport=transport, base_url=BASE_URL) as client:
+            yield client
+        assert not audit.found, audit.found
+
+
+async def _send(
+    client: httpx2.AsyncClient, method: str, path: str, body: bytes
+) -> tuple[int, bytes]:
+    with anyio.fail_after(HANG_GUARD):
+        reply = await client.request(method, path, content=body)
+    return reply.status_code, reply.content
+
+
+@pytest.fixture
+def send(backend: FakeBackend, tmp_path: Path) -> Iterator[Send]:
+    """A synchronous sender to the app running in a portal's event loop (Hypothesis drives
+    synchronous tests)."""
+    config = make_settings(backend, f"sqlite:///{tmp_path / 'fuzz.db'}")
+    with (
+        anyio.from_thread.start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(_serving(config)) as client,
+    ):
+        yield lambda method, path, body: portal.call(_send, client, method, path, body)
+
+
+def _answered(status: int, body: bytes) -> None:
+    """A success, or a client error in OpenAI's envelope: never a server error."""
+    assert status < 500, body[:500]
+    if status >= 400:
+        error = json.loads(body)["error"]
+        assert set(error) == {"message", "type", "param", "code"}
+        assert isinstance(error["message"], str)
+        assert error["message"]
+
+
+@FUZZ
+@given(path=st.sampled_from(ROUTES), value=json_values)
+def test_any_json_value_gets_an_answer(send: Send, path: str, value: Any) -> None:
+    _answered(*send("POST", path, json.dumps(value).encode()))
+
+
+@FUZZ
+@given(
+    field=st.sampled_from(
+        [
+            "model",
+            "input",
+            "instructions",
+            "tools",
+            "tool_choice",
+            "metadata",
+            "text",
+            "reasoning",
+            "include",
+            "max_output_tokens",
+            "previous_response_id",
+            "conversation",
+            "truncation",
+            "temperature",
+            "prompt",
+            "store",
+            "stream",
+            "context_management",
+            "moderation",
+        ]
+    ),
+    value=json_values,
+)
+def test_a_valid_request_with_any_field_replaced(
+    send: Send, backend: FakeBackend, field: str, value: Any
+) -> None:
+    body = {"model": backend.model, "input": "hi", field: value}
+    _answered(*send("POST", "/responses", json.dumps(body).encode()))
+
+
+@FUZZ
+@given(
+    kind=st.sampled_from(
+        [
+            "message",
+            "function_call",
+            "function_call_output",
+            "reasoning",
+            "custom_tool_call",
+            "mcp_call",
+            "compaction",
+            "item_reference",
+        ]
+    ),
+    extra=st.dictionaries(
+        st.sampled_from(
+            ["content", "id", "call_id", "output", "role", "arguments", "name", "status", "summary"]
+        ),
+        json_values,
+        max_size=4,
+    ),
+)
+def test_any_input_item(send: Send, backend: FakeBackend, kind: str, extra: dict[str, Any]) -> None:
+    body = {"model": backend.model, "input": [{"type": kind, **extra}]}
+    _answered(*send("POST", "/responses", json.dumps(body).encode()))
+
+
+@FUZZ
+@given(depth=st.integers(min_value=1, max_value=5_000), path=st.sampled_from(ROUTES))
+def test_any_nesting_depth(send: Send, depth: int, path: str) -> None:
+    body = '{"metadata": ' + "[" * depth + "]" * depth + "}"
+    status, reply = send("POST", path, body.encode())
+    _answered(status, reply)
+    if depth > 128:
+        assert json.loads(reply)["error"]["code"] == "json_too_deep"
+
+
+@settings(FUZZ, max_examples=10)
+@given(size=st.integers(min_value=100_000, max_value=900_000), char=odd_text.filter(bool))
+def test_huge_strings(send: Send, backend: FakeBackend, size: int, char: str) -> None:
+    text = (char * (size // len(char) + 1))[:size]
+    for body in (
+        {"model": backend.model, "input": text, "store": False},
+        {"model": backend.model, "input": "hi", "metadata": {"k": text}},
+        {"model": text},
+    ):
+        _answered(*send("POST", "/responses", json.dumps(body).encode()))
+
+
+@FUZZ
+@given(text=odd_text, raw=st.binary(max_size=200))
+def test_odd_unicode_and_bytes(send: Send, backend: FakeBackend, text: str, raw: bytes) -> None:
+    body = {"model": backend.model, "input": text or "x", "instructions": text, "store": False}
+    _answered(*send("POST", "/responses", json.dumps(body, ensure_ascii=False).encode()))
+    _answered(*send("POST", "/responses", raw))
+    _answered(*send("POST", "/conversations", raw))
