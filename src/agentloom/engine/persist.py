@@ -13,12 +13,14 @@ import asyncio
 from collections.abc import Sequence
 
 import anyio
+import anyio.to_thread
 
 from agentloom.api.items import StoredItem
 from agentloom.api.response import OutputItem, Response
 from agentloom.storage.base import ConversationTurn, ItemRow, ResponseRow, ResponseStore
 
 DEFAULT_BEGIN_DELAY = 0.05
+LARGE_WRITE = 256  # items from which their rows are encoded in a worker thread
 
 
 class ResponseWriter:
@@ -32,12 +34,26 @@ class ResponseWriter:
     ) -> None:
         self._store = store
         self._row = response_row(response)
-        self._inputs = item_rows(input_items)
+        self._input_items = input_items
+        self._inputs: list[ItemRow] | None = None
         self._begun: asyncio.Future[None] | None = None
         self._timer = asyncio.get_running_loop().call_later(begin_delay, self._begin)
 
     def _begin(self) -> None:
-        self._begun = asyncio.ensure_future(self._store.begin(self._row, self._inputs))
+        self._begun = asyncio.ensure_future(self._write_begin())
+
+    async def _write_begin(self) -> None:
+        await self._store.begin(self._row, await self._input_rows())
+
+    async def _input_rows(self) -> list[ItemRow]:
+        """The input items' rows, encoded once: off the event loop when there are many."""
+        if self._inputs is None:
+            items = self._input_items
+            if len(items) < LARGE_WRITE:
+                self._inputs = item_rows(items)
+            else:
+                self._inputs = await anyio.to_thread.run_sync(item_rows, items)
+        return self._inputs
 
     async def finish(self, response: Response, turn: ConversationTurn | None = None) -> None:
         """Write the final state, ending the conversation ``turn`` in the same transaction
@@ -46,7 +62,7 @@ class ResponseWriter:
         with anyio.CancelScope(shield=True):
             final, outputs = response_row(response), item_rows(response.output)
             if self._begun is None:
-                await self._store.save(final, self._inputs, outputs, turn)
+                await self._store.save(final, await self._input_rows(), outputs, turn)
             else:
                 await self._begun
                 await self._store.finish(final, outputs, turn)

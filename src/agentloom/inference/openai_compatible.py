@@ -14,11 +14,12 @@ import email.utils
 import json
 import time
 import urllib.request
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing
-from typing import Final
+from typing import Final, TypeVar
 
 import anyio
+import anyio.to_thread
 import httpx2
 import openai
 from openai import AsyncStream, RequestOptions
@@ -71,6 +72,8 @@ __all__ = ["OpenAICompatibleProvider", "chat_body", "classify_error", "status_er
 _OPTIONS: Final[RequestOptions] = {"security": {"bearer_auth": True}}
 _LIMITS: Final = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
 _MAX_MESSAGE: Final = 500
+LARGE_REQUEST_MESSAGES: Final = 256  # messages from which a body is built off the event loop
+B = TypeVar("B")
 _ANSWER_LIMIT: Final = 64 * 1024 * 1024  # a /tokenize answer lists every token id of the input
 _PLAIN_FIELDS: Final = (
     "temperature",
@@ -133,6 +136,18 @@ def chat_body(request: ChatRequest) -> dict[str, object]:
     if request.response_format != "text":
         body["response_format"] = _response_format(request.response_format)
     return body
+
+
+def _encoded_body(request: ChatRequest) -> bytes:
+    return json.dumps(chat_body(request), separators=(",", ":")).encode()
+
+
+async def _built(request: ChatRequest, build: Callable[[ChatRequest], B]) -> B:
+    """``build(request)``: in a worker thread for a long history, so that encoding thousands of
+    messages does not hold up the event loop."""
+    if len(request.messages) < LARGE_REQUEST_MESSAGES:
+        return build(request)
+    return await anyio.to_thread.run_sync(build, request)
 
 
 def _message(message: ChatMessage) -> dict[str, object]:
@@ -499,8 +514,10 @@ class OpenAICompatibleProvider:
         )
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[Chunk]:
-        body = chat_body(request)
-        events = self._sdk_events(body) if self._pool is None else self._lean_events(body)
+        if self._pool is None:
+            events = self._sdk_events(await _built(request, chat_body))
+        else:
+            events = self._lean_events(await _built(request, _encoded_body))
         usage: Usage | None = None
         async with aclosing(events):
             async for data in events:
@@ -531,9 +548,8 @@ class OpenAICompatibleProvider:
 
     # --- the lean client ---------------------------------------------------------------------
 
-    async def _lean_events(self, body: dict[str, object]) -> AsyncGenerator[object, None]:
+    async def _lean_events(self, payload: bytes) -> AsyncGenerator[object, None]:
         assert self._pool is not None
-        payload = json.dumps(body, separators=(",", ":")).encode()
         started = False
         try:
             async with self._pool.post("/chat/completions", payload) as response:
