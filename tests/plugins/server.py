@@ -114,6 +114,18 @@ async def running(application: Starlette) -> AsyncIterator[Starlette]:
         await task
 
 
+@asynccontextmanager
+async def audited_client(config: Settings) -> AsyncIterator[httpx2.AsyncClient]:
+    """A raw client on an app of its own built from ``config``, everything it sends checked
+    (:mod:`tests.wire_audit`)."""
+    async with running(create_app(config)) as application:
+        audit = WireAudit(application)
+        transport = httpx2.ASGITransport(app=audit)
+        async with httpx2.AsyncClient(transport=transport, base_url=BASE_URL) as raw:
+            yield raw
+        assert not audit.found, "the wire format broke OpenAI's types:\n" + "\n".join(audit.found)
+
+
 @pytest.fixture
 async def app(settings: Settings) -> AsyncIterator[Starlette]:
     async with running(create_app(settings)) as application:

@@ -7,8 +7,7 @@ never a 5xx, never a hang. Budgets are fixed in examples, so CI time stays bound
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentloom.config import Settings
-from agentloom.server.app import create_app
 from agentloom.testing.backend import FakeBackend
-from tests.plugins.server import BASE_URL, make_settings, running
-from tests.wire_audit import WireAudit
+from tests.plugins.server import audited_client, make_settings
 
 Send = Callable[[str, str, bytes], tuple[int, bytes]]
 HANG_GUARD = 10.0  # seconds any one request may take
@@ -59,16 +55,6 @@ odd_text = st.text(
 )
 
 
-@asynccontextmanager
-async def _serving(config: Settings) -> AsyncIterator[httpx2.AsyncClient]:
-    async with running(create_app(config)) as app:
-        audit = WireAudit(app)
-        transport = httpx2.ASGITransport(app=audit)
-        async with httpx2.AsyncClient(transport=transport, base_url=BASE_URL) as client:
-            yield client
-        assert not audit.found, audit.found
-
-
 async def _send(
     client: httpx2.AsyncClient, method: str, path: str, body: bytes
 ) -> tuple[int, bytes]:
@@ -84,7 +70,7 @@ def send(backend: FakeBackend, tmp_path: Path) -> Iterator[Send]:
     config = make_settings(backend, f"sqlite:///{tmp_path / 'fuzz.db'}")
     with (
         anyio.from_thread.start_blocking_portal() as portal,
-        portal.wrap_async_context_manager(_serving(config)) as client,
+        portal.wrap_async_context_manager(audited_client(config)) as client,
     ):
         yield lambda method, path, body: portal.call(_send, client, method, path, body)
 

@@ -4,6 +4,7 @@ OpenAI's envelope, never a 5xx, a traceback or a hang."""
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,8 @@ from agentloom.api.limits import RequestLimits
 from agentloom.config import Settings
 from agentloom.server.app import create_app
 from agentloom.testing.backend import FakeBackend
-from tests.plugins.server import BASE_URL, make_settings, running
+from tests.plugins.server import audited_client, make_settings, running
 from tests.server.test_errors import the_error
-from tests.wire_audit import WireAudit
 
 SMALL = RequestLimits(
     max_json_depth=32, max_json_values=5_000, max_input_items=5, max_content_parts=3, max_tools=4
@@ -38,13 +38,9 @@ def small_settings(backend: FakeBackend, tmp_path: Path) -> Settings:
 
 
 @pytest.fixture
-async def small(small_settings: Settings) -> Any:
-    async with running(create_app(small_settings)) as app:
-        audit = WireAudit(app)
-        transport = httpx2.ASGITransport(app=audit)
-        async with httpx2.AsyncClient(transport=transport, base_url=BASE_URL) as raw:
-            yield raw
-        assert not audit.found, audit.found
+async def small(small_settings: Settings) -> AsyncIterator[httpx2.AsyncClient]:
+    async with audited_client(small_settings) as raw:
+        yield raw
 
 
 @pytest.mark.parametrize(
