@@ -10,7 +10,7 @@ from agentloom.agents.base import AgentContext
 from agentloom.agents.executor import ToolExecutor
 from agentloom.agents.loop_guard import LoopGuard
 from agentloom.agents.tools.base import Tool, ToolError, function_tool
-from agentloom.inference.base import JSONObject
+from agentloom.json_types import JSONObject
 from agentloom.llm.types import MessageToolCall
 
 

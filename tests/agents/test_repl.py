@@ -12,7 +12,7 @@ import pytest
 
 from agentloom.agents.repl import CallbackError, HostFunction, Repl
 from agentloom.errors import UpstreamError
-from agentloom.inference.base import JSONValue
+from agentloom.json_types import JSONValue
 from agentloom.tools.sandbox import BwrapSandbox, Limits, Sandbox, SubprocessSandbox
 from tests.agents.code_agents import children
 

@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TypeAlias
 
-from agentloom.inference.base import JSONValue
+from agentloom.json_types import JSONValue
 from agentloom.tools.sandbox import (
     Sandbox,
     SandboxCommand,

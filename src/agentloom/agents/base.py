@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import ClassVar, Literal, TypeAlias
 
 from agentloom.bus import EventBus
-from agentloom.inference.base import JSONValue
+from agentloom.json_types import JSONValue
 from agentloom.llm.client import LLM
 from agentloom.llm.state import ConversationState
 from agentloom.llm.types import Message, MessageToolCall, Metrics

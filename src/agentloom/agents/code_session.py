@@ -27,7 +27,7 @@ from agentloom.agents.code_reply import observation
 from agentloom.agents.executor import ToolExecutor
 from agentloom.agents.repl import CallbackError, HostFunction, Repl, ReplResult
 from agentloom.agents.tools.base import Tool, ToolError
-from agentloom.inference.base import JSONObject, JSONValue
+from agentloom.json_types import JSONObject, JSONValue
 from agentloom.llm.types import MessageToolCall, Metrics
 
 __all__ = [

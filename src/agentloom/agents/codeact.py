@@ -44,7 +44,7 @@ from agentloom.agents.loop_guard import LoopGuard
 from agentloom.agents.repl import REPL_LIMITS, HostFunction, Repl
 from agentloom.agents.tool_agent import AgentRun, ToolUsingAgent
 from agentloom.agents.tools.base import Tool
-from agentloom.inference.base import JSONValue
+from agentloom.json_types import JSONValue
 from agentloom.llm.client import LLM
 from agentloom.llm.types import LLMResponse, Message, MessageToolCall
 from agentloom.tools.sandbox import Limits, Sandbox

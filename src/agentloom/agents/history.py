@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentloom.errors import AgentloomError
-from agentloom.inference.base import JSONObject, JSONValue
+from agentloom.json_types import JSONObject, JSONValue
 from agentloom.llm.types import Message, MessageToolCall, ReasoningItem, Role
 
 __all__ = [

@@ -42,9 +42,10 @@ from agentloom.agents.history import trim_history
 from agentloom.agents.orchestrator import OrchestratorAgent
 from agentloom.agents.sessions import SavedSession, SessionStore, TickRecord, TickStatus
 from agentloom.agents.tools.base import Tool, ToolError
-from agentloom.inference.base import JSONObject
+from agentloom.json_types import JSONObject
 from agentloom.llm.client import LLM
 from agentloom.llm.types import Message
+from agentloom.text import clip
 
 __all__ = [
     "DEFAULT_INSTRUCTIONS",
@@ -230,7 +231,9 @@ class OperativeAgent(BaseAgent):
             self.last_tick = await self.store.finish_tick(record.id, "error", _why(exc))
             raise
         status: TickStatus = "ok" if result.stop_reason == "final" else "incomplete"
-        self.last_tick = await self.store.finish_tick(record.id, status, _clip(result.content))
+        self.last_tick = await self.store.finish_tick(
+            record.id, status, clip(result.content, SUMMARY_CHARS)
+        )
         metadata = {**result.metadata, "session_id": session, "tick": record.number}
         yield AgentFinished(replace(result, metadata=metadata))
 
@@ -271,8 +274,4 @@ async def _stopped(stop: asyncio.Event, seconds: float) -> bool:
 def _why(exc: BaseException) -> str:
     if isinstance(exc, asyncio.CancelledError | GeneratorExit):
         return "cancelled"
-    return _clip(f"{type(exc).__name__}: {exc}")
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
+    return clip(f"{type(exc).__name__}: {exc}", SUMMARY_CHARS)

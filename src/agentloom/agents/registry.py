@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentloom.agents.base import BaseAgent
-from agentloom.agents.tools.base import Tool
-from agentloom.config import Settings
+from agentloom.agents.tools.base import Tool, ToolEnvironment
 from agentloom.errors import InvalidRequestError
 from agentloom.llm.client import LLM
 
@@ -38,17 +37,6 @@ class AgentOptions:
     instructions: str | None = None
     max_turns: int = 10
     data_dir: Path = field(default_factory=lambda: Path.home() / ".agentloom")  # operative sessions
-
-
-@dataclass(frozen=True, slots=True)
-class ToolEnvironment:
-    """What built-in tools may use: a workspace for files, a data directory for memory and
-    sessions, the configuration (web search, code interpreter, MCP servers) and the session."""
-
-    workspace: Path = field(default_factory=Path.cwd)
-    data_dir: Path = field(default_factory=lambda: Path.home() / ".agentloom")
-    settings: Settings = field(default_factory=Settings)
-    session_id: str = "default"
 
 
 AgentFactory = Callable[[LLM, Sequence[Tool], AgentOptions], BaseAgent]

@@ -38,7 +38,7 @@ from agentloom.agents._repl_process import (
     default_sandbox,
 )
 from agentloom.errors import AgentloomError
-from agentloom.inference.base import JSONValue
+from agentloom.json_types import JSONValue
 from agentloom.tools.sandbox import Limits, Sandbox, SandboxKind, SandboxUnavailableError
 
 __all__ = ["REPL_LIMITS", "CallbackError", "HostFunction", "Repl", "ReplResult"]

@@ -30,7 +30,7 @@ from agentloom.agents.repl import REPL_LIMITS, CallbackError, HostFunction
 from agentloom.agents.tool_agent import AgentRun
 from agentloom.agents.tools.base import Tool
 from agentloom.errors import AgentloomError
-from agentloom.inference.base import JSONValue
+from agentloom.json_types import JSONValue
 from agentloom.llm.client import LLM
 from agentloom.llm.types import Message
 from agentloom.tools.sandbox import Limits, Sandbox

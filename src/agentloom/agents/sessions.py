@@ -30,7 +30,7 @@ from agentloom.agents.history import (
     parse_json,
 )
 from agentloom.errors import NotFoundError
-from agentloom.inference.base import JSONObject, JSONValue
+from agentloom.json_types import JSONObject, JSONValue
 from agentloom.llm.types import Message
 
 __all__ = [

@@ -41,7 +41,7 @@ from agentloom.agents.base import (
 from agentloom.agents.executor import ToolExecutor
 from agentloom.agents.loop_guard import LoopGuard
 from agentloom.agents.tools.base import Tool
-from agentloom.inference.base import JSONValue
+from agentloom.json_types import JSONValue
 from agentloom.llm.client import LLM
 from agentloom.llm.types import (
     FunctionTool,

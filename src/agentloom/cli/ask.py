@@ -14,7 +14,7 @@ from agentloom.cli.options import AgentChoice, agent_options, clean_errors
 
 if TYPE_CHECKING:
     from agentloom.agents.base import AgentResult
-    from agentloom.inference.base import JSONObject
+    from agentloom.json_types import JSONObject
 
 __all__ = ["ask", "result_json"]
 

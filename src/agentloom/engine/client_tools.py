@@ -37,12 +37,13 @@ from agentloom.api.tools import (
 )
 from agentloom.errors import InvalidRequestError
 from agentloom.inference import base as inf
+from agentloom.json_types import JSONObject
 
 MAX_CHAT_NAME = 64
 INPUT_PARAMETER = "input"
 NAMESPACE_SEPARATOR = "__"
 TOOL_SEARCH = "tool_search"
-_SEARCH_PARAMETERS: inf.JSONObject = {
+_SEARCH_PARAMETERS: JSONObject = {
     "type": "object",
     "properties": {"query": {"type": "string", "description": "What the tools should do."}},
     "required": ["query"],
@@ -158,7 +159,7 @@ def custom_spec(tool: CustomTool, name: str, *, group: str | None = None) -> inf
         shape = f"Text matching this {fmt.syntax} grammar:\n{fmt.definition}"
     else:
         shape = "Raw text."
-    parameters: inf.JSONObject = {
+    parameters: JSONObject = {
         "type": "object",
         "properties": {
             INPUT_PARAMETER: {

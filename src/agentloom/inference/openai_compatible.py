@@ -10,9 +10,7 @@ Every failure leaves as an :mod:`agentloom.errors` upstream error, never an SDK 
 
 from __future__ import annotations
 
-import email.utils
 import json
-import time
 import urllib.request
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing
@@ -26,10 +24,7 @@ from openai import AsyncStream, RequestOptions
 
 from agentloom import __version__
 from agentloom.errors import (
-    ContextLengthExceededError,
     UpstreamError,
-    UpstreamRateLimitError,
-    UpstreamRequestError,
     UpstreamTimeoutError,
 )
 from agentloom.inference.base import (
@@ -66,12 +61,13 @@ from agentloom.inference.http import (
     Pool,
     iter_sse_data,
 )
+from agentloom.text import clip
+from agentloom.upstream import MAX_MESSAGE, Failure, retry_after, upstream_error
 
-__all__ = ["OpenAICompatibleProvider", "chat_body", "classify_error", "status_error"]
+__all__ = ["INFERENCE", "OpenAICompatibleProvider", "chat_body", "status_error"]
 
 _OPTIONS: Final[RequestOptions] = {"security": {"bearer_auth": True}}
 _LIMITS: Final = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
-_MAX_MESSAGE: Final = 500
 LARGE_REQUEST_MESSAGES: Final = 256  # messages from which a body is built off the event loop
 B = TypeVar("B")
 _ANSWER_LIMIT: Final = 64 * 1024 * 1024  # a /tokenize answer lists every token id of the input
@@ -86,15 +82,6 @@ _PLAIN_FIELDS: Final = (
     "prompt_cache_key",
     "safety_identifier",
     "service_tier",
-)
-_CONTEXT_PHRASES: Final = (
-    "context length",
-    "context_length",
-    "maximum context",
-    "context window",
-    "context size",
-    "exceed_context",
-    "too many tokens",
 )
 _FINISH_REASONS: Final[Mapping[str, FinishReason]] = {
     "stop": "stop",
@@ -349,10 +336,6 @@ def _bytes(value: object) -> tuple[int, ...] | None:
 # --- errors ----------------------------------------------------------------------------------
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 3] + "..."
-
-
 def _cause(exc: BaseException) -> str:
     cause = exc.__cause__ or exc
     return str(cause) or type(cause).__name__
@@ -367,79 +350,23 @@ def _backend_message(exc: openai.APIError) -> str:
     return exc.message
 
 
-def _is_context_length(status: int | None, message: str, code: str | None) -> bool:
-    if status not in (None, 400, 413):
-        return False
-    if code is not None and "context" in code:
-        return True
-    lowered = message.lower()
-    return any(phrase in lowered for phrase in _CONTEXT_PHRASES)
+INFERENCE: Final = "the inference backend"
 
 
-def retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return max(0.0, float(millis) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError):
-        return None
-
-
-def _classify(
-    status: int | None,
-    message: str,
-    *,
-    code: str | None = None,
-    param: str | None = None,
-    wait: float | None = None,
-) -> UpstreamError:
-    text = _clip(message)
-    if status == 429:
-        return UpstreamRateLimitError(
-            f"the inference backend is rate limiting requests: {text}", status=429, retry_after=wait
-        )
-    if _is_context_length(status, message, code):
-        return ContextLengthExceededError(
-            f"the input does not fit the model's context window: {text}", status=status
-        )
-    if status is not None and 400 <= status < 500:
-        return UpstreamRequestError(
-            f"the inference backend rejected the request ({status}): {text}",
-            status=status,
-            param=param,
-        )
-    where = f" ({status})" if status is not None else ""
-    return UpstreamError(f"the inference backend failed{where}: {text}", status=status)
+def _failed(failure: Failure) -> UpstreamError:
+    return upstream_error(INFERENCE, failure, context_window=True)
 
 
 def _status_error(exc: openai.APIStatusError) -> UpstreamError:
     status = exc.status_code
     wait = retry_after(exc.response.headers) if status == 429 else None
-    return _classify(status, _backend_message(exc), code=exc.code, param=exc.param, wait=wait)
+    message = _backend_message(exc)
+    return _failed(Failure(status, message, code=exc.code, param=exc.param, retry_after=wait))
 
 
 def status_error(exc: openai.APIStatusError) -> UpstreamError:
     """The typed error for an SDK status error (the LLM adapter's Responses path uses it too)."""
     return _status_error(exc)
-
-
-def classify_error(
-    status: int | None, message: str, *, code: str | None = None, param: str | None = None
-) -> UpstreamError:
-    """The typed error for a failure a backend reported: its HTTP status if known, its code."""
-    return _classify(status, message, code=code, param=param)
 
 
 def _reported_error(error: object) -> UpstreamError:
@@ -451,28 +378,18 @@ def _reported_error(error: object) -> UpstreamError:
     param = fields.get("param") if isinstance(fields.get("param"), str) else None
     status = int(code) if code is not None and code.isdigit() else None
     status = status if status is not None and 400 <= status < 600 else None
-    return _classify(status, text, code=code, param=param)
+    return _failed(Failure(status, text, code=code, param=param))
 
 
 def _http_status_error(status: int, headers: Mapping[str, str], raw: bytes) -> UpstreamError:
     """A non-2xx answer read by the lean client, classified as the SDK's would be."""
-    try:
-        body: object = json.loads(raw)
-    except ValueError:
-        body = raw.decode("utf-8", "replace").strip()
-    data = body.get("error", body) if isinstance(body, dict) else body
-    fields = data if isinstance(data, dict) else {}
-    message = fields.get("message") if fields else data
-    text = message if isinstance(message, str) and message else f"HTTP {status}"
-    code = None if fields.get("code") is None else str(fields["code"])
-    param = fields.get("param") if isinstance(fields.get("param"), str) else None
-    wait = retry_after(headers) if status == 429 else None
-    return _classify(status, text, code=code, param=param, wait=wait)
+    return _failed(Failure.of_http(status, headers, raw))
 
 
 def _invalid_chunk(data: object) -> UpstreamError:
     shown = data if isinstance(data, str) else json.dumps(data)
-    return UpstreamError(f"the inference backend sent an invalid stream chunk: {_clip(shown)}")
+    shown = clip(shown, MAX_MESSAGE)
+    return UpstreamError(f"the inference backend sent an invalid stream chunk: {shown}")
 
 
 def _json_or_none(raw: bytes) -> object:
@@ -706,7 +623,7 @@ def _models(listing: object, owner: str) -> list[ModelInfo]:
     entries = listing.get("data") if isinstance(listing, dict) else listing
     if not isinstance(entries, list):
         raise UpstreamError(
-            f"the inference backend sent an invalid model list: {_clip(str(listing))}"
+            f"the inference backend sent an invalid model list: {clip(str(listing), MAX_MESSAGE)}"
         )
     return [
         _model(entry, owner) for entry in entries if isinstance(entry, dict) and _text_id(entry)

@@ -49,8 +49,8 @@ from openai.types.responses import (
 )
 
 from agentloom.errors import UpstreamError, UpstreamTimeoutError
-from agentloom.inference.base import JSONObject
-from agentloom.inference.openai_compatible import classify_error, status_error
+from agentloom.inference.openai_compatible import INFERENCE, status_error
+from agentloom.json_types import JSONObject
 from agentloom.llm.responses_request import ResponsesCall, request_params
 from agentloom.llm.types import (
     LLMCompleted,
@@ -64,6 +64,7 @@ from agentloom.llm.types import (
     TextDeltaEvent,
     ToolCallEvent,
 )
+from agentloom.upstream import Failure, upstream_error
 
 __all__ = ["ResponsesCall", "llm_response", "stream_responses"]
 
@@ -284,7 +285,8 @@ def _reported(
 ) -> Exception:
     """An error the server reported inside the stream (``response.failed`` or ``error``)."""
     text = message or "the model server failed the response"
-    error = classify_error(_CODE_STATUS.get(code or ""), text, code=code, param=param)
+    failure = Failure(_CODE_STATUS.get(code or ""), text, code=code, param=param)
+    error = upstream_error(INFERENCE, failure, context_window=True)
     return _Expired(error) if _expires(code, call) else error
 
 

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-from agentloom.inference.base import JSONObject
+from agentloom.json_types import JSONObject
 
 __all__ = [
     "FunctionTool",

@@ -26,17 +26,14 @@ from agentloom.config import ConfigError, EmbeddingSettings
 from agentloom.errors import (
     InternalError,
     UpstreamError,
-    UpstreamRateLimitError,
-    UpstreamRequestError,
     UpstreamTimeoutError,
 )
-from agentloom.inference.openai_compatible import retry_after
 from agentloom.retrieval.retries import RetryPolicy, Sleep, with_retries
+from agentloom.upstream import Failure, upstream_error
 
 __all__ = ["OpenAICompatibleEmbedder"]
 
 _CONNECT_TIMEOUT: Final = 10.0
-_MAX_MESSAGE: Final = 500
 
 F32 = NDArray[np.float32]
 
@@ -225,30 +222,4 @@ def _invalid(problem: str) -> UpstreamError:
 
 
 def _status_error(status: int, headers: Mapping[str, str], raw: bytes) -> UpstreamError:
-    message = _clip(_error_message(raw) or f"HTTP {status}")
-    if status == 429:
-        return UpstreamRateLimitError(
-            f"the embeddings backend is rate limiting requests: {message}",
-            status=429,
-            retry_after=retry_after(headers),
-        )
-    if 400 <= status < 500:
-        return UpstreamRequestError(
-            f"the embeddings backend rejected the request ({status}): {message}", status=status
-        )
-    return UpstreamError(f"the embeddings backend failed ({status}): {message}", status=status)
-
-
-def _error_message(raw: bytes) -> str:
-    """OpenAI's ``{"error": {"message": ...}}``, vLLM's ``{"message": ...}``, or the text."""
-    try:
-        body: object = json.loads(raw)
-    except ValueError:
-        return raw.decode("utf-8", "replace").strip()
-    error = body.get("error", body) if isinstance(body, dict) else body
-    message = error.get("message") if isinstance(error, dict) else error
-    return message if isinstance(message, str) else json.dumps(body)
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 3] + "..."
+    return upstream_error("the embeddings backend", Failure.of_http(status, headers, raw))

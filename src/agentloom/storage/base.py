@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Generic, Literal, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 T = TypeVar("T")
 Order = Literal["asc", "desc"]
@@ -32,6 +32,11 @@ class ResponseRow:
 class ItemRow:
     id: str
     body: str  # JSON of the item
+
+    @classmethod
+    def of(cls, row: Any) -> ItemRow:
+        """The item of a result row with ``id`` and ``body`` columns."""
+        return cls(id=row.id, body=row.body)
 
 
 @dataclass(frozen=True, slots=True)

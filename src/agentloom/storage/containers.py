@@ -17,6 +17,7 @@ from sqlalchemy.engine import Connection
 
 from agentloom.storage import schema
 from agentloom.storage.base import Order, Page
+from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
 
 C = schema.containers
@@ -109,14 +110,12 @@ def _list(
     after: str | None, limit: int, order: Order, now: float, conn: Connection
 ) -> Page[ContainerRow] | None:
     select = sa.select(*_COLUMNS).where(_live(now))
+    cursor = None
     if after is not None:
         cursor = conn.scalar(sa.select(C.c.seq).where(C.c.id == after))
         if cursor is None:
             return None
-        select = select.where(C.c.seq < cursor if order == "desc" else C.c.seq > cursor)
-    ordering = C.c.seq.desc() if order == "desc" else C.c.seq.asc()
-    rows = conn.execute(select.order_by(ordering).limit(limit + 1)).all()
-    return Page(data=[_row(r) for r in rows[:limit]], has_more=len(rows) > limit)
+    return keyset_page(conn, select, C.c.seq, order=order, limit=limit, row=_row, after=cursor)
 
 
 def _touch(container_id: str, now: float, user_path: str | None, conn: Connection) -> None:

@@ -25,6 +25,7 @@ from sqlalchemy.engine import Connection
 from agentloom.errors import ConversationLockedError, DuplicateItemError, NotFoundError
 from agentloom.storage import schema
 from agentloom.storage.base import ConversationRow, ConversationTurn, ItemRow, Order, Page
+from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
 
 log = logging.getLogger(__name__)
@@ -235,7 +236,7 @@ def _add_items(
 
 
 def _items(conversation_id: str, conn: Connection) -> list[ItemRow]:
-    return [ItemRow(id=r.id, body=r.body) for r in conn.execute(_ITEMS, {"cid": conversation_id})]
+    return [ItemRow.of(r) for r in conn.execute(_ITEMS, {"cid": conversation_id})]
 
 
 def _list_items(
@@ -244,6 +245,7 @@ def _list_items(
     if conn.execute(_GET, {"cid": conversation_id}).first() is None:
         return None
     query = sa.select(CI.c.id, CI.c.body).where(CI.c.conversation_id == conversation_id)
+    cursor = None
     if after is not None:
         cursor = conn.scalar(_ITEM_SEQ, {"cid": conversation_id, "iid": after})
         if cursor is None:
@@ -251,16 +253,14 @@ def _list_items(
                 f"Item with id '{after}' not found in conversation '{conversation_id}'.",
                 param="after",
             )
-        query = query.where(CI.c.seq < cursor if order == "desc" else CI.c.seq > cursor)
-    ordering = CI.c.seq.desc() if order == "desc" else CI.c.seq.asc()
-    rows = conn.execute(query.order_by(ordering).limit(limit + 1)).all()
-    data = [ItemRow(id=r.id, body=r.body) for r in rows[:limit]]
-    return Page(data=data, has_more=len(rows) > limit)
+    return keyset_page(
+        conn, query, CI.c.seq, order=order, limit=limit, row=ItemRow.of, after=cursor
+    )
 
 
 def _get_item(conversation_id: str, item_id: str, conn: Connection) -> ItemRow | None:
     row = conn.execute(_ITEM, {"cid": conversation_id, "iid": item_id}).first()
-    return None if row is None else ItemRow(id=row.id, body=row.body)
+    return None if row is None else ItemRow.of(row)
 
 
 def _delete_item(conversation_id: str, item_id: str, since: float, conn: Connection) -> bool:
@@ -277,7 +277,7 @@ def _delete_item(conversation_id: str, item_id: str, since: float, conn: Connect
 
 def _find_item(item_id: str, conn: Connection) -> ItemRow | None:
     row = conn.execute(_FIND_ITEM, {"iid": item_id}).first()
-    return None if row is None else ItemRow(id=row.id, body=row.body)
+    return None if row is None else ItemRow.of(row)
 
 
 def _taken(item_ids: tuple[str, ...], conn: Connection) -> list[str]:

@@ -16,6 +16,7 @@ from sqlalchemy.engine import Connection
 
 from agentloom.storage import schema
 from agentloom.storage.base import Order, Page
+from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
 
 F = schema.files
@@ -109,14 +110,14 @@ def _list(query: FileQuery, now: float, conn: Connection) -> Page[FileRow] | Non
     select = sa.select(*_COLUMNS).where(_live(now))
     if query.purpose is not None:
         select = select.where(F.c.purpose == query.purpose)
+    cursor = None
     if query.after is not None:
         cursor = conn.scalar(sa.select(F.c.seq).where(F.c.id == query.after))
         if cursor is None:
             return None
-        select = select.where(F.c.seq < cursor if query.order == "desc" else F.c.seq > cursor)
-    ordering = F.c.seq.desc() if query.order == "desc" else F.c.seq.asc()
-    rows = conn.execute(select.order_by(ordering).limit(query.limit + 1)).all()
-    return Page(data=[_row(r) for r in rows[: query.limit]], has_more=len(rows) > query.limit)
+    return keyset_page(
+        conn, select, F.c.seq, order=query.order, limit=query.limit, row=_row, after=cursor
+    )
 
 
 def _delete(file_id: str, conn: Connection) -> FileRow | None:

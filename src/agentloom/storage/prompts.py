@@ -24,6 +24,7 @@ from sqlalchemy.exc import IntegrityError
 
 from agentloom.storage import schema
 from agentloom.storage.base import Order, Page
+from agentloom.storage.pages import keyset_page
 from agentloom.storage.prompts_base import AddOutcome, PromptRow
 from agentloom.storage.runner import Runner
 
@@ -151,15 +152,12 @@ def _delete(prompt_id: str, conn: Connection) -> bool:
 
 
 def _list(after: str | None, limit: int, order: Order, conn: Connection) -> Page[PromptRow] | None:
-    query = _LIST
+    cursor = None
     if after is not None:
         cursor = conn.scalar(_FIRST_SEQ, {"pid": after})
         if cursor is None:
             return None
-        query = query.where(FIRST.c.seq < cursor if order == "desc" else FIRST.c.seq > cursor)
-    ordering = FIRST.c.seq.desc() if order == "desc" else FIRST.c.seq.asc()
-    rows = conn.execute(query.order_by(ordering).limit(limit + 1)).all()
-    return Page(data=[_row(r) for r in rows[:limit]], has_more=len(rows) > limit)
+    return keyset_page(conn, _LIST, FIRST.c.seq, order=order, limit=limit, row=_row, after=cursor)
 
 
 def _row(row: Any) -> PromptRow:

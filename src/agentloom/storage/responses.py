@@ -27,6 +27,7 @@ from agentloom.storage.base import (
     StoredResponse,
 )
 from agentloom.storage.conversations import end_turn
+from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
 
 R = schema.responses
@@ -282,9 +283,7 @@ def _get(response_id: str, conn: Connection) -> StoredResponse | None:
     row = conn.execute(_GET_RESPONSE, {"rid": response_id}).first()
     if row is None:
         return None
-    output = [
-        ItemRow(id=r.id, body=r.body) for r in conn.execute(_GET_OUTPUT, {"rid": response_id})
-    ]
+    output = [ItemRow.of(r) for r in conn.execute(_GET_OUTPUT, {"rid": response_id})]
     return StoredResponse(response=_response_row(row), output=output)
 
 
@@ -304,19 +303,17 @@ def _list(
     query = _SELECT_RESPONSE
     if model is not None:
         query = query.where(R.c.model == model)
-    if after is not None:
-        cursor = _seq_of(conn, after)
-        query = query.where(R.c.seq < cursor if order == "desc" else R.c.seq > cursor)
-    ordering = R.c.seq.desc() if order == "desc" else R.c.seq.asc()
-    rows = conn.execute(query.order_by(ordering).limit(limit + 1)).all()
-    return Page(data=[_response_row(r) for r in rows[:limit]], has_more=len(rows) > limit)
+    cursor = _seq_of(conn, after) if after is not None else None
+    return keyset_page(
+        conn, query, R.c.seq, order=order, limit=limit, row=_response_row, after=cursor
+    )
 
 
 def _outputs(response_ids: tuple[str, ...], conn: Connection) -> dict[str, list[ItemRow]]:
     found: dict[str, list[ItemRow]] = {rid: [] for rid in response_ids}
     if response_ids:
         for row in conn.execute(_GET_OUTPUTS, {"rids": list(response_ids)}):
-            found[row.response_id].append(ItemRow(id=row.id, body=row.body))
+            found[row.response_id].append(ItemRow.of(row))
     return found
 
 
@@ -330,34 +327,31 @@ def _input_items(
 ) -> Page[ItemRow] | None:
     if conn.scalar(_SEQ_OF, {"rid": response_id}) is None:
         return None
-    where = [I.c.response_id == response_id, I.c.kind == schema.INPUT]
-    if after is not None:
-        where.append(_beyond(_position(conn, response_id, after, "after"), order))
-    if before is not None:
-        edge = _position(conn, response_id, before, "before")
-        where.append(_beyond(edge, "asc" if order == "desc" else "desc"))
-    # ``before`` alone pages backwards: the ``limit`` items nearest the cursor, in ``order``.
-    backwards = before is not None and after is None
-    descending = (order == "desc") != backwards
-    ordering = I.c.position.desc() if descending else I.c.position.asc()
-    query = sa.select(I.c.id, I.c.body).where(*where).order_by(ordering).limit(limit + 1)
-    rows = conn.execute(query).all()
-    data = [ItemRow(id=r.id, body=r.body) for r in rows[:limit]]
-    if backwards:
-        data.reverse()
-    return Page(data=data, has_more=len(rows) > limit)
+    query = sa.select(I.c.id, I.c.body).where(
+        I.c.response_id == response_id, I.c.kind == schema.INPUT
+    )
+    return keyset_page(
+        conn,
+        query,
+        I.c.position,
+        order=order,
+        limit=limit,
+        row=ItemRow.of,
+        after=None if after is None else _position(conn, response_id, after, "after"),
+        before=None if before is None else _position(conn, response_id, before, "before"),
+    )
 
 
 def _history(response_id: str, conn: Connection) -> list[ItemRow] | None:
     rows = conn.execute(_HISTORY, {"rid": response_id}).all()
     if not rows:
         return None
-    return [ItemRow(id=r.id, body=r.body) for r in rows if r.id is not None]
+    return [ItemRow.of(r) for r in rows if r.id is not None]
 
 
 def _find_item(item_id: str, conn: Connection) -> ItemRow | None:
     row = conn.execute(_FIND_ITEM, {"iid": item_id}).first()
-    return None if row is None else ItemRow(id=row.id, body=row.body)
+    return None if row is None else ItemRow.of(row)
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -389,7 +383,3 @@ def _position(conn: Connection, response_id: str, item_id: str, param: str) -> i
     if position is None:
         raise NotFoundError(f"Item with id '{item_id}' not found in this response.", param=param)
     return int(position)
-
-
-def _beyond(position: int, order: Order) -> sa.ColumnElement[bool]:
-    return I.c.position < position if order == "desc" else I.c.position > position

@@ -25,6 +25,7 @@ from sqlalchemy.engine import Connection
 from agentloom.errors import NotFoundError
 from agentloom.storage import schema
 from agentloom.storage.base import Page
+from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
 from agentloom.storage.vector_stores_base import (
     BatchRow,
@@ -165,10 +166,20 @@ def _get(store_id: str, conn: Connection) -> StoreState | None:
 def _list(cursor: Cursor, conn: Connection) -> Page[StoreState]:
     after = _seq_of(conn, _STORE_SEQ, {"sid": cursor.after}, cursor.after, "after")
     before = _seq_of(conn, _STORE_SEQ, {"sid": cursor.before}, cursor.before, "before")
-    rows, has_more = keyset(conn, sa.select(*_STORE_COLUMNS), VS.c.seq, after, before, cursor)
-    stores = [store_row(r) for r in rows]
-    counts = _counts_by_store(conn, [s.id for s in stores])
-    return Page([StoreState(s, counts.get(s.id, FileCounts())) for s in stores], has_more)
+    query = sa.select(*_STORE_COLUMNS)
+    page = keyset_page(
+        conn,
+        query,
+        VS.c.seq,
+        order=cursor.order,
+        limit=cursor.limit,
+        row=store_row,
+        after=after,
+        before=before,
+    )
+    counts = _counts_by_store(conn, [s.id for s in page.data])
+    states = [StoreState(s, counts.get(s.id, FileCounts())) for s in page.data]
+    return Page(states, page.has_more)
 
 
 def _update(store_id: str, changes: StoreChanges, conn: Connection) -> StoreState | None:
@@ -269,8 +280,16 @@ def _list_files(
         query = query.where(VF.c.status == status)
     if batch_id is not None:
         query = query.where(VF.c.batch_id == batch_id)
-    rows, has_more = keyset(conn, query, VF.c.seq, after, before, cursor)
-    return Page([_file_row(r) for r in rows], has_more)
+    return keyset_page(
+        conn,
+        query,
+        VF.c.seq,
+        order=cursor.order,
+        limit=cursor.limit,
+        row=_file_row,
+        after=after,
+        before=before,
+    )
 
 
 def _set_attributes(
@@ -310,30 +329,6 @@ def _cancel_batch(store_id: str, batch_id: str, conn: Connection) -> BatchState 
 def lock_store(conn: Connection, store_id: str) -> bool:
     """Lock the store's row for this transaction; ``False`` if there is no such store."""
     return conn.scalar(_LOCK_STORE, {"sid": store_id}) is not None
-
-
-def keyset(
-    conn: Connection,
-    query: sa.Select[Any],
-    seq: sa.ColumnElement[int],
-    after: int | None,
-    before: int | None,
-    cursor: Cursor,
-) -> tuple[list[Any], bool]:
-    """A page of ``query`` ordered by ``seq``: past ``after``, short of ``before`` (``before``
-    alone pages backwards: the ``limit`` rows nearest to it, still in ``cursor.order``)."""
-    descending = cursor.order == "desc"
-    if after is not None:
-        query = query.where(seq < after if descending else seq > after)
-    if before is not None:
-        query = query.where(seq > before if descending else seq < before)
-    backwards = before is not None and after is None
-    ordering = seq.desc() if descending != backwards else seq.asc()
-    rows = list(conn.execute(query.order_by(ordering).limit(cursor.limit + 1)).all())
-    data = rows[: cursor.limit]
-    if backwards:
-        data.reverse()
-    return data, len(rows) > cursor.limit
 
 
 def _seq_of(

@@ -48,7 +48,6 @@ from agentloom.inference.base import (
     ChatRequest,
     Chunk,
     Finish,
-    JSONObject,
     ModelInfo,
     Provider,
     ReasoningDelta,
@@ -58,6 +57,7 @@ from agentloom.inference.base import (
     ToolCallDelta,
     Usage,
 )
+from agentloom.json_types import JSONObject
 from agentloom.testing.chat_requests import BadRequestError, json_object, parse_chat_request
 from agentloom.testing.embeddings import embeddings_answer
 from agentloom.testing.scripted import BreakStream, Fault, InvalidChunk, ScriptedModel, Stall

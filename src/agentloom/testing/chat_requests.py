@@ -16,7 +16,6 @@ from agentloom.inference.base import (
     FilePart,
     FunctionSpec,
     ImagePart,
-    JSONObject,
     JsonSchemaFormat,
     NamedToolChoice,
     ResponseFormat,
@@ -25,6 +24,7 @@ from agentloom.inference.base import (
     ToolCall,
     ToolChoice,
 )
+from agentloom.json_types import JSONObject
 
 __all__ = ["BadRequestError", "json_object", "parse_chat_request"]
 

@@ -22,6 +22,7 @@ from agentloom.api.tools import CodeInterpreterAuto, CodeInterpreterTool
 from agentloom.config import CodeInterpreterSettings
 from agentloom.errors import AgentloomError, InvalidRequestError
 from agentloom.inference import base as inf
+from agentloom.json_types import JSONObject
 from agentloom.tools.base import ToolCallContext, ToolResult, ToolStep
 from agentloom.tools.containers import new_container_id
 from agentloom.tools.sandbox import (
@@ -37,7 +38,7 @@ from agentloom.tools.sandbox import (
 NAME = "code_interpreter"
 OUTPUTS = "code_interpreter_call.outputs"
 
-_PARAMETERS: inf.JSONObject = {
+_PARAMETERS: JSONObject = {
     "type": "object",
     "properties": {
         "code": {"type": "string", "description": "The Python 3 program to run."},

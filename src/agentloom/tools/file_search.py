@@ -20,6 +20,7 @@ from agentloom.api.items import FileSearchCall, FileSearchResult
 from agentloom.api.tools import FileSearchTool
 from agentloom.errors import AgentloomError
 from agentloom.inference import base as inf
+from agentloom.json_types import JSONObject
 from agentloom.retrieval.index import SearchMode, Weights
 from agentloom.tools.base import Source, ToolCallContext, ToolResult, ToolStep
 
@@ -27,7 +28,7 @@ NAME = "file_search"
 DEFAULT_RESULTS = 10
 MAX_QUERIES = 8
 
-_PARAMETERS: inf.JSONObject = {
+_PARAMETERS: JSONObject = {
     "type": "object",
     "properties": {
         "queries": {

@@ -23,6 +23,8 @@ from agentloom.api.items import WebSearchAction, WebSearchCall, WebSearchSource
 from agentloom.api.tools import UserLocation, WebSearchTool
 from agentloom.errors import UpstreamError
 from agentloom.inference import base as inf
+from agentloom.json_types import JSONObject
+from agentloom.text import clip
 from agentloom.tools.base import Source, ToolCallContext, ToolResult, ToolStep
 from agentloom.tools.web import SearchProvider, SearchQuery, WebResult, WebSearchSources
 from agentloom.tools.web.base import Location
@@ -33,7 +35,7 @@ MAX_RESULTS: Final = 20
 # search_context_size -> (results, relative to the configured count; snippet characters)
 CONTEXT_SIZES: Final = {"low": (0.5, 300), "medium": (1.0, 600), "high": (2.0, 1200)}
 
-PARAMETERS: inf.JSONObject = {  # also the agent SDK's web_search tool's
+PARAMETERS: JSONObject = {  # also the agent SDK's web_search tool's
     "type": "object",
     "properties": {
         "query": {
@@ -143,7 +145,12 @@ class WebSearch:
     ) -> ToolResult:
         _, snippet = CONTEXT_SIZES[self.config.search_context_size or "medium"]
         sources = tuple(
-            Source.web(context.first_source + i, r.url, r.title or r.url, _clip(r.snippet, snippet))
+            Source.web(
+                context.first_source + i,
+                r.url,
+                r.title or r.url,
+                clip(r.snippet, snippet, squash=True),
+            )
             for i, r in enumerate(results)
         )
         shown = [WebSearchSource(url=r.url) for r in results] if self.include_sources else None
@@ -208,8 +215,3 @@ def _domain(value: str) -> str:
     """``https://www.Example.com/path`` -> ``www.example.com``: a bare host name."""
     host = value.strip().lower().split("://", 1)[-1]
     return host.split("/", 1)[0].rstrip(".")
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

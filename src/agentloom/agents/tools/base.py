@@ -10,15 +10,29 @@ from __future__ import annotations
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError, create_model
 
 from agentloom.agents.base import AgentContext
-from agentloom.inference.base import JSONObject
+from agentloom.config import Settings
+from agentloom.json_types import JSONObject
 from agentloom.llm.types import FunctionTool
 
 __all__ = ["PythonFunctionTool", "Tool", "ToolError", "function_tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEnvironment:
+    """What built-in tools may use: a workspace for files, a data directory for memory and
+    sessions, the configuration (web search, code interpreter, MCP servers) and the session."""
+
+    workspace: Path = field(default_factory=Path.cwd)
+    data_dir: Path = field(default_factory=lambda: Path.home() / ".agentloom")
+    settings: Settings = field(default_factory=Settings)
+    session_id: str = "default"
 
 
 class ToolError(Exception):

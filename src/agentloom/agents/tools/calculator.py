@@ -16,7 +16,7 @@ from typing import TypeAlias
 
 from agentloom.agents.base import AgentContext
 from agentloom.agents.tools.base import Tool, ToolError
-from agentloom.inference.base import JSONObject
+from agentloom.json_types import JSONObject
 
 __all__ = ["CalculatorTool", "evaluate"]
 

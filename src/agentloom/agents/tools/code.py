@@ -21,7 +21,7 @@ from agentloom.agents.base import AgentContext
 from agentloom.agents.tools.base import Tool, ToolError
 from agentloom.config import CodeInterpreterSettings
 from agentloom.errors import AgentloomError, InvalidRequestError
-from agentloom.inference.base import JSONObject
+from agentloom.json_types import JSONObject
 from agentloom.tools.code_interpreter import CodeRunner, code_runner, tell_model
 from agentloom.tools.sandbox import Sandbox, SandboxUnavailableError
 

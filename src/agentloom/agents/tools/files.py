@@ -13,7 +13,7 @@ from pathlib import Path
 
 from agentloom.agents.base import AgentContext
 from agentloom.agents.tools.base import Tool, ToolError
-from agentloom.inference.base import JSONObject
+from agentloom.json_types import JSONObject
 
 __all__ = ["FileReadTool"]
 

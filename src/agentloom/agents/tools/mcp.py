@@ -34,7 +34,7 @@ from agentloom.agents.base import AgentContext
 from agentloom.agents.tools.base import Tool, ToolError
 from agentloom.config import McpServerSettings, McpSettings
 from agentloom.errors import AgentloomError, InvalidRequestError
-from agentloom.inference.base import JSONObject
+from agentloom.json_types import JSONObject
 from agentloom.tools.mcp.client import Connection, McpFailure, ServerAddress
 from agentloom.tools.mcp.schema import normalise
 from agentloom.tools.mcp.stdio import StdioAddress

@@ -12,9 +12,8 @@ from typing import Self
 
 from agentloom.agents.base import AgentContext
 from agentloom.agents.memory import MemoryHit, MemoryStore
-from agentloom.agents.registry import ToolEnvironment
-from agentloom.agents.tools.base import Tool, ToolError
-from agentloom.inference.base import JSONObject
+from agentloom.agents.tools.base import Tool, ToolEnvironment, ToolError
+from agentloom.json_types import JSONObject
 
 __all__ = ["MemorySearchTool", "MemoryStoreTool"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from agentloom.agents.base import AgentContext
 from agentloom.agents.tools.base import Tool, ToolError
-from agentloom.inference.base import JSONObject
+from agentloom.json_types import JSONObject
 
 __all__ = ["ThinkTool"]
 

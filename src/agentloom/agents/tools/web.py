@@ -18,7 +18,8 @@ from agentloom.agents.base import AgentContext
 from agentloom.agents.tools.base import Tool, ToolError
 from agentloom.config import WebSearchSettings
 from agentloom.errors import UpstreamError
-from agentloom.inference.base import JSONObject
+from agentloom.json_types import JSONObject
+from agentloom.text import clip
 from agentloom.tools.web import SearchQuery, WebResult, WebSearchSources, build_search_sources
 from agentloom.tools.web_search import PARAMETERS
 
@@ -73,17 +74,16 @@ def web_search_tool(settings: WebSearchSettings) -> WebSearchTool:
     return WebSearchTool(build_search_sources(settings))
 
 
+def _snippet(result: WebResult, chars: int) -> str:
+    return clip(result.snippet, chars, squash=True)
+
+
 def format_results(query: str, results: Sequence[WebResult], snippet_chars: int) -> str:
     """What the model is told: the results numbered from 1, each with its URL and snippet."""
     if not results:
         return f"No web results for: {query}"
     blocks = [
-        f"[{n}] {r.title or r.url} ({r.url})\n{_clip(r.snippet, snippet_chars)}".rstrip()
+        f"[{n}] {r.title or r.url} ({r.url})\n{_snippet(r, snippet_chars)}".rstrip()
         for n, r in enumerate(results, start=1)
     ]
     return f"Web results for: {query}\n\n" + "\n\n".join(blocks)
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from agentloom.inference import base as inf
+from agentloom.json_types import JSONObject, JSONValue
 
 WRAPPED = "input"  # the property a non-object schema is wrapped in
 _MAX_DEPTH = 32
 
 
-def normalise(schema: Mapping[str, object]) -> tuple[inf.JSONObject, bool]:
+def normalise(schema: Mapping[str, object]) -> tuple[JSONObject, bool]:
     """The schema to offer, and whether the arguments are wrapped in ``{"input": ...}``."""
     defs = {**_mapping(schema.get("definitions")), **_mapping(schema.get("$defs"))}
     body = _inline(schema, defs, 0)
@@ -30,7 +30,7 @@ def _mapping(value: object) -> dict[str, object]:
     return {str(k): v for k, v in value.items()} if isinstance(value, Mapping) else {}
 
 
-def _inline(value: object, defs: Mapping[str, object], depth: int) -> inf.JSONValue:
+def _inline(value: object, defs: Mapping[str, object], depth: int) -> JSONValue:
     if isinstance(value, Mapping):
         ref = value.get("$ref")
         if isinstance(ref, str) and depth < _MAX_DEPTH:

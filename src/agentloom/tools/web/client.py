@@ -12,15 +12,10 @@ from typing import Final
 
 import httpx2
 
-from agentloom.errors import (
-    UpstreamError,
-    UpstreamRateLimitError,
-    UpstreamRequestError,
-    UpstreamTimeoutError,
-)
+from agentloom.errors import UpstreamError, UpstreamTimeoutError
+from agentloom.upstream import Failure, upstream_error
 
 _CONNECT_TIMEOUT: Final = 10.0
-_MAX_MESSAGE: Final = 300
 _MAX_BODY: Final = 4 * 1024 * 1024
 
 
@@ -76,25 +71,12 @@ class JSONClient:
                 f"could not reach {self.name}: {exc or type(exc).__name__}"
             ) from exc
         if response.status_code >= 400:
-            raise self._status_error(response.status_code, response.content)
+            failure = Failure.of_http(response.status_code, response.headers, response.content)
+            raise upstream_error(self.name, failure)
         try:
             return json.loads(response.content[:_MAX_BODY])
         except ValueError as exc:
             raise UpstreamError(f"{self.name} sent an answer that is not JSON") from exc
-
-    def _status_error(self, status: int, raw: bytes) -> UpstreamError:
-        detail = raw[:_MAX_MESSAGE].decode("utf-8", "replace").strip() or f"HTTP {status}"
-        if status == 429:
-            return UpstreamRateLimitError(f"{self.name} is rate limiting: {detail}", status=status)
-        if status in (401, 403):
-            return UpstreamRequestError(
-                f"{self.name} refused the credentials ({status}); check its API key", status=status
-            )
-        if status < 500:
-            return UpstreamRequestError(
-                f"{self.name} rejected the search ({status}): {detail}", status=status
-            )
-        return UpstreamError(f"{self.name} failed ({status}): {detail}", status=status)
 
 
 def field(value: object, key: str) -> object:
