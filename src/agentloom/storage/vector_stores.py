@@ -13,10 +13,10 @@ File counts are not stored: one ``GROUP BY`` over the files' statuses gives them
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
@@ -75,6 +75,8 @@ _STORE_SEQ = sa.select(VS.c.seq).where(VS.c.id == _SID)
 _COUNTS = sa.select(
     VF.c.status, sa.func.count().label("n"), sa.func.sum(VF.c.usage_bytes).label("usage")
 ).group_by(VF.c.status)
+
+T = TypeVar("T")
 
 
 class SqlVectorStoreStore:
@@ -164,19 +166,8 @@ def _get(store_id: str, conn: Connection) -> StoreState | None:
 
 
 def _list(cursor: Cursor, conn: Connection) -> Page[StoreState]:
-    after = _seq_of(conn, _STORE_SEQ, {"sid": cursor.after}, cursor.after, "after")
-    before = _seq_of(conn, _STORE_SEQ, {"sid": cursor.before}, cursor.before, "before")
     query = sa.select(*_STORE_COLUMNS)
-    page = keyset_page(
-        conn,
-        query,
-        VS.c.seq,
-        order=cursor.order,
-        limit=cursor.limit,
-        row=store_row,
-        after=after,
-        before=before,
-    )
+    page = _page(conn, query, VS.c.seq, cursor, (_STORE_SEQ, "sid"), store_row)
     counts = _counts_by_store(conn, [s.id for s in page.data])
     states = [StoreState(s, counts.get(s.id, FileCounts())) for s in page.data]
     return Page(states, page.has_more)
@@ -273,20 +264,34 @@ def _list_files(
     seq = sa.select(VF.c.seq).where(
         VF.c.vector_store_id == store_id, VF.c.file_id == sa.bindparam("fid")
     )
-    after = _seq_of(conn, seq, {"fid": cursor.after}, cursor.after, "after")
-    before = _seq_of(conn, seq, {"fid": cursor.before}, cursor.before, "before")
     query = sa.select(*_FILE_COLUMNS).where(VF.c.vector_store_id == store_id)
     if status is not None:
         query = query.where(VF.c.status == status)
     if batch_id is not None:
         query = query.where(VF.c.batch_id == batch_id)
+    return _page(conn, query, VF.c.seq, cursor, (seq, "fid"), _file_row)
+
+
+def _page(
+    conn: Connection,
+    query: sa.Select[Any],
+    key: sa.ColumnElement[int],
+    cursor: Cursor,
+    ids: tuple[sa.Select[Any], str],
+    row: Callable[[Any], T],
+) -> Page[T]:
+    """``query``'s page at ``cursor``; ``ids``: the query (and its bind parameter) that turns
+    the cursor's ids into sequence numbers."""
+    seq, name = ids
+    after = _seq_of(conn, seq, {name: cursor.after}, cursor.after, "after")
+    before = _seq_of(conn, seq, {name: cursor.before}, cursor.before, "before")
     return keyset_page(
         conn,
         query,
-        VF.c.seq,
+        key,
         order=cursor.order,
         limit=cursor.limit,
-        row=_file_row,
+        row=row,
         after=after,
         before=before,
     )
