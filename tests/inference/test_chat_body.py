@@ -20,7 +20,8 @@ from agentloom.inference.base import (
     ToolCall,
     ToolChoice,
 )
-from agentloom.inference.openai_compatible import OpenAICompatibleProvider, chat_body
+from agentloom.inference.chat_body import chat_body
+from agentloom.inference.openai_compatible import OpenAICompatibleProvider
 from agentloom.testing.backend import FakeBackend
 from tests.inference.support import ask, collect
 

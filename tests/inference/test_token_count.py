@@ -32,6 +32,7 @@ from agentloom.inference.base import (
     TokenCountSetting,
     Usage,
 )
+from agentloom.inference.chat_body import chat_body
 from agentloom.inference.counting import tokenize_path
 from agentloom.inference.estimate import (
     FILE_TOKENS,
@@ -41,7 +42,7 @@ from agentloom.inference.estimate import (
     estimate_request,
     estimate_tokens,
 )
-from agentloom.inference.openai_compatible import OpenAICompatibleProvider, chat_body
+from agentloom.inference.openai_compatible import OpenAICompatibleProvider
 from agentloom.testing.backend import FakeBackend, serve
 from agentloom.testing.scripted import ScriptedModel, prompt_tokens, raise_error, usage
 from tests.inference.support import HANG_GUARD, ask, closed_port_url, collect

@@ -1,9 +1,9 @@
 """A provider for any OpenAI-compatible chat completions backend (vLLM, Ollama, llama.cpp ...).
 
-The ``openai`` SDK sends the request (auth, retries, status errors, SSE decoding); the body and
-the chunks are plain JSON that this module maps from :class:`ChatRequest` and to :data:`Chunk`.
-The SDK's typed request transform and chunk models cost milliseconds per request and ~0.1 ms
-per chunk, so they are bypassed: ``client.post`` with ``cast_to=object`` yields decoded dicts.
+Streamed requests go out on agentloom's lean keep-alive client (:mod:`agentloom.inference.http`),
+or the ``openai`` SDK (behind proxies, or when configured) with ``cast_to=object``. The body is
+built by :mod:`agentloom.inference.chat_body`, the stream read by
+:mod:`agentloom.inference.chat_chunks`; this module sends, maps failures and lists models.
 
 Every failure leaves as an :mod:`agentloom.errors` upstream error, never an SDK or HTTP type.
 """
@@ -28,30 +28,15 @@ from agentloom.errors import (
     UpstreamTimeoutError,
 )
 from agentloom.inference.base import (
-    ChatMessage,
     ChatRequest,
     Chunk,
-    ContentPart,
-    Finish,
-    FinishReason,
-    FunctionSpec,
-    ImagePart,
-    JsonSchemaFormat,
     ModelInfo,
     ProviderConfig,
-    ReasoningDelta,
-    RefusalDelta,
-    ResponseFormat,
-    TextDelta,
-    TextPart,
     TokenCount,
-    TokenLogprob,
-    ToolCall,
-    ToolCallDelta,
-    ToolChoice,
-    TopLogprob,
     Usage,
 )
+from agentloom.inference.chat_body import chat_body
+from agentloom.inference.chat_chunks import InvalidChunk, chunks_of
 from agentloom.inference.counting import BackendTokenCounter, tokenize_path
 from agentloom.inference.http import (
     HTTPConnectError,
@@ -64,65 +49,16 @@ from agentloom.inference.http import (
 from agentloom.text import clip
 from agentloom.upstream import MAX_MESSAGE, Failure, retry_after, upstream_error
 
-__all__ = ["INFERENCE", "OpenAICompatibleProvider", "chat_body", "status_error"]
+__all__ = ["INFERENCE", "OpenAICompatibleProvider", "status_error"]
 
 _OPTIONS: Final[RequestOptions] = {"security": {"bearer_auth": True}}
 _LIMITS: Final = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
 LARGE_REQUEST_MESSAGES: Final = 256  # messages from which a body is built off the event loop
 B = TypeVar("B")
 _ANSWER_LIMIT: Final = 64 * 1024 * 1024  # a /tokenize answer lists every token id of the input
-_PLAIN_FIELDS: Final = (
-    "temperature",
-    "top_p",
-    "presence_penalty",
-    "frequency_penalty",
-    "max_tokens",
-    "reasoning_effort",
-    "user",
-    "prompt_cache_key",
-    "safety_identifier",
-    "service_tier",
-)
-_FINISH_REASONS: Final[Mapping[str, FinishReason]] = {
-    "stop": "stop",
-    "length": "length",
-    "tool_calls": "tool_calls",
-    "content_filter": "content_filter",
-    "function_call": "tool_calls",
-    "tool_use": "tool_calls",
-    "max_tokens": "length",
-    "model_length": "length",
-}
 
 
 # --- request ---------------------------------------------------------------------------------
-
-
-def chat_body(request: ChatRequest) -> dict[str, object]:
-    """The streaming chat completions JSON body for ``request``; unset fields are omitted."""
-    body: dict[str, object] = {
-        "model": request.model,
-        "messages": [_message(m) for m in request.messages],
-        "stream": True,
-        "stream_options": {"include_usage": True},
-    }
-    for name in _PLAIN_FIELDS:
-        value = getattr(request, name)
-        if value is not None:
-            body[name] = value
-    if request.tools:
-        body["tools"] = [_tool(t) for t in request.tools]
-        if request.tool_choice is not None:
-            body["tool_choice"] = _tool_choice(request.tool_choice)
-        if request.parallel_tool_calls is not None:
-            body["parallel_tool_calls"] = request.parallel_tool_calls
-    if request.top_logprobs is not None:
-        body["logprobs"] = True
-        if request.top_logprobs > 0:
-            body["top_logprobs"] = request.top_logprobs
-    if request.response_format != "text":
-        body["response_format"] = _response_format(request.response_format)
-    return body
 
 
 def _encoded_body(request: ChatRequest) -> bytes:
@@ -135,202 +71,6 @@ async def _built(request: ChatRequest, build: Callable[[ChatRequest], B]) -> B:
     if len(request.messages) < LARGE_REQUEST_MESSAGES:
         return build(request)
     return await anyio.to_thread.run_sync(build, request)
-
-
-def _message(message: ChatMessage) -> dict[str, object]:
-    out: dict[str, object] = {"role": message.role, "content": _content(message.content)}
-    if message.tool_calls:
-        out["tool_calls"] = [_tool_call(call) for call in message.tool_calls]
-    if message.tool_call_id is not None:
-        out["tool_call_id"] = message.tool_call_id
-    if message.reasoning is not None:
-        out["reasoning_content"] = message.reasoning
-    return out
-
-
-def _content(content: str | tuple[ContentPart, ...] | None) -> object:
-    if content is None or isinstance(content, str):
-        return content
-    return [_part(part) for part in content]
-
-
-def _part(part: ContentPart) -> dict[str, object]:
-    if isinstance(part, TextPart):
-        return {"type": "text", "text": part.text}
-    if isinstance(part, ImagePart):
-        return {"type": "image_url", "image_url": {"url": part.url, "detail": part.detail}}
-    file: dict[str, object] = {}
-    if part.filename is not None:
-        file["filename"] = part.filename
-    if part.data is not None:
-        file["file_data"] = part.data
-    if part.url is not None:
-        file["file_url"] = part.url
-    return {"type": "file", "file": file}
-
-
-def _tool_call(call: ToolCall) -> dict[str, object]:
-    function = {"name": call.name, "arguments": call.arguments}
-    return {"id": call.id, "type": "function", "function": function}
-
-
-def _tool(spec: FunctionSpec) -> dict[str, object]:
-    function: dict[str, object] = {"name": spec.name, "parameters": spec.parameters}
-    if spec.description is not None:
-        function["description"] = spec.description
-    if spec.strict:
-        function["strict"] = True
-    return {"type": "function", "function": function}
-
-
-def _tool_choice(choice: ToolChoice) -> object:
-    if isinstance(choice, str):
-        return choice
-    return {"type": "function", "function": {"name": choice.name}}
-
-
-def _response_format(fmt: ResponseFormat) -> dict[str, object]:
-    if not isinstance(fmt, JsonSchemaFormat):
-        return {"type": fmt}
-    schema: dict[str, object] = {"name": fmt.name, "schema": fmt.schema}
-    if fmt.strict:
-        schema["strict"] = True
-    if fmt.description is not None:
-        schema["description"] = fmt.description
-    return {"type": "json_schema", "json_schema": schema}
-
-
-# --- chunks ----------------------------------------------------------------------------------
-
-
-class _InvalidChunk(Exception):
-    """A stream line that is JSON but not a chat completion chunk."""
-
-
-def _chunks(data: object) -> tuple[list[Chunk], Usage | None]:
-    """The chunks in one decoded stream line, and its usage (reported once, at the end)."""
-    if not isinstance(data, dict):
-        raise _InvalidChunk(data)
-    choices = data.get("choices")
-    usage = data.get("usage")
-    if not isinstance(choices, list) and (choices is not None or usage is None):
-        raise _InvalidChunk(data)
-    out: list[Chunk] = []
-    for choice in choices or ():
-        _choice(choice, out)
-    return out, _usage(usage) if usage else None
-
-
-def _choice(choice: object, out: list[Chunk]) -> None:
-    if not isinstance(choice, dict):
-        raise _InvalidChunk(choice)
-    delta = choice.get("delta")
-    if delta:
-        if not isinstance(delta, dict):
-            raise _InvalidChunk(choice)
-        _delta(delta, choice.get("logprobs"), out)
-    reason = choice.get("finish_reason")
-    if reason:
-        out.append(Finish(_FINISH_REASONS.get(_text(reason) or "", "stop")))
-
-
-def _delta(delta: dict[str, object], logprobs: object, out: list[Chunk]) -> None:
-    thought = _text(delta.get("reasoning_content")) or _text(delta.get("reasoning"))
-    if thought:
-        out.append(ReasoningDelta(thought))
-    content = _text(delta.get("content"))
-    tokens = _logprobs(logprobs) if logprobs else ()
-    if content or tokens:
-        out.append(TextDelta(content or "", tokens))
-    refusal = _text(delta.get("refusal"))
-    if refusal:
-        out.append(RefusalDelta(refusal))
-    calls = delta.get("tool_calls")
-    if calls:
-        if not isinstance(calls, list):
-            raise _InvalidChunk(delta)
-        out.extend(_tool_call_delta(position, call) for position, call in enumerate(calls))
-
-
-def _tool_call_delta(position: int, call: object) -> ToolCallDelta:
-    if not isinstance(call, dict):
-        raise _InvalidChunk(call)
-    function = call.get("function") or {}
-    if not isinstance(function, dict):
-        raise _InvalidChunk(call)
-    index = call.get("index")
-    return ToolCallDelta(
-        index=index if isinstance(index, int) else position,
-        id=_text(call.get("id")),
-        name=_text(function.get("name")),
-        arguments=_text(function.get("arguments")) or "",
-    )
-
-
-def _logprobs(value: object) -> tuple[TokenLogprob, ...]:
-    content = value.get("content") if isinstance(value, dict) else None
-    if not isinstance(content, list):
-        return ()
-    return tuple(_token_logprob(entry) for entry in content)
-
-
-def _token_logprob(entry: object) -> TokenLogprob:
-    if not isinstance(entry, dict):
-        raise _InvalidChunk(entry)
-    tops = entry.get("top_logprobs")
-    return TokenLogprob(
-        token=_text(entry.get("token")) or "",
-        logprob=_number(entry.get("logprob")),
-        bytes=_bytes(entry.get("bytes")),
-        top_logprobs=tuple(_top_logprob(top) for top in tops) if isinstance(tops, list) else (),
-    )
-
-
-def _top_logprob(entry: object) -> TopLogprob:
-    if not isinstance(entry, dict):
-        raise _InvalidChunk(entry)
-    return TopLogprob(
-        token=_text(entry.get("token")) or "",
-        logprob=_number(entry.get("logprob")),
-        bytes=_bytes(entry.get("bytes")),
-    )
-
-
-def _usage(value: object) -> Usage:
-    if not isinstance(value, dict):
-        raise _InvalidChunk(value)
-    prompt = value.get("prompt_tokens_details")
-    completion = value.get("completion_tokens_details")
-    return Usage(
-        input_tokens=_count(value.get("prompt_tokens")),
-        output_tokens=_count(value.get("completion_tokens")),
-        cached_tokens=_count(prompt.get("cached_tokens")) if isinstance(prompt, dict) else 0,
-        reasoning_tokens=(
-            _count(completion.get("reasoning_tokens")) if isinstance(completion, dict) else 0
-        ),
-    )
-
-
-def _text(value: object) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    raise _InvalidChunk(value)
-
-
-def _number(value: object) -> float:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    raise _InvalidChunk(value)
-
-
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _bytes(value: object) -> tuple[int, ...] | None:
-    if isinstance(value, list) and all(isinstance(b, int) for b in value):
-        return tuple(value)
-    return None
 
 
 # --- errors ----------------------------------------------------------------------------------
@@ -439,8 +179,8 @@ class OpenAICompatibleProvider:
         async with aclosing(events):
             async for data in events:
                 try:
-                    chunks, seen = _chunks(data)
-                except _InvalidChunk as exc:
+                    chunks, seen = chunks_of(data)
+                except InvalidChunk as exc:
                     raise _invalid_chunk(data) from exc
                 usage = seen or usage
                 for chunk in chunks:
