@@ -21,7 +21,7 @@ from agentloom.agents.base import (
     ToolStarted,
     TurnStarted,
 )
-from agentloom.agents.registry import AGENTS, TOOLS
+from agentloom.agents.builders import AGENTS, TOOLS
 from agentloom.cli.activity import Spinner, TurnView, tool_line
 from agentloom.cli.ask import result_json
 from agentloom.cli.main import main

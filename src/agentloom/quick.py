@@ -21,8 +21,8 @@ from pathlib import Path as FilePath
 from typing import TypedDict, Unpack
 
 from agentloom.agents.base import AgentContext, AgentResult
+from agentloom.agents.builders import AgentOptions
 from agentloom.agents.connection import open_agent, resolve_connection
-from agentloom.agents.registry import AgentOptions
 from agentloom.agents.tools.base import Tool
 from agentloom.llm.types import Path
 

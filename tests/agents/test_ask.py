@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import agentloom
+from agentloom.agents.builders import UnknownNameError
 from agentloom.agents.connection import (
     DEFAULT_BASE_URL,
     Connection,
@@ -18,7 +19,6 @@ from agentloom.agents.connection import (
     open_agent,
     resolve_connection,
 )
-from agentloom.agents.registry import UnknownNameError
 from agentloom.agents.tools.base import function_tool
 from agentloom.testing.backend import FakeBackend
 from agentloom.testing.scripted import ScriptedModel, tool_call

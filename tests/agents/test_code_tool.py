@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentloom.agents.base import AgentContext
-from agentloom.agents.registry import ToolEnvironment, build_tools
+from agentloom.agents.builders import ToolEnvironment, build_tools
 from agentloom.agents.tools.base import ToolError
 from agentloom.agents.tools.code import CodeInterpreterTool, SessionFolders, code_interpreter_tool
 from agentloom.config import CodeInterpreterSettings, Settings

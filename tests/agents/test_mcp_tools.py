@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agentloom.agents.base import AgentContext
-from agentloom.agents.registry import ToolEnvironment, build_tools
+from agentloom.agents.builders import ToolEnvironment, build_tools
 from agentloom.agents.tools.base import Tool, ToolError
 from agentloom.agents.tools.mcp import McpAgentTool, McpToolsError, mcp_tools
 from agentloom.config import McpServerSettings, McpSettings, Settings

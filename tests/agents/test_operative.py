@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from agentloom.agents import AgentContext, AgentFinished, ToolFinished, build_agent
+from agentloom.agents.builders import AgentOptions
 from agentloom.agents.operative import LAST_RESULT, OperativeAgent
-from agentloom.agents.registry import AgentOptions
 from agentloom.agents.sessions import SessionStore
 from agentloom.errors import UpstreamError
 from agentloom.inference.base import ChatRequest

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentloom.agents.history import (
+from agentloom.agents.saved_history import (
     history_from_json,
     history_to_json,
     message_from_json,

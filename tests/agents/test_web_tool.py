@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from agentloom.agents.base import AgentContext
-from agentloom.agents.registry import ToolEnvironment, build_tools
+from agentloom.agents.builders import ToolEnvironment, build_tools
 from agentloom.agents.tools.base import ToolError
 from agentloom.agents.tools.web import NOT_CONFIGURED, WebSearchTool, web_search_tool
 from agentloom.config import ConfigError, SearchSourceSettings, Settings, WebSearchSettings

@@ -8,7 +8,7 @@ import pytest
 
 from agentloom.api.items import Message
 from agentloom.engine.compaction import Compactions
-from agentloom.engine.history import Context, History
+from agentloom.engine.context import Context, History
 from agentloom.errors import NotFoundError
 from agentloom.sealing import Sealer, SealingKey
 from agentloom.storage.base import ItemRow, ResponseRow

@@ -12,7 +12,6 @@ from agentloom.config import ConfigError, load_settings
 from agentloom.errors import InvalidRequestError, NotFoundError
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.safety.base import Verdict, Violation
-from agentloom.safety.registry import SHIELD_TYPES, build_safety
 from agentloom.safety.rules import RulesShield
 from agentloom.safety.service import (
     CHECK_FAILED,
@@ -28,6 +27,7 @@ from agentloom.safety.settings import (
     RulesShieldSettings,
     SafetySettings,
 )
+from agentloom.safety.shield_types import SHIELD_TYPES, build_safety
 
 
 def rules(shield_id: str, **options: object) -> GuardedShield:

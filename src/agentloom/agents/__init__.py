@@ -16,14 +16,7 @@ from agentloom.agents.base import (
     ToolStarted,
     TurnStarted,
 )
-from agentloom.agents.codeact import CodeActAgent
-from agentloom.agents.connection import Connection, open_agent, resolve_connection
-from agentloom.agents.event_logger import EventLogger, LogLine
-from agentloom.agents.executor import ToolExecutor
-from agentloom.agents.loop_guard import LoopGuard
-from agentloom.agents.orchestrator import OrchestratorAgent
-from agentloom.agents.react import ReactAgent
-from agentloom.agents.registry import (
+from agentloom.agents.builders import (
     AGENTS,
     TOOLS,
     AgentOptions,
@@ -31,6 +24,13 @@ from agentloom.agents.registry import (
     build_agent,
     build_tools,
 )
+from agentloom.agents.codeact import CodeActAgent
+from agentloom.agents.connection import Connection, open_agent, resolve_connection
+from agentloom.agents.event_logger import EventLogger, LogLine
+from agentloom.agents.executor import ToolExecutor
+from agentloom.agents.loop_guard import LoopGuard
+from agentloom.agents.orchestrator import OrchestratorAgent
+from agentloom.agents.react import ReactAgent
 from agentloom.agents.repl import Repl, ReplResult
 from agentloom.agents.rlm import RLMAgent
 from agentloom.agents.simple import SimpleAgent

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path as FilePath
 
 from agentloom.agents.base import BaseAgent
-from agentloom.agents.registry import AgentOptions, ToolEnvironment, build_agent, build_tools
+from agentloom.agents.builders import AgentOptions, ToolEnvironment, build_agent, build_tools
 from agentloom.agents.tools.base import Tool
 from agentloom.config import ProviderSettings, Settings, load_settings
 from agentloom.errors import InvalidRequestError

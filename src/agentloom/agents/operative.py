@@ -38,8 +38,8 @@ from agentloom.agents.base import (
     AgentResult,
     BaseAgent,
 )
-from agentloom.agents.history import trim_history
 from agentloom.agents.orchestrator import OrchestratorAgent
+from agentloom.agents.saved_history import trim_history
 from agentloom.agents.sessions import SavedSession, SessionStore, TickRecord, TickStatus
 from agentloom.agents.tools.base import Tool, ToolError
 from agentloom.json_types import JSONObject

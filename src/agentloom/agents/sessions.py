@@ -4,8 +4,8 @@
 The file is in WAL mode and every change is its own transaction (read-modify-write ones take the
 write lock first), so two processes may share it: :meth:`SessionStore.update_state` merges keys
 atomically, whoever else writes. Calls run in a worker thread, each on its own connection.
-Histories are stored as JSON by :mod:`agentloom.agents.history` (tool calls and reasoning items
-included).
+Histories are stored as JSON by :mod:`agentloom.agents.saved_history` (tool calls and
+reasoning items included).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from agentloom.agents.history import (
+from agentloom.agents.saved_history import (
     SessionDataError,
     history_from_json,
     history_to_json,

@@ -12,7 +12,7 @@ __all__ = ["agents", "tools"]
 @click.command()
 def agents() -> None:
     """List the agent strategies (for --agent)."""
-    from agentloom.agents.registry import AGENTS
+    from agentloom.agents.builders import AGENTS
 
     _table((name, entry.description) for name, entry in AGENTS.items())
 
@@ -20,7 +20,7 @@ def agents() -> None:
 @click.command()
 def tools() -> None:
     """List the built-in tools (for --tools)."""
-    from agentloom.agents.registry import MCP_PREFIX, TOOLS
+    from agentloom.agents.builders import MCP_PREFIX, TOOLS
 
     rows = [(name, entry.description) for name, entry in TOOLS.items()]
     rows.append((f"{MCP_PREFIX}<label>", "Every tool of a [[mcp.servers]] server (--config)"))

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 import click
 
 if TYPE_CHECKING:
+    from agentloom.agents.builders import AgentOptions
     from agentloom.agents.connection import Connection
-    from agentloom.agents.registry import AgentOptions
     from agentloom.llm.types import Path
 
 __all__ = ["AgentChoice", "agent_options", "clean_errors", "fail", "user_error"]
@@ -53,7 +53,7 @@ class AgentChoice:
         )
 
     def options(self) -> AgentOptions:
-        from agentloom.agents.registry import AgentOptions
+        from agentloom.agents.builders import AgentOptions
 
         return AgentOptions(instructions=self.instructions, max_turns=self.max_turns)
 

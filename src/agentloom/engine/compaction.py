@@ -43,7 +43,7 @@ from agentloom.api.items import (
 from agentloom.api.response import ResponseUsage
 from agentloom.engine import mcp_history
 from agentloom.engine.client_tools import found_text
-from agentloom.engine.history import Context
+from agentloom.engine.context import Context
 from agentloom.engine.messages import Summary, SummaryReader, visible
 from agentloom.engine.usage import response_usage
 from agentloom.errors import InvalidRequestError, UpstreamError

@@ -36,7 +36,7 @@ from agentloom.api.conversations import (
 from agentloom.api.items import STORED_ITEM, InputItem, StoredItem
 from agentloom.api.lists import ListPage
 from agentloom.engine.attachments import Attachments
-from agentloom.engine.history import Context, parse_items
+from agentloom.engine.context import Context, parse_items
 from agentloom.engine.items import ItemFinder, stored_items
 from agentloom.engine.messages import SummaryReader
 from agentloom.errors import DuplicateItemError, InvalidRequestError, NotFoundError

@@ -30,6 +30,7 @@ from agentloom.engine import truncation
 from agentloom.engine.citations import Citations
 from agentloom.engine.client_tools import chat_call
 from agentloom.engine.compaction import Compactions, turn_start
+from agentloom.engine.context import Context
 from agentloom.engine.guardrails import (
     BLOCKED_CALL,
     Guard,
@@ -37,7 +38,6 @@ from agentloom.engine.guardrails import (
     blocked_call_item,
     refusal_chunks,
 )
-from agentloom.engine.history import Context
 from agentloom.engine.messages import Head, Summary
 from agentloom.engine.reasoning import ReasoningOutput
 from agentloom.engine.tool_plan import ToolPlan

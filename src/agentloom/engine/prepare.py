@@ -23,9 +23,9 @@ from agentloom.api.requests import (
 from agentloom.api.response import Response
 from agentloom.engine.attachments import Attachment, Attachments
 from agentloom.engine.compaction import Compactions
+from agentloom.engine.context import Context, History
 from agentloom.engine.conversations import ConversationsService, Turn
 from agentloom.engine.guardrails import GuardPlan, Guardrails, input_text, unavailable
-from agentloom.engine.history import Context, History
 from agentloom.engine.items import ItemFinder, stored_items, user_message
 from agentloom.engine.loop import CompactionPlan, LoopConfig
 from agentloom.engine.messages import Head
@@ -35,7 +35,7 @@ from agentloom.errors import InvalidRequestError
 from agentloom.ids import new_id
 from agentloom.inference import base as inf
 from agentloom.inference.catalog import ModelCatalog, Resolved
-from agentloom.tools.registry import ToolServices
+from agentloom.tools.server_tools import ToolServices
 
 LOGPROBS_INCLUDE = "message.output_text.logprobs"
 LARGE_INPUT = 256  # input items from which chat messages are built off the event loop

@@ -22,9 +22,9 @@ from agentloom.api.response import DeletedResponse, OutputItem, Response
 from agentloom.api.token_count import InputTokensRequest
 from agentloom.engine.attachments import Attachments
 from agentloom.engine.compaction import Compactions, compact
+from agentloom.engine.context import History
 from agentloom.engine.conversations import ConversationsService, appended, turn_row
 from agentloom.engine.guardrails import Guardrails
-from agentloom.engine.history import History
 from agentloom.engine.items import ItemFinder
 from agentloom.engine.loop import AgentLoop
 from agentloom.engine.persist import ResponseWriter
@@ -42,7 +42,7 @@ from agentloom.errors import (
 from agentloom.inference import base as inf
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.storage.base import ItemRow, Order, ResponseRow, ResponseStore
-from agentloom.tools.registry import ToolServices
+from agentloom.tools.server_tools import ToolServices
 
 _TERMINAL_EVENTS = (ev.ResponseCompleted, ev.ResponseIncomplete, ev.ResponseFailed)
 

@@ -34,7 +34,7 @@ from agentloom.engine.turn import CallPolicy
 from agentloom.errors import InvalidRequestError
 from agentloom.inference import base as inf
 from agentloom.tools.base import Listed, ServerTool, Toolset
-from agentloom.tools.registry import (
+from agentloom.tools.server_tools import (
     ToolRequest,
     ToolServices,
     build_server_tool,

@@ -28,10 +28,10 @@ from agentloom.engine.vector_stores import VectorStoresService
 from agentloom.errors import InternalError
 from agentloom.inference.base import Provider, ProviderConfig
 from agentloom.inference.catalog import ModelCatalog
-from agentloom.inference.registry import build_provider
+from agentloom.inference.provider_types import build_provider
 from agentloom.retrieval.embeddings import Embedder, build_embedder
-from agentloom.safety.registry import build_safety
 from agentloom.safety.service import SafetyService
+from agentloom.safety.shield_types import build_safety
 from agentloom.sealing import Sealer, SealingKey
 from agentloom.storage.blobs import build_blob_store
 from agentloom.storage.database import Database
@@ -41,7 +41,7 @@ from agentloom.tools.containers import Containers
 from agentloom.tools.mcp.declared import declared_servers
 from agentloom.tools.mcp.policy import mcp_policy
 from agentloom.tools.mcp.toolset import McpLimits
-from agentloom.tools.registry import ToolServices
+from agentloom.tools.server_tools import ToolServices
 from agentloom.tools.web import WebSearchSources, build_search_sources
 
 log = logging.getLogger(__name__)

@@ -61,7 +61,7 @@ ToolStep: TypeAlias = ev.StreamEvent | ToolResult
 
 class ServerTool(Protocol):
     """A tool the server runs. ``kind`` is its type in requests (``file_search``); ``spec``
-    is the function the model is offered. New tools register in :mod:`agentloom.tools.registry`;
+    is the function the model is offered. New tools register in :mod:`agentloom.tools.server_tools`;
     the agent loop runs their calls (``AgentLoop._run_server_tool``)."""
 
     @property

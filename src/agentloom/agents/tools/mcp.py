@@ -14,7 +14,7 @@ run in whatever task its executor chooses (concurrent calls included). A call's 
 to the server as given; the text parts of its result are joined (else its structured content
 as JSON). A failed call, or a result flagged ``isError``, is a :class:`ToolError` the model
 sees. ``declared_mcp_tools`` lists a ``[[mcp.servers]]`` server synchronously, for
-:func:`agentloom.agents.registry.build_tools` (``"mcp:<label>"``); it blocks while it connects.
+:func:`agentloom.agents.builders.build_tools` (``"mcp:<label>"``); it blocks while it connects.
 """
 
 from __future__ import annotations
