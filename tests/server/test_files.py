@@ -22,12 +22,12 @@ from openai.types import FileDeleted, FileObject
 from starlette.applications import Starlette
 
 from agentloom.config import Settings
-from agentloom.engine.files import CHUNK_BYTES
 from agentloom.errors import InvalidRequestError, PayloadTooLargeError
 from agentloom.ids import new_id
 from agentloom.retrieval import parsing
 from agentloom.server.app import create_app
 from agentloom.server.runtime import Runtime, housekeep
+from agentloom.services.files import CHUNK_BYTES
 from agentloom.storage import schema
 from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import BASE_URL, make_settings, running

@@ -18,9 +18,9 @@ from typing import Protocol, TypeAlias
 from agentloom.api.content import InputFile, InputImage, InputText, MessageContent
 from agentloom.api.files import FileObject
 from agentloom.api.items import Message, StoredItem
-from agentloom.engine.files import FileContent
 from agentloom.errors import AgentloomError, InvalidRequestError, NotFoundError
 from agentloom.retrieval.parsing import UnsupportedFileError
+from agentloom.services.files import FileContent
 
 MAX_IMAGE_BYTES = 20 * 1024 * 1024  # the largest image given to a model as a data URL
 UNSUPPORTED = UnsupportedFileError.code
@@ -46,7 +46,7 @@ FilePartRef: TypeAlias = InputFile | InputImage
 
 
 class FileSource(Protocol):
-    """Where files come from (:class:`agentloom.engine.files.FilesService`)."""
+    """Where files come from (:class:`agentloom.services.files.FilesService`)."""
 
     async def text(self, file_id: str) -> tuple[FileObject, str]: ...
 

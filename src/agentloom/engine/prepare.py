@@ -24,7 +24,6 @@ from agentloom.api.response import Response
 from agentloom.engine.attachments import Attachment, Attachments
 from agentloom.engine.compaction import Compactions
 from agentloom.engine.context import Context, History
-from agentloom.engine.conversations import ConversationsService, Turn
 from agentloom.engine.guardrails import GuardPlan, Guardrails, input_text, unavailable
 from agentloom.engine.items import ItemFinder, stored_items, user_message
 from agentloom.engine.loop import CompactionPlan, LoopConfig
@@ -35,6 +34,7 @@ from agentloom.errors import InvalidRequestError
 from agentloom.ids import new_id
 from agentloom.inference import base as inf
 from agentloom.inference.catalog import ModelCatalog, Resolved
+from agentloom.services.conversations import ConversationsService, Turn
 from agentloom.tools.server_tools import ToolServices
 
 LOGPROBS_INCLUDE = "message.output_text.logprobs"

@@ -23,13 +23,11 @@ from agentloom.api.token_count import InputTokensRequest
 from agentloom.engine.attachments import Attachments
 from agentloom.engine.compaction import Compactions, compact
 from agentloom.engine.context import History
-from agentloom.engine.conversations import ConversationsService, appended, turn_row
 from agentloom.engine.guardrails import Guardrails
 from agentloom.engine.items import ItemFinder
 from agentloom.engine.loop import AgentLoop
 from agentloom.engine.persist import ResponseWriter
 from agentloom.engine.prepare import EngineLimits, LocalChain, Prepared, Preparer
-from agentloom.engine.prompts import PromptsService
 from agentloom.engine.reasoning import SealedReasoning
 from agentloom.errors import (
     AgentloomError,
@@ -41,6 +39,8 @@ from agentloom.errors import (
 )
 from agentloom.inference import base as inf
 from agentloom.inference.catalog import ModelCatalog
+from agentloom.services.conversations import ConversationsService, appended, turn_row
+from agentloom.services.prompts import PromptsService
 from agentloom.storage.base import ItemRow, Order, ResponseRow, ResponseStore
 from agentloom.tools.server_tools import ToolServices
 

@@ -14,17 +14,11 @@ from starlette.requests import HTTPConnection
 from agentloom.config import Settings
 from agentloom.engine.attachments import Attachments
 from agentloom.engine.compaction import Compactions
-from agentloom.engine.containers import ContainersService
-from agentloom.engine.conversations import ConversationsService
-from agentloom.engine.files import FilesService
 from agentloom.engine.guardrails import Guardrails, StreamWindow
-from agentloom.engine.ingestion import Liveness
 from agentloom.engine.items import StoredItemFinder
 from agentloom.engine.prepare import EngineLimits
-from agentloom.engine.prompts import PromptsService
 from agentloom.engine.reasoning import SealedReasoning
 from agentloom.engine.service import ResponsesService
-from agentloom.engine.vector_stores import VectorStoresService
 from agentloom.errors import InternalError
 from agentloom.inference.base import Provider, ProviderConfig
 from agentloom.inference.catalog import ModelCatalog
@@ -33,6 +27,12 @@ from agentloom.retrieval.embeddings import Embedder, build_embedder
 from agentloom.safety.service import SafetyService
 from agentloom.safety.shield_types import build_safety
 from agentloom.sealing import Sealer, SealingKey
+from agentloom.services.containers import ContainersService
+from agentloom.services.conversations import ConversationsService
+from agentloom.services.files import FilesService
+from agentloom.services.ingestion import Liveness
+from agentloom.services.prompts import PromptsService
+from agentloom.services.vector_stores import VectorStoresService
 from agentloom.storage.blobs import build_blob_store
 from agentloom.storage.database import Database
 from agentloom.storage.keys import sealing_keys

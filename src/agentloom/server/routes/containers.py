@@ -13,8 +13,6 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from agentloom.api.containers import CreateContainerFileRequest, CreateContainerRequest
-from agentloom.engine.containers import ContainersService
-from agentloom.engine.files import file_too_large
 from agentloom.errors import InvalidRequestError
 from agentloom.server.body import parse_body
 from agentloom.server.query import limit_param, optional_param, order_param
@@ -23,6 +21,8 @@ from agentloom.server.routes.files import content_disposition
 from agentloom.server.routes.methods import by_method
 from agentloom.server.runtime import runtime_of
 from agentloom.server.uploads import read_upload
+from agentloom.services.containers import ContainersService
+from agentloom.services.files import file_too_large
 from agentloom.tools.containers import ContainerFile
 
 _DOWNLOAD_HEADERS = {

@@ -11,12 +11,12 @@ from agentloom.api.conversations import (
     CreateConversationRequest,
     UpdateConversationRequest,
 )
-from agentloom.engine.conversations import ItemQuery
 from agentloom.server.body import parse_body
 from agentloom.server.query import include_param, limit_param, optional_param, order_param
 from agentloom.server.render import json_response
 from agentloom.server.routes.methods import by_method
 from agentloom.server.runtime import runtime_of
+from agentloom.services.conversations import ItemQuery
 
 
 async def create_conversation(request: Request) -> Response:

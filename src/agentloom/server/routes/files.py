@@ -14,7 +14,6 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from agentloom.api.files import CreateFileRequest
-from agentloom.engine.files import FileContent, FilesService, file_too_large
 from agentloom.retrieval import parsing
 from agentloom.server.errors import validation_error
 from agentloom.server.query import limit_param, optional_param, order_param
@@ -22,6 +21,7 @@ from agentloom.server.render import json_response
 from agentloom.server.routes.methods import by_method
 from agentloom.server.runtime import runtime_of
 from agentloom.server.uploads import read_upload
+from agentloom.services.files import FileContent, FilesService, file_too_large
 
 MAX_LIST_LIMIT = 10_000
 

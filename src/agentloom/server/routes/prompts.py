@@ -13,13 +13,13 @@ from agentloom.api.prompts import (
     SetDefaultVersionRequest,
     UpdatePromptRequest,
 )
-from agentloom.engine.prompts import PromptsService
 from agentloom.errors import InvalidRequestError
 from agentloom.server.body import parse_body
 from agentloom.server.query import limit_param, optional_param, order_param
 from agentloom.server.render import json_response
 from agentloom.server.routes.methods import by_method
 from agentloom.server.runtime import runtime_of
+from agentloom.services.prompts import PromptsService
 
 
 def _prompts(request: Request) -> PromptsService:

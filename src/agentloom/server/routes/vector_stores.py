@@ -20,14 +20,14 @@ from agentloom.api.vector_stores import (
     UpdateVectorStoreFileRequest,
     UpdateVectorStoreRequest,
 )
-from agentloom.engine.vector_store_files import VectorStoreFiles
-from agentloom.engine.vector_stores import VectorStoresService
 from agentloom.errors import InvalidRequestError
 from agentloom.server.body import parse_body
 from agentloom.server.query import limit_param, optional_param, order_param
 from agentloom.server.render import json_response
 from agentloom.server.routes.methods import by_method
 from agentloom.server.runtime import runtime_of
+from agentloom.services.vector_store_files import VectorStoreFiles
+from agentloom.services.vector_stores import VectorStoresService
 from agentloom.storage.vector_stores_base import FILE_STATUSES, Cursor, FileStatus
 
 

@@ -9,7 +9,7 @@ from functools import partial
 import numpy as np
 from sqlalchemy.engine import Connection
 
-from agentloom.engine.vector_index_cache import IndexCache
+from agentloom.services.vector_index_cache import IndexCache
 from agentloom.storage import schema
 from agentloom.storage.database import Database
 from agentloom.storage.vector_stores_base import IndexState, StoreRow

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentloom.engine.filenames import MAX_FILENAME_BYTES, sanitize_filename
+from agentloom.services.filenames import MAX_FILENAME_BYTES, sanitize_filename
 
 
 @pytest.mark.parametrize(

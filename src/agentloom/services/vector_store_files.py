@@ -26,10 +26,10 @@ from agentloom.api.vector_stores import (
     VectorStoreFileDeleted,
     resolve_chunking,
 )
-from agentloom.engine.files import FilesService
-from agentloom.engine.vector_store_objects import batch_object, file_object
 from agentloom.errors import NotFoundError
 from agentloom.ids import new_id
+from agentloom.services.files import FilesService
+from agentloom.services.vector_store_objects import batch_object, file_object
 from agentloom.storage.base import Page
 from agentloom.storage.vector_chunks import SqlChunkStore
 from agentloom.storage.vector_stores import SqlVectorStoreStore

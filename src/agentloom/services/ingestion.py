@@ -25,10 +25,10 @@ from sqlalchemy.exc import DBAPIError
 
 from agentloom.api.vector_stores import LastError, StaticChunking
 from agentloom.config import VectorStoreSettings
-from agentloom.engine.files import FilesService
 from agentloom.errors import InvalidRequestError, NotFoundError, UpstreamError
 from agentloom.retrieval.chunking import chunk_text
 from agentloom.retrieval.embeddings import Embedder
+from agentloom.services.files import FilesService
 from agentloom.storage.vector_chunks import SqlChunkStore
 from agentloom.storage.vector_stores_base import Claim, NewChunk
 

@@ -31,10 +31,10 @@ from agentloom.api.files import (
     FileList,
     FileObject,
 )
-from agentloom.engine.filenames import sanitize_filename
 from agentloom.errors import InvalidRequestError, NotFoundError, PayloadTooLargeError
 from agentloom.ids import new_id
 from agentloom.retrieval.parsing import FileParseError, extract_text, sniff_file
+from agentloom.services.filenames import sanitize_filename
 from agentloom.storage.base import Order
 from agentloom.storage.blobs import BlobNotFoundError, BlobStore
 from agentloom.storage.files import FileQuery, FileRow, FileStore

@@ -4,8 +4,8 @@ A store is embedded by one model: the embedder configured when it was created. S
 (by vector or hybrid) or adding files with another embedder configured is a 409, since its
 vectors and the new ones would not compare. Keyword search works whatever the embedder.
 
-Files are ingested in the background (:mod:`agentloom.engine.ingestion`); searches use
-in-memory indexes kept current with the database (:mod:`agentloom.engine.vector_index_cache`).
+Files are ingested in the background (:mod:`agentloom.services.ingestion`); searches use
+in-memory indexes kept current with the database (:mod:`agentloom.services.vector_index_cache`).
 Searching or adding files marks a store active (``last_active_at``, at most once a minute),
 which moves its expiry when it has an ``expires_after`` policy; an expired store takes no
 search and no file, and can still be read, updated and deleted.
@@ -40,13 +40,6 @@ from agentloom.api.vector_stores import (
     VectorStoreDeleted,
 )
 from agentloom.config import VectorStoreSettings
-from agentloom.engine.files import FilesService
-from agentloom.engine.ingestion import Ingestor, Liveness
-from agentloom.engine.query_rewrite import rewrite_query
-from agentloom.engine.vector_index_cache import IndexCache
-from agentloom.engine.vector_search import Search, SearchResult, VectorSearch
-from agentloom.engine.vector_store_files import VectorStoreFiles, store_not_found
-from agentloom.engine.vector_store_objects import expired, expiry, policy_of, store_object
 from agentloom.errors import (
     ConflictError,
     InternalError,
@@ -57,6 +50,13 @@ from agentloom.errors import (
 from agentloom.ids import new_id
 from agentloom.retrieval.embeddings import Embedder
 from agentloom.retrieval.index import SearchMode, Weights
+from agentloom.services.files import FilesService
+from agentloom.services.ingestion import Ingestor, Liveness
+from agentloom.services.query_rewrite import rewrite_query
+from agentloom.services.vector_index_cache import IndexCache
+from agentloom.services.vector_search import Search, SearchResult, VectorSearch
+from agentloom.services.vector_store_files import VectorStoreFiles, store_not_found
+from agentloom.services.vector_store_objects import expired, expiry, policy_of, store_object
 from agentloom.storage.database import Database
 from agentloom.storage.vector_stores_base import (
     Cursor,

@@ -30,9 +30,9 @@ from agentloom.api.prompts import (
 )
 from agentloom.api.requests import CreateResponseRequest
 from agentloom.engine.attachments import Attachments
-from agentloom.engine.templates import declared_variables, substitute
 from agentloom.errors import ConflictError, InvalidRequestError, NotFoundError
 from agentloom.ids import new_id
+from agentloom.services.templates import declared_variables, substitute
 from agentloom.storage.base import Order
 from agentloom.storage.prompts_base import PromptRow, PromptStore
 

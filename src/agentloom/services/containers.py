@@ -23,8 +23,8 @@ from agentloom.api.containers import (
     CreateContainerRequest,
     MemoryLimit,
 )
-from agentloom.engine.files import FilesService
 from agentloom.errors import NotFoundError
+from agentloom.services.files import FilesService
 from agentloom.storage.base import Order
 from agentloom.storage.containers import ContainerRow, ContainerStore
 from agentloom.tools.containers import (
