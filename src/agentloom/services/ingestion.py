@@ -29,7 +29,7 @@ from agentloom.errors import InvalidRequestError, NotFoundError, UpstreamError
 from agentloom.retrieval.chunking import chunk_text
 from agentloom.retrieval.embeddings import Embedder
 from agentloom.services.files import FilesService
-from agentloom.storage.vector_chunks import SqlChunkStore
+from agentloom.storage.chunks_base import IngestionQueue
 from agentloom.storage.vector_stores_base import Claim, NewChunk
 
 log = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ class Liveness:
 class Ingestor:
     def __init__(
         self,
-        chunks: SqlChunkStore,
+        chunks: IngestionQueue,
         files: FilesService,
         embedder: Embedder,
         settings: VectorStoreSettings,

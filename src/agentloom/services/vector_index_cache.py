@@ -1,4 +1,4 @@
-"""The in-memory indexes of vector stores: one :class:`ChunkIndex` per store per process.
+"""The in-memory indexes of vector stores: one :class:`VectorIndex` per store per process.
 
 An index is loaded from the database on the store's first search, then kept current with one
 cheap query per search (the store's ``epoch`` and its newest chunk's ``seq``, read by the
@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 import anyio
 import numpy as np
 
-from agentloom.retrieval.index import ChunkIndex, IndexedChunk
-from agentloom.storage.vector_chunks import SqlChunkStore
+from agentloom.retrieval.index import IndexedChunk
+from agentloom.retrieval.vector_index import VectorIndex, build_index
+from agentloom.storage.chunks_base import ChunkReader
 from agentloom.storage.vector_stores_base import IndexState, StoredChunks
 
 LOAD_BATCH = 4096  # chunks read from the database at a time
@@ -34,7 +35,7 @@ LOAD_BATCH = 4096  # chunks read from the database at a time
 
 @dataclass(eq=False)
 class _Entry:
-    index: ChunkIndex
+    index: VectorIndex
     epoch: int
     seen: int = 0  # the highest chunk seq added
     first_seqs: dict[str, int] = field(default_factory=dict)  # file id -> its first chunk's seq
@@ -45,12 +46,12 @@ class _Entry:
 
 
 class IndexCache:
-    def __init__(self, chunks: SqlChunkStore, *, max_chunks: int) -> None:
+    def __init__(self, chunks: ChunkReader, *, max_chunks: int) -> None:
         self._chunks = chunks
         self._max_chunks = max_chunks
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
 
-    async def index(self, state: IndexState) -> ChunkIndex:
+    async def index(self, state: IndexState) -> VectorIndex:
         """The store's index, holding its chunks as of ``state``."""
         entry = self._entry(state)
         if entry.stale(state):
@@ -76,7 +77,7 @@ class IndexCache:
         store = state.store
         entry = self._entries.get(store.id)
         if entry is None:
-            entry = _Entry(ChunkIndex(store.dimensions), store.epoch)
+            entry = _Entry(build_index(store.dimensions), store.epoch)
             self._entries[store.id] = entry
         self._entries.move_to_end(store.id)
         return entry
@@ -114,7 +115,7 @@ class IndexCache:
                 total -= len(self._entries.pop(store_id).index)
 
 
-def _add(index: ChunkIndex, loaded: StoredChunks) -> None:
+def _add(index: VectorIndex, loaded: StoredChunks) -> None:
     dimensions = index.dimensions
     index.add(
         [

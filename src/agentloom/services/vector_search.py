@@ -19,9 +19,10 @@ from numpy.typing import NDArray
 
 from agentloom.api.filters import Filter
 from agentloom.retrieval.filters import matches
-from agentloom.retrieval.index import ChunkIndex, Hit, SearchMode, Weights
+from agentloom.retrieval.index import Hit, SearchMode, Weights
+from agentloom.retrieval.vector_index import VectorIndex
 from agentloom.services.vector_index_cache import IndexCache
-from agentloom.storage.vector_chunks import SqlChunkStore
+from agentloom.storage.chunks_base import ChunkReader
 from agentloom.storage.vector_stores_base import IndexState
 
 
@@ -48,7 +49,7 @@ class Search:
 
 
 class VectorSearch:
-    def __init__(self, chunks: SqlChunkStore, cache: IndexCache) -> None:
+    def __init__(self, chunks: ChunkReader, cache: IndexCache) -> None:
         self._chunks = chunks
         self._cache = cache
 
@@ -96,7 +97,7 @@ class VectorSearch:
         ]
 
 
-def best_hits(index: ChunkIndex, search: Search, files: Collection[str] | None) -> list[Hit]:
+def best_hits(index: VectorIndex, search: Search, files: Collection[str] | None) -> list[Hit]:
     """Every query's hits in ``index``, each chunk at its best score, above the threshold."""
     best: dict[int, Hit] = {}
     for at, query in enumerate(search.queries):

@@ -31,7 +31,7 @@ from agentloom.ids import new_id
 from agentloom.services.files import FilesService
 from agentloom.services.vector_store_objects import batch_object, file_object
 from agentloom.storage.base import Page
-from agentloom.storage.vector_chunks import SqlChunkStore
+from agentloom.storage.chunks_base import ChunkRemover
 from agentloom.storage.vector_stores import SqlVectorStoreStore
 from agentloom.storage.vector_stores_base import (
     BatchRow,
@@ -48,7 +48,7 @@ class VectorStoreFiles:
     def __init__(
         self,
         stores: SqlVectorStoreStore,
-        chunks: SqlChunkStore,
+        chunks: ChunkRemover,
         files: FilesService,
         *,
         usable: UsableCheck,

@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import StaticPool
 
 from agentloom.storage import schema
+from agentloom.storage.chunks_base import ChunkStore
 from agentloom.storage.containers import SqlContainerStore
 from agentloom.storage.conversations import SqlConversationStore
 from agentloom.storage.files import SqlFileStore
@@ -118,7 +119,7 @@ class Database:
         )
         self.prompts = SqlPromptStore(runner)
         self.vector_stores = SqlVectorStoreStore(runner)
-        self.vector_chunks = SqlChunkStore(runner)
+        self.vector_chunks: ChunkStore = SqlChunkStore(runner)
         self.files = SqlFileStore(runner)
         self.containers = SqlContainerStore(runner)
 
