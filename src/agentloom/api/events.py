@@ -12,7 +12,8 @@ from agentloom.api.content import (
     Refusal,
     SummaryText,
 )
-from agentloom.api.response import OutputItem, Response
+from agentloom.api.items import OutputItem
+from agentloom.api.response import Response
 from agentloom.api.wire import Nullable, WireModel
 
 

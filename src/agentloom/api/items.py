@@ -7,7 +7,7 @@ in exactly the shape OpenAI's SDK types expect.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypeAlias
+from typing import Annotated, ClassVar, Literal, TypeAlias
 
 from pydantic import Discriminator, Field, Tag, TypeAdapter, model_validator
 
@@ -32,6 +32,7 @@ class Message(WireModel):
     """A message of any role. Easy messages (no ``type``, string content) are accepted too."""
 
     type: Literal["message"] = "message"
+    ID_PREFIX: ClassVar[str] = "msg"  # of the ids the server gives it
     id: str | None = None
     role: MessageRole
     content: Annotated[list[MessageContent], at_most("max_content_parts")]
@@ -72,6 +73,7 @@ class FunctionCall(WireModel):
     a ``namespace`` tool."""
 
     type: Literal["function_call"] = "function_call"
+    ID_PREFIX: ClassVar[str] = "fc"  # of the ids the server gives it
     id: str | None = None
     call_id: str
     name: str
@@ -82,6 +84,7 @@ class FunctionCall(WireModel):
 
 class FunctionCallOutput(WireModel):
     type: Literal["function_call_output"] = "function_call_output"
+    ID_PREFIX: ClassVar[str] = "fco"  # of the ids the server gives it
     id: str | None = None
     call_id: str
     output: str | list[InputContent]
@@ -95,6 +98,7 @@ class CustomToolCall(WireModel):
     """A call of a freeform (``custom``) tool the client runs: its ``input`` is raw text."""
 
     type: Literal["custom_tool_call"] = "custom_tool_call"
+    ID_PREFIX: ClassVar[str] = "ctc"  # of the ids the server gives it
     id: str | None = None
     call_id: str
     name: str
@@ -105,6 +109,7 @@ class CustomToolCall(WireModel):
 
 class CustomToolCallOutput(WireModel):
     type: Literal["custom_tool_call_output"] = "custom_tool_call_output"
+    ID_PREFIX: ClassVar[str] = "ctco"  # of the ids the server gives it
     id: str | None = None
     call_id: str
     output: str | list[InputContent]
@@ -118,6 +123,7 @@ class ToolSearchCall(WireModel):
     """The model searching tools the client runs (``tool_search`` with client execution)."""
 
     type: Literal["tool_search_call"] = "tool_search_call"
+    ID_PREFIX: ClassVar[str] = "tsc"  # of the ids the server gives it
     id: str | None = None
     call_id: Nullable[str] = None
     arguments: object = Field(default_factory=dict)
@@ -129,6 +135,7 @@ class ToolSearchOutput(WireModel):
     """What a tool search found: tools the model may call from then on."""
 
     type: Literal["tool_search_output"] = "tool_search_output"
+    ID_PREFIX: ClassVar[str] = "tso"  # of the ids the server gives it
     id: str | None = None
     call_id: Nullable[str] = None
     execution: Literal["server", "client"] = "client"
@@ -138,6 +145,7 @@ class ToolSearchOutput(WireModel):
 
 class Reasoning(WireModel):
     type: Literal["reasoning"] = "reasoning"
+    ID_PREFIX: ClassVar[str] = "rs"  # of the ids the server gives it
     id: str | None = None
     summary: list[SummaryText] = Field(default_factory=list)
     content: list[ReasoningText] | None = None
@@ -154,6 +162,7 @@ class Compaction(WireModel):
     later turns read in place of the items it replaced."""
 
     type: Literal["compaction"] = "compaction"
+    ID_PREFIX: ClassVar[str] = "cmp"  # of the ids the server gives it
     id: str | None = None
     encrypted_content: str = Field(min_length=1)
     created_by: str | None = None
@@ -178,6 +187,7 @@ class FileSearchCall(WireModel):
     for them (``include: ["file_search_call.results"]``)."""
 
     type: Literal["file_search_call"] = "file_search_call"
+    ID_PREFIX: ClassVar[str] = "fs"  # of the ids the server gives it
     id: str
     queries: list[str] = Field(default_factory=list)
     status: FileSearchStatus
@@ -204,6 +214,7 @@ class CodeInterpreterCall(WireModel):
     when the request asked for them (``include: ["code_interpreter_call.outputs"]``)."""
 
     type: Literal["code_interpreter_call"] = "code_interpreter_call"
+    ID_PREFIX: ClassVar[str] = "ci"  # of the ids the server gives it
     id: str
     code: Nullable[str] = None
     container_id: str
@@ -246,6 +257,7 @@ class WebSearchCall(WireModel):
     """A ``web_search`` call the server ran (or a client sends back: Codex omits the id)."""
 
     type: Literal["web_search_call"] = "web_search_call"
+    ID_PREFIX: ClassVar[str] = "ws"  # of the ids the server gives it
     id: str | None = None
     status: Literal["in_progress", "searching", "completed", "failed", "incomplete"] | None = None
     action: WebAction = Field(default_factory=WebSearchAction)
@@ -262,6 +274,7 @@ class McpListTools(WireModel):
     """The tools an MCP server listed (``tools/list``); later turns reuse it."""
 
     type: Literal["mcp_list_tools"] = "mcp_list_tools"
+    ID_PREFIX: ClassVar[str] = "mcpl"  # of the ids the server gives it
     id: str
     server_label: str
     tools: list[McpListedTool] = Field(default_factory=list)
@@ -300,6 +313,7 @@ class McpCallError(WireModel):
 
 class McpCall(WireModel):
     type: Literal["mcp_call"] = "mcp_call"
+    ID_PREFIX: ClassVar[str] = "mcp"  # of the ids the server gives it
     id: str
     server_label: str
     name: str
@@ -314,6 +328,7 @@ class McpApprovalRequest(WireModel):
     """A call of an MCP tool waiting for the client's approval."""
 
     type: Literal["mcp_approval_request"] = "mcp_approval_request"
+    ID_PREFIX: ClassVar[str] = "mcpr"  # of the ids the server gives it
     id: str
     server_label: str
     name: str
@@ -322,6 +337,7 @@ class McpApprovalRequest(WireModel):
 
 class McpApprovalResponse(WireModel):
     type: Literal["mcp_approval_response"] = "mcp_approval_response"
+    ID_PREFIX: ClassVar[str] = "mcpa"  # of the ids the server gives it
     id: str | None = None
     approval_request_id: str
     approve: bool
@@ -389,20 +405,22 @@ StoredItem: TypeAlias = Annotated[
 ]
 """An item as stored: every input and output item of a response, with its id."""
 
-OutputItem: TypeAlias = (
-    OutputMessage
-    | FunctionCall
-    | CustomToolCall
-    | ToolSearchCall
-    | Reasoning
-    | Compaction
-    | FileSearchCall
-    | CodeInterpreterCall
-    | WebSearchCall
-    | McpListTools
-    | McpCall
-    | McpApprovalRequest
-)
+OutputItem: TypeAlias = Annotated[
+    Annotated[OutputMessage, Tag("~message")]
+    | Annotated[FunctionCall, Tag("~function_call")]
+    | Annotated[CustomToolCall, Tag("~custom_tool_call")]
+    | Annotated[ToolSearchCall, Tag("~tool_search_call")]
+    | Annotated[Reasoning, Tag("~reasoning")]
+    | Annotated[Compaction, Tag("~compaction")]
+    | Annotated[FileSearchCall, Tag("~file_search_call")]
+    | Annotated[CodeInterpreterCall, Tag("~code_interpreter_call")]
+    | Annotated[WebSearchCall, Tag("~web_search_call")]
+    | Annotated[McpListTools, Tag("~mcp_list_tools")]
+    | Annotated[McpCall, Tag("~mcp_call")]
+    | Annotated[McpApprovalRequest, Tag("~mcp_approval_request")],
+    Discriminator(item_type_tag),
+]
+"""An item a response outputs."""
 
 STORED_ITEM: TypeAdapter[StoredItem] = TypeAdapter(StoredItem)
 STORED_ITEMS: TypeAdapter[list[StoredItem]] = TypeAdapter(list[StoredItem])

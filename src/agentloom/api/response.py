@@ -4,23 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, TypeAlias
 
-from pydantic import Discriminator, Field, Tag
+from pydantic import Field
 
-from agentloom.api.items import (
-    CodeInterpreterCall,
-    Compaction,
-    CustomToolCall,
-    FileSearchCall,
-    FunctionCall,
-    McpApprovalRequest,
-    McpCall,
-    McpListTools,
-    OutputMessage,
-    Reasoning,
-    ToolSearchCall,
-    WebSearchCall,
-    item_type_tag,
-)
+from agentloom.api.items import OutputItem, OutputMessage
 from agentloom.api.prompts import ResponsePrompt
 from agentloom.api.requests import ConversationRef, ReasoningConfig, TextConfig
 from agentloom.api.tools import Tool, ToolChoice
@@ -28,22 +14,6 @@ from agentloom.api.wire import Nullable, WireModel
 
 ResponseStatus = Literal["queued", "in_progress", "completed", "failed", "incomplete", "cancelled"]
 IncompleteReason = Literal["max_output_tokens", "max_messages", "content_filter"]
-
-OutputItem: TypeAlias = Annotated[
-    Annotated[OutputMessage, Tag("~message")]
-    | Annotated[FunctionCall, Tag("~function_call")]
-    | Annotated[CustomToolCall, Tag("~custom_tool_call")]
-    | Annotated[ToolSearchCall, Tag("~tool_search_call")]
-    | Annotated[Reasoning, Tag("~reasoning")]
-    | Annotated[Compaction, Tag("~compaction")]
-    | Annotated[FileSearchCall, Tag("~file_search_call")]
-    | Annotated[CodeInterpreterCall, Tag("~code_interpreter_call")]
-    | Annotated[WebSearchCall, Tag("~web_search_call")]
-    | Annotated[McpListTools, Tag("~mcp_list_tools")]
-    | Annotated[McpCall, Tag("~mcp_call")]
-    | Annotated[McpApprovalRequest, Tag("~mcp_approval_request")],
-    Discriminator(item_type_tag),
-]
 
 
 class InputTokensDetails(WireModel):

@@ -26,11 +26,9 @@ from dataclasses import dataclass
 from agentloom.api.compaction import CompactedResponse
 from agentloom.api.content import InputFile, InputImage, InputText, OutputText, Refusal
 from agentloom.api.items import (
-    CodeInterpreterCall,
     Compaction,
     CustomToolCall,
     CustomToolCallOutput,
-    FileSearchCall,
     FunctionCall,
     FunctionCallOutput,
     Message,
@@ -38,7 +36,6 @@ from agentloom.api.items import (
     StoredItem,
     ToolSearchCall,
     ToolSearchOutput,
-    WebSearchCall,
 )
 from agentloom.api.response import ResponseUsage
 from agentloom.engine import mcp_history
@@ -51,6 +48,7 @@ from agentloom.ids import new_id
 from agentloom.inference import base as inf
 from agentloom.inference.catalog import Resolved
 from agentloom.sealing import Sealer, SealError
+from agentloom.tools.server_tools import TOOL_ITEMS
 
 PURPOSE = "compaction"
 DEFAULT_MAX_SUMMARY_TOKENS = 2048
@@ -166,6 +164,8 @@ def _ask(text: str) -> str:
 
 
 def _line(item: StoredItem, read: SummaryReader) -> str:
+    if (tool := TOOL_ITEMS.get(item.type)) is not None:  # a server tool's item
+        return tool.line(item)
     if isinstance(item, Message):
         return f"{item.role.upper()}: {_content(item)}"
     if isinstance(item, FunctionCall):
@@ -178,17 +178,11 @@ def _line(item: StoredItem, read: SummaryReader) -> str:
         return _tool_search_line(item)
     if isinstance(item, Reasoning):
         return f"ASSISTANT (thinking): {item.text()}"
-    if isinstance(item, FileSearchCall):
-        found = "; ".join(f"{r.filename}: {r.text}" for r in item.results or [])
-        return f"FILE SEARCH {item.queries}: {found or item.status}"
-    if isinstance(item, WebSearchCall):
-        return f"WEB SEARCH {item.action.model_dump_json(exclude_none=True)}: {item.status}"
-    if isinstance(item, CodeInterpreterCall):
-        logs = " ".join(o.logs for o in item.outputs or [] if o.type == "logs")
-        return f"PYTHON RUN ({item.status}): {item.code}\n{logs}".rstrip()
     if isinstance(item, mcp_history.MCP_ITEMS):
         return mcp_history.line(item)
-    return f"EARLIER SUMMARY: {read(item, param=None).text}"
+    if isinstance(item, Compaction):
+        return f"EARLIER SUMMARY: {read(item, param=None).text}"
+    raise AssertionError(f"no transcript line for {item.type} items")
 
 
 def _tool_search_line(item: ToolSearchCall | ToolSearchOutput) -> str:

@@ -17,30 +17,25 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import anyio
 
 from agentloom.api.items import (
-    CodeInterpreterCall,
-    CodeInterpreterLogs,
     CustomToolCallOutput,
-    FileSearchCall,
     FunctionCallOutput,
     McpApprovalRequest,
     McpCall,
     McpCallError,
     Message,
+    OutputItem,
     StoredItem,
-    WebSearchAction,
-    WebSearchCall,
 )
 from agentloom.api.requests import CreateResponseRequest, ModerationParam, ModerationPolicy
 from agentloom.api.response import (
     ModerationFailure,
     ModerationOutcome,
     ModerationResult,
-    OutputItem,
     Response,
     ResponseModeration,
 )
@@ -51,6 +46,7 @@ from agentloom.safety.base import Role, Verdict
 from agentloom.safety.categories import moderation_scores
 from agentloom.safety.service import ALLOWED, Decision, SafetyService, combine
 from agentloom.tools.base import ToolResult
+from agentloom.tools.server_tools import TOOL_ITEMS
 
 __all__ = [
     "BLOCKED_CALL",
@@ -305,34 +301,9 @@ def _redact_mcp(item: McpCall) -> McpCall:
     return item.model_copy(update={"output": BLOCKED_OUTPUT, "error": error})
 
 
-def _redact_code(item: CodeInterpreterCall) -> CodeInterpreterCall:
-    outputs = [
-        CodeInterpreterLogs(logs=BLOCKED_OUTPUT) if isinstance(out, CodeInterpreterLogs) else out
-        for out in item.outputs or ()
-    ]
-    return item.model_copy(update={"outputs": outputs if item.outputs is not None else None})
-
-
-def _redact_web(item: WebSearchCall) -> WebSearchCall:
-    if not isinstance(item.action, WebSearchAction):
-        return item
-    return item.model_copy(update={"action": item.action.model_copy(update={"sources": None})})
-
-
-def _redact_files(item: FileSearchCall) -> FileSearchCall:
-    return item.model_copy(update={"results": None})
-
-
-# What a server tool's item keeps of an output a guardrail blocked, by item type.
-_REDACTIONS: Final[dict[type, Callable[[Any], OutputItem]]] = {
-    McpCall: _redact_mcp,
-    CodeInterpreterCall: _redact_code,
-    WebSearchCall: _redact_web,
-    FileSearchCall: _redact_files,
-}
-
-
 def redacted(item: OutputItem) -> OutputItem:
     """``item`` without the tool output a guardrail blocked."""
-    redact = _REDACTIONS.get(type(item))
-    return item if redact is None else redact(item)
+    if (tool := TOOL_ITEMS.get(item.type)) is not None:
+        redacted_item: OutputItem = tool.redacted(item, BLOCKED_OUTPUT)
+        return redacted_item
+    return _redact_mcp(item) if isinstance(item, McpCall) else item

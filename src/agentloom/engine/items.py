@@ -24,23 +24,6 @@ from agentloom.errors import DuplicateItemError, NotFoundError
 from agentloom.ids import new_id
 from agentloom.storage.base import ConversationStore, ItemRow, ResponseStore
 
-ITEM_PREFIX = {
-    "message": "msg",
-    "function_call": "fc",
-    "function_call_output": "fco",
-    "custom_tool_call": "ctc",
-    "custom_tool_call_output": "ctco",
-    "tool_search_call": "tsc",
-    "tool_search_output": "tso",
-    "reasoning": "rs",
-    "compaction": "cmp",
-    "web_search_call": "ws",
-    "code_interpreter_call": "ci",
-    "mcp_list_tools": "mcpl",
-    "mcp_call": "mcp",
-    "mcp_approval_request": "mcpr",
-    "mcp_approval_response": "mcpa",
-}
 _NO_STATUS = (Compaction, McpListTools, McpApprovalRequest, McpApprovalResponse)
 CHECKPOINT_EVERY = 256  # items resolved between two chances for other requests to run
 
@@ -100,7 +83,7 @@ async def _resolve(finder: ItemFinder, item: InputItem, param: str, *, copy: boo
         if row is None:
             raise NotFoundError(f"Item with id '{item.id}' not found.", param=f"{param}.id")
         found = STORED_ITEM.validate_json(row.body)
-        return found.model_copy(update={"id": new_id(ITEM_PREFIX[found.type])}) if copy else found
+        return found.model_copy(update={"id": new_id(found.ID_PREFIX)}) if copy else found
     return with_id(item)
 
 
@@ -109,7 +92,7 @@ def with_id(item: StoredItem) -> StoredItem:
     item parsed from a request belongs to that request alone (copying 10,000 of them cost
     more than the rest of preparing them)."""
     if item.id is None:
-        item.id = new_id(ITEM_PREFIX[item.type])
+        item.id = new_id(item.ID_PREFIX)
     if not isinstance(item, _NO_STATUS) and item.status is None:
         item.status = "completed"
     return item

@@ -17,11 +17,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agentloom.api import events as ev
-from agentloom.api.items import StoredItem
+from agentloom.api.items import OutputItem, StoredItem
 from agentloom.api.response import (
     IncompleteDetails,
     IncompleteReason,
-    OutputItem,
     Response,
     ResponseError,
     ResponseUsage,

@@ -12,19 +12,15 @@ it replaces are left out and its summary is told as a system message where they 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeAlias
 
 from agentloom.api.content import InputFile, InputImage, InputText, OutputText, Refusal
 from agentloom.api.items import (
-    CodeInterpreterCall,
-    CodeInterpreterLogs,
     Compaction,
     CustomToolCall,
     CustomToolCallOutput,
-    FileSearchCall,
     FunctionCall,
     FunctionCallOutput,
     McpApprovalRequest,
@@ -34,8 +30,6 @@ from agentloom.api.items import (
     StoredItem,
     ToolSearchCall,
     ToolSearchOutput,
-    WebSearchAction,
-    WebSearchCall,
 )
 from agentloom.engine import mcp_history
 from agentloom.engine.attachments import Attachment, FileImage, FileText
@@ -49,6 +43,8 @@ from agentloom.inference.base import (
     TextPart,
     ToolCall,
 )
+from agentloom.tools.items import Replayed
+from agentloom.tools.server_tools import TOOL_ITEMS
 
 SUMMARY_HEADING = (
     "Summary of the earlier conversation (it stands in for the messages and tool results it "
@@ -187,7 +183,9 @@ def _is_input_message(item: StoredItem) -> bool:
 
 
 def _add(builder: ChatHistory, item: StoredItem, *, param: str | None) -> None:
-    if isinstance(item, Compaction):
+    if (tool := TOOL_ITEMS.get(item.type)) is not None:  # a server tool's item
+        _add_replayed(builder, tool.replayed(item))
+    elif isinstance(item, Compaction):
         summary = builder.reader(item, param=param)
         builder.flush_assistant()
         builder.messages.append(ChatMessage(role="system", content=SUMMARY_HEADING + summary.text))
@@ -201,19 +199,13 @@ def _add(builder: ChatHistory, item: StoredItem, *, param: str | None) -> None:
         builder.known_calls.add(call.id)
     elif isinstance(item, FunctionCallOutput | CustomToolCallOutput | ToolSearchOutput):
         _add_tool_output(builder, item, param=param)
-    elif isinstance(item, FileSearchCall):
-        _add_file_search(builder, item)
-    elif isinstance(item, WebSearchCall):
-        _add_web_search(builder, item)
-    elif isinstance(item, CodeInterpreterCall):
-        _add_code_interpreter(builder, item)
     elif isinstance(item, mcp_history.MCP_ITEMS):
         _add_mcp(builder, item, param=param)
-    elif item.role == "assistant":
+    elif isinstance(item, Message) and item.role == "assistant":
         if builder.calls:
             builder.flush_assistant()
         builder.text.append(_assistant_text(item))
-    else:
+    elif isinstance(item, Message):
         builder.flush_assistant()
         builder.messages.append(_from_message(item, param=param, files=builder.files))
 
@@ -238,61 +230,12 @@ def _add_mcp(builder: ChatHistory, item: mcp_history.McpItem, *, param: str | No
         builder.messages.append(rendered.message)
 
 
-def _add_code_interpreter(builder: ChatHistory, item: CodeInterpreterCall) -> None:
-    """Code the server ran: the call, and its logs when they were kept (``include:
-    ["code_interpreter_call.outputs"]``)."""
-    arguments = json.dumps({"code": item.code or ""})
-    builder.calls.append(ToolCall(id=item.id, name="code_interpreter", arguments=arguments))
+def _add_replayed(builder: ChatHistory, replayed: Replayed) -> None:
+    """A server tool's item: the assistant's call, then the tool's answer."""
+    builder.calls.append(replayed.call)
     builder.flush_assistant()
-    logs = [o.logs for o in item.outputs or [] if isinstance(o, CodeInterpreterLogs)]
-    kept = item.outputs is not None
-    output = "\n".join(logs) if kept else f"(run {item.status}; its output was not kept)"
-    builder.messages.append(ChatMessage(role="tool", content=output, tool_call_id=item.id))
-
-
-def _add_web_search(builder: ChatHistory, item: WebSearchCall) -> None:
-    """A web search the server (or the client's provider) ran: the call, and the pages it
-    found when they were kept (``include: ["web_search_call.action.sources"]``)."""
-    call_id = item.id or "ws"
-    action = item.action
-    arguments = json.dumps({"query": action.query if isinstance(action, WebSearchAction) else ""})
-    builder.calls.append(ToolCall(id=call_id, name="web_search", arguments=arguments))
-    builder.flush_assistant()
-    builder.messages.append(
-        ChatMessage(role="tool", content=_web_search_output(item), tool_call_id=call_id)
-    )
-
-
-def _web_search_output(item: WebSearchCall) -> str:
-    if item.status not in (None, "completed"):
-        return "Error: this web search did not complete."
-    action = item.action
-    if not isinstance(action, WebSearchAction):
-        return f"({action.type} {action.url or ''})".replace(" )", ")")
-    if action.sources is None:
-        return "(The results of this search are not kept; search again if they are needed.)"
-    return "Pages found:\n" + "\n".join(s.url for s in action.sources)
-
-
-def _add_file_search(builder: ChatHistory, item: FileSearchCall) -> None:
-    """A file search the server ran: the call, and what it found (when the results were
-    kept) as the tool's answer."""
-    arguments = json.dumps({"queries": item.queries})
-    builder.calls.append(ToolCall(id=item.id, name="file_search", arguments=arguments))
-    builder.flush_assistant()
-    builder.messages.append(
-        ChatMessage(role="tool", content=_file_search_output(item), tool_call_id=item.id)
-    )
-
-
-def _file_search_output(item: FileSearchCall) -> str:
-    if item.status != "completed":
-        return "Error: this file search did not complete."
-    if item.results is None:
-        return "(The passages this search found are not kept; search again if they are needed.)"
-    if not item.results:
-        return "No passages in the files matched."
-    return "\n\n".join(f"{r.filename or r.file_id}:\n{r.text or ''}" for r in item.results)
+    answer = ChatMessage(role="tool", content=replayed.output, tool_call_id=replayed.call.id)
+    builder.messages.append(answer)
 
 
 def _add_tool_output(builder: ChatHistory, item: _ClientOutput, *, param: str | None) -> None:

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import anyio
 import anyio.to_thread
 
-from agentloom.api.items import StoredItem
-from agentloom.api.response import OutputItem, Response
+from agentloom.api.items import OutputItem, StoredItem
+from agentloom.api.response import Response
 from agentloom.storage.base import ConversationTurn, ItemRow, ResponseRow, ResponseStore
 
 DEFAULT_BEGIN_DELAY = 0.05

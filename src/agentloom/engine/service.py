@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 from agentloom.api import events as ev
 from agentloom.api.compaction import CompactedResponse, CompactRequest
-from agentloom.api.items import STORED_ITEMS, Message, OutputMessage, StoredItem
+from agentloom.api.items import STORED_ITEMS, Message, OutputItem, OutputMessage, StoredItem
 from agentloom.api.lists import ListPage
 from agentloom.api.requests import CreateResponseRequest
-from agentloom.api.response import DeletedResponse, OutputItem, Response
+from agentloom.api.response import DeletedResponse, Response
 from agentloom.api.token_count import InputTokensRequest
 from agentloom.engine.attachments import Attachments
 from agentloom.engine.compaction import Compactions, compact

@@ -20,8 +20,7 @@ from agentloom.api.content import (
     Refusal,
     TopLogprob,
 )
-from agentloom.api.items import OutputMessage, Reasoning
-from agentloom.api.response import OutputItem
+from agentloom.api.items import OutputItem, OutputMessage, Reasoning
 from agentloom.engine.client_calls import ClientCall, OpenCall
 from agentloom.engine.client_tools import ClientTool
 from agentloom.engine.reasoning import ReasoningOutput, summary_events

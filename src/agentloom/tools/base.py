@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeAlias
 
 from agentloom.api import events as ev
-from agentloom.api.items import StoredItem
-from agentloom.api.response import OutputItem
+from agentloom.api.items import OutputItem, StoredItem
 from agentloom.inference import base as inf
 
 

@@ -25,6 +25,7 @@ from agentloom.inference import base as inf
 from agentloom.json_types import JSONObject
 from agentloom.tools.base import ToolCallContext, ToolResult, ToolStep
 from agentloom.tools.containers import new_container_id
+from agentloom.tools.items import Replayed, ToolItem
 from agentloom.tools.sandbox import (
     Limits,
     RunResult,
@@ -106,7 +107,7 @@ class CodeInterpreter:
 
     @property
     def item_prefix(self) -> str:
-        return "ci"
+        return CodeInterpreterCall.ID_PREFIX
 
     @property
     def spec(self) -> inf.FunctionSpec:
@@ -269,3 +270,32 @@ def code_runner(settings: CodeInterpreterSettings, host: ContainerHost) -> CodeR
         limits=limits,
         model_output_chars=settings.model_output_chars,
     )
+
+
+# --- the item ----------------------------------------------------------------------------------
+
+
+def _replayed(item: CodeInterpreterCall) -> Replayed:
+    """Code the server ran: the call, and its logs when they were kept (``include:
+    ["code_interpreter_call.outputs"]``)."""
+    arguments = json.dumps({"code": item.code or ""})
+    logs = [o.logs for o in item.outputs or [] if isinstance(o, CodeInterpreterLogs)]
+    kept = item.outputs is not None
+    output = "\n".join(logs) if kept else f"(run {item.status}; its output was not kept)"
+    return Replayed(inf.ToolCall(id=item.id, name=NAME, arguments=arguments), output)
+
+
+def _line(item: CodeInterpreterCall) -> str:
+    logs = " ".join(o.logs for o in item.outputs or [] if isinstance(o, CodeInterpreterLogs))
+    return f"PYTHON RUN ({item.status}): {item.code}\n{logs}".rstrip()
+
+
+def _redacted(item: CodeInterpreterCall, notice: str) -> CodeInterpreterCall:
+    outputs = [
+        CodeInterpreterLogs(logs=notice) if isinstance(out, CodeInterpreterLogs) else out
+        for out in item.outputs or ()
+    ]
+    return item.model_copy(update={"outputs": outputs if item.outputs is not None else None})
+
+
+ITEM = ToolItem(CodeInterpreterCall, replayed=_replayed, line=_line, redacted=_redacted)

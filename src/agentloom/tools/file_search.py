@@ -23,6 +23,7 @@ from agentloom.inference import base as inf
 from agentloom.json_types import JSONObject
 from agentloom.retrieval.index import SearchMode, Weights
 from agentloom.tools.base import Source, ToolCallContext, ToolResult, ToolStep
+from agentloom.tools.items import Replayed, ToolItem
 
 NAME = "file_search"
 DEFAULT_RESULTS = 10
@@ -95,7 +96,7 @@ class FileSearch:
 
     @property
     def item_prefix(self) -> str:
-        return "fs"
+        return FileSearchCall.ID_PREFIX
 
     @property
     def spec(self) -> inf.FunctionSpec:
@@ -209,3 +210,34 @@ def _result(passage: Passage) -> FileSearchResult:
         text=passage.text,
         attributes=dict(passage.attributes),
     )
+
+
+# --- the item ----------------------------------------------------------------------------------
+
+
+def _replayed(item: FileSearchCall) -> Replayed:
+    """The search, and what it found (when the results were kept) as the tool's answer."""
+    arguments = json.dumps({"queries": item.queries})
+    return Replayed(inf.ToolCall(id=item.id, name=NAME, arguments=arguments), _found(item))
+
+
+def _found(item: FileSearchCall) -> str:
+    if item.status != "completed":
+        return "Error: this file search did not complete."
+    if item.results is None:
+        return "(The passages this search found are not kept; search again if they are needed.)"
+    if not item.results:
+        return "No passages in the files matched."
+    return "\n\n".join(f"{r.filename or r.file_id}:\n{r.text or ''}" for r in item.results)
+
+
+def _line(item: FileSearchCall) -> str:
+    found = "; ".join(f"{r.filename}: {r.text}" for r in item.results or [])
+    return f"FILE SEARCH {item.queries}: {found or item.status}"
+
+
+def _redacted(item: FileSearchCall, notice: str) -> FileSearchCall:
+    return item.model_copy(update={"results": None})
+
+
+ITEM = ToolItem(FileSearchCall, replayed=_replayed, line=_line, redacted=_redacted)

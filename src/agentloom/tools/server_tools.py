@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from agentloom.api.tools import (
     ACCEPTED_TOOL_TYPES,
@@ -16,9 +17,11 @@ from agentloom.api.tools import (
 )
 from agentloom.config import McpServerSettings
 from agentloom.errors import InvalidRequestError
+from agentloom.tools import code_interpreter, file_search, web_search
 from agentloom.tools.base import ServerTool, Toolset
 from agentloom.tools.code_interpreter import OUTPUTS, CodeInterpreter, CodeRunner
 from agentloom.tools.file_search import FileSearch, Searcher
+from agentloom.tools.items import ToolItem
 from agentloom.tools.mcp.policy import UrlPolicy
 from agentloom.tools.mcp.toolset import McpLimits, McpToolset
 from agentloom.tools.web import WebSearchSources
@@ -114,6 +117,12 @@ def _mcp(request: ToolRequest, services: ToolServices) -> Toolset:
         servers=services.mcp_servers,
     )
 
+
+TOOL_ITEMS: dict[str, ToolItem[Any]] = {
+    item.type: item for item in (file_search.ITEM, web_search.ITEM, code_interpreter.ITEM)
+}
+"""The items server tools make, by ``type`` (MCP's four kinds, with their approvals, are
+rendered by :mod:`agentloom.engine.mcp_history`)."""
 
 _TOOLSETS: dict[str, Callable[[ToolRequest, ToolServices], Toolset]] = {"mcp": _mcp}
 """Hosted tool types whose tools are known only once listed (see :class:`Toolset`)."""

@@ -26,6 +26,7 @@ from agentloom.inference import base as inf
 from agentloom.json_types import JSONObject
 from agentloom.text import clip
 from agentloom.tools.base import Source, ToolCallContext, ToolResult, ToolStep
+from agentloom.tools.items import Replayed, ToolItem
 from agentloom.tools.web import SearchProvider, SearchQuery, WebResult, WebSearchSources
 from agentloom.tools.web.base import Location
 
@@ -63,7 +64,7 @@ class WebSearch:
 
     @property
     def item_prefix(self) -> str:
-        return "ws"
+        return WebSearchCall.ID_PREFIX
 
     @property
     def spec(self) -> inf.FunctionSpec:
@@ -215,3 +216,39 @@ def _domain(value: str) -> str:
     """``https://www.Example.com/path`` -> ``www.example.com``: a bare host name."""
     host = value.strip().lower().split("://", 1)[-1]
     return host.split("/", 1)[0].rstrip(".")
+
+
+# --- the item ----------------------------------------------------------------------------------
+
+
+def _replayed(item: WebSearchCall) -> Replayed:
+    """A web search the server (or the client's provider) ran: the call, and the pages it
+    found when they were kept (``include: ["web_search_call.action.sources"]``)."""
+    call_id = item.id or "ws"
+    action = item.action
+    arguments = json.dumps({"query": action.query if isinstance(action, WebSearchAction) else ""})
+    return Replayed(inf.ToolCall(id=call_id, name=NAME, arguments=arguments), _found(item))
+
+
+def _found(item: WebSearchCall) -> str:
+    if item.status not in (None, "completed"):
+        return "Error: this web search did not complete."
+    action = item.action
+    if not isinstance(action, WebSearchAction):
+        return f"({action.type} {action.url or ''})".replace(" )", ")")
+    if action.sources is None:
+        return "(The results of this search are not kept; search again if they are needed.)"
+    return "Pages found:\n" + "\n".join(s.url for s in action.sources)
+
+
+def _line(item: WebSearchCall) -> str:
+    return f"WEB SEARCH {item.action.model_dump_json(exclude_none=True)}: {item.status}"
+
+
+def _redacted(item: WebSearchCall, notice: str) -> WebSearchCall:
+    if not isinstance(item.action, WebSearchAction):
+        return item
+    return item.model_copy(update={"action": item.action.model_copy(update={"sources": None})})
+
+
+ITEM = ToolItem(WebSearchCall, replayed=_replayed, line=_line, redacted=_redacted)

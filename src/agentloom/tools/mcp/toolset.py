@@ -145,7 +145,7 @@ class McpServerTool:
 
     @property
     def item_prefix(self) -> str:
-        return "mcp"
+        return McpCall.ID_PREFIX
 
     @property
     def spec(self) -> inf.FunctionSpec:
