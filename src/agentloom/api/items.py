@@ -358,7 +358,7 @@ def item_type_tag(value: object) -> str:
     return f"~{kind}" if isinstance(kind, str) else "~unknown"
 
 
-InputItem: TypeAlias = Annotated[
+_Stored: TypeAlias = (
     Annotated[Message, Tag("~message")]
     | Annotated[FunctionCall, Tag("~function_call")]
     | Annotated[FunctionCallOutput, Tag("~function_call_output")]
@@ -375,34 +375,20 @@ InputItem: TypeAlias = Annotated[
     | Annotated[McpCall, Tag("~mcp_call")]
     | Annotated[McpApprovalRequest, Tag("~mcp_approval_request")]
     | Annotated[McpApprovalResponse, Tag("~mcp_approval_response")]
-    | Annotated[ItemReference, Tag("~item_reference")],
+)
+"""Every item kind, each tagged with its ``type``: the one list of them."""
+
+InputItem: TypeAlias = Annotated[
+    _Stored | Annotated[ItemReference, Tag("~item_reference")],
     Discriminator(
         item_type_tag,
         custom_error_type="invalid_item_type",
         custom_error_message="Unsupported input item type",
     ),
 ]
-"""An item a client may send in ``input``."""
+"""An item a client may send in ``input``: any kind, or a reference to a stored item."""
 
-StoredItem: TypeAlias = Annotated[
-    Annotated[Message, Tag("~message")]
-    | Annotated[FunctionCall, Tag("~function_call")]
-    | Annotated[FunctionCallOutput, Tag("~function_call_output")]
-    | Annotated[CustomToolCall, Tag("~custom_tool_call")]
-    | Annotated[CustomToolCallOutput, Tag("~custom_tool_call_output")]
-    | Annotated[ToolSearchCall, Tag("~tool_search_call")]
-    | Annotated[ToolSearchOutput, Tag("~tool_search_output")]
-    | Annotated[Reasoning, Tag("~reasoning")]
-    | Annotated[Compaction, Tag("~compaction")]
-    | Annotated[FileSearchCall, Tag("~file_search_call")]
-    | Annotated[CodeInterpreterCall, Tag("~code_interpreter_call")]
-    | Annotated[WebSearchCall, Tag("~web_search_call")]
-    | Annotated[McpListTools, Tag("~mcp_list_tools")]
-    | Annotated[McpCall, Tag("~mcp_call")]
-    | Annotated[McpApprovalRequest, Tag("~mcp_approval_request")]
-    | Annotated[McpApprovalResponse, Tag("~mcp_approval_response")],
-    Discriminator(item_type_tag),
-]
+StoredItem: TypeAlias = Annotated[_Stored, Discriminator(item_type_tag)]
 """An item as stored: every input and output item of a response, with its id."""
 
 OutputItem: TypeAlias = Annotated[
