@@ -182,3 +182,41 @@ async def test_empty_deltas_and_role_only_chunks_yield_nothing(
     chunks = await collect(provider)
 
     assert chunks[0] == TextDelta("done")
+
+
+def _call(call_id: str, name: str, arguments: str, index: int = 0) -> str:
+    function = {"name": name, "arguments": arguments}
+    return raw_chunk({"tool_calls": [{"index": index, "id": call_id, "function": function}]})
+
+
+async def test_parallel_calls_sent_at_one_index_stay_apart(
+    scripted: ScriptedModel, provider: OpenAICompatibleProvider
+) -> None:
+    """Some backends send every parallel call at index 0, each with its own id."""
+    scripted.add_turn(
+        invalid_chunk(_call("c1", "get_weather", '{"city": "Oslo"}')),
+        invalid_chunk(_call("c2", "get_time", "{}")),
+        invalid_chunk(raw_chunk({}, finish_reason="tool_calls")),
+    )
+
+    calls = assemble(await collect(provider))
+
+    assert [(c.id, c.name, c.arguments) for c in calls] == [
+        ("c1", "get_weather", '{"city": "Oslo"}'),
+        ("c2", "get_time", "{}"),
+    ]
+
+
+async def test_a_call_streamed_in_pieces_at_one_index_stays_one_call(
+    scripted: ScriptedModel, provider: OpenAICompatibleProvider
+) -> None:
+    piece = raw_chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"Oslo"}'}}]})
+    scripted.add_turn(
+        invalid_chunk(_call("c1", "get_weather", '{"city": ')),
+        invalid_chunk(piece),
+        invalid_chunk(raw_chunk({}, finish_reason="tool_calls")),
+    )
+
+    calls = assemble(await collect(provider))
+
+    assert [(c.id, c.arguments) for c in calls] == [("c1", '{"city": "Oslo"}')]

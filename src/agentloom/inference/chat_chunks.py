@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Final
 
 from agentloom.inference.base import (
@@ -160,3 +161,26 @@ def _bytes(value: object) -> tuple[int, ...] | None:
     if isinstance(value, list) and all(isinstance(b, int) for b in value):
         return tuple(value)
     return None
+
+
+class CallIndexes:
+    """Stable indexes for the tool calls of one stream. Some backends send every parallel call
+    at index 0, each with its own id: a new id at an index already in use starts a new call
+    (under an index of its own) instead of adding its arguments to the previous one."""
+
+    FIRST_OWN = 10_000  # indexes given here, clear of any a backend sends
+
+    def __init__(self) -> None:
+        self._ids: dict[int, str] = {}  # a backend index -> the id of its current call
+        self._own: dict[int, int] = {}  # a backend index -> the index its deltas go under
+        self._given = 0
+
+    def of(self, delta: ToolCallDelta) -> ToolCallDelta:
+        known = self._ids.get(delta.index)
+        if delta.id is not None and known is not None and known != delta.id:
+            self._own[delta.index] = self.FIRST_OWN + self._given
+            self._given += 1
+        if delta.id is not None:
+            self._ids[delta.index] = delta.id
+        index = self._own.get(delta.index, delta.index)
+        return delta if index == delta.index else replace(delta, index=index)

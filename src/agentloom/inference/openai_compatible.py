@@ -33,10 +33,11 @@ from agentloom.inference.base import (
     ModelInfo,
     ProviderConfig,
     TokenCount,
+    ToolCallDelta,
     Usage,
 )
 from agentloom.inference.chat_body import chat_body
-from agentloom.inference.chat_chunks import InvalidChunk, chunks_of
+from agentloom.inference.chat_chunks import CallIndexes, InvalidChunk, chunks_of
 from agentloom.inference.counting import BackendTokenCounter, tokenize_path
 from agentloom.inference.http import (
     HTTPConnectError,
@@ -176,6 +177,7 @@ class OpenAICompatibleProvider:
         else:
             events = self._lean_events(await _built(request, _encoded_body))
         usage: Usage | None = None
+        calls = CallIndexes()
         async with aclosing(events):
             async for data in events:
                 try:
@@ -184,7 +186,7 @@ class OpenAICompatibleProvider:
                     raise _invalid_chunk(data) from exc
                 usage = seen or usage
                 for chunk in chunks:
-                    yield chunk
+                    yield calls.of(chunk) if isinstance(chunk, ToolCallDelta) else chunk
         if usage is not None:
             yield usage
 
