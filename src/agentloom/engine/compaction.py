@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from agentloom.api.compaction import CompactedResponse
 from agentloom.api.content import InputFile, InputImage, InputText, OutputText, Refusal
@@ -164,31 +165,60 @@ def _ask(text: str) -> str:
 
 
 def _line(item: StoredItem, read: SummaryReader) -> str:
-    if (tool := TOOL_ITEMS.get(item.type)) is not None:  # a server tool's item
+    """``item`` as one paragraph: a server tool's item as its tool defines it, the loop's own
+    kinds by :data:`_LINES`."""
+    if (tool := TOOL_ITEMS.get(item.type)) is not None:
         return tool.line(item)
-    if isinstance(item, Message):
-        return f"{item.role.upper()}: {_content(item)}"
-    if isinstance(item, FunctionCall):
-        return f"TOOL CALL {item.name} ({item.call_id}): {item.arguments}"
-    if isinstance(item, CustomToolCall):
-        return f"TOOL CALL {item.name} ({item.call_id}):\n{item.input}"
-    if isinstance(item, FunctionCallOutput | CustomToolCallOutput):
-        return f"TOOL RESULT ({item.call_id}): {item.output_text()}"
-    if isinstance(item, ToolSearchCall | ToolSearchOutput):
-        return _tool_search_line(item)
-    if isinstance(item, Reasoning):
-        return f"ASSISTANT (thinking): {item.text()}"
-    if isinstance(item, mcp_history.MCP_ITEMS):
-        return mcp_history.line(item)
-    if isinstance(item, Compaction):
-        return f"EARLIER SUMMARY: {read(item, param=None).text}"
-    raise AssertionError(f"no transcript line for {item.type} items")
+    return _LINES[item.type](item, read)
 
 
-def _tool_search_line(item: ToolSearchCall | ToolSearchOutput) -> str:
+def _message_line(item: Message, read: SummaryReader) -> str:
+    return f"{item.role.upper()}: {_content(item)}"
+
+
+def _call_line(item: FunctionCall, read: SummaryReader) -> str:
+    return f"TOOL CALL {item.name} ({item.call_id}): {item.arguments}"
+
+
+def _custom_call_line(item: CustomToolCall, read: SummaryReader) -> str:
+    return f"TOOL CALL {item.name} ({item.call_id}):\n{item.input}"
+
+
+def _output_line(item: FunctionCallOutput | CustomToolCallOutput, read: SummaryReader) -> str:
+    return f"TOOL RESULT ({item.call_id}): {item.output_text()}"
+
+
+def _reasoning_line(item: Reasoning, read: SummaryReader) -> str:
+    return f"ASSISTANT (thinking): {item.text()}"
+
+
+def _summary_line(item: Compaction, read: SummaryReader) -> str:
+    return f"EARLIER SUMMARY: {read(item, param=None).text}"
+
+
+def _mcp_line(item: mcp_history.McpItem, read: SummaryReader) -> str:
+    return mcp_history.line(item)
+
+
+def _tool_search_line(item: ToolSearchCall | ToolSearchOutput, read: SummaryReader) -> str:
     if isinstance(item, ToolSearchCall):
         return f"TOOL SEARCH ({item.call_id}): {json.dumps(item.arguments)}"
     return f"TOOL SEARCH RESULT ({item.call_id}): {found_text(item)}"
+
+
+_LINES: dict[str, Callable[[Any, SummaryReader], str]] = {
+    "message": _message_line,
+    "function_call": _call_line,
+    "custom_tool_call": _custom_call_line,
+    "function_call_output": _output_line,
+    "custom_tool_call_output": _output_line,
+    "tool_search_call": _tool_search_line,
+    "tool_search_output": _tool_search_line,
+    "reasoning": _reasoning_line,
+    "compaction": _summary_line,
+    **dict.fromkeys(mcp_history.MCP_TYPES, _mcp_line),
+}
+"""How each kind the loop itself knows reads in a compaction transcript, by ``type``."""
 
 
 def _content(message: Message) -> str:

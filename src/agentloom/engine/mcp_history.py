@@ -13,6 +13,7 @@ from agentloom.inference.base import ChatMessage, ToolCall
 
 McpItem: TypeAlias = McpListTools | McpCall | McpApprovalRequest | McpApprovalResponse
 MCP_ITEMS = (McpListTools, McpCall, McpApprovalRequest, McpApprovalResponse)
+MCP_TYPES = ("mcp_list_tools", "mcp_call", "mcp_approval_request", "mcp_approval_response")
 
 
 @dataclass(frozen=True, slots=True)

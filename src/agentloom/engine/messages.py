@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
 from agentloom.api.content import InputFile, InputImage, InputText, OutputText, Refusal
 from agentloom.api.items import (
@@ -45,6 +45,9 @@ from agentloom.inference.base import (
 )
 from agentloom.tools.items import Replayed
 from agentloom.tools.server_tools import TOOL_ITEMS
+
+_ClientCall: TypeAlias = FunctionCall | CustomToolCall | ToolSearchCall
+_ClientOutput: TypeAlias = FunctionCallOutput | CustomToolCallOutput | ToolSearchOutput
 
 SUMMARY_HEADING = (
     "Summary of the earlier conversation (it stands in for the messages and tool results it "
@@ -183,29 +186,38 @@ def _is_input_message(item: StoredItem) -> bool:
 
 
 def _add(builder: ChatHistory, item: StoredItem, *, param: str | None) -> None:
-    if (tool := TOOL_ITEMS.get(item.type)) is not None:  # a server tool's item
+    """``item`` told to the chat: a server tool's item as its tool defines it
+    (:data:`~agentloom.tools.server_tools.TOOL_ITEMS`), the loop's own kinds by :data:`_ADDERS`."""
+    if (tool := TOOL_ITEMS.get(item.type)) is not None:
         _add_replayed(builder, tool.replayed(item))
-    elif isinstance(item, Compaction):
-        summary = builder.reader(item, param=param)
+    else:
+        _ADDERS[item.type](builder, item, param=param)
+
+
+def _add_compaction(builder: ChatHistory, item: Compaction, *, param: str | None) -> None:
+    summary = builder.reader(item, param=param)
+    builder.flush_assistant()
+    builder.messages.append(ChatMessage(role="system", content=SUMMARY_HEADING + summary.text))
+
+
+def _add_reasoning(builder: ChatHistory, item: Reasoning, *, param: str | None) -> None:
+    if builder.text or builder.calls:
         builder.flush_assistant()
-        builder.messages.append(ChatMessage(role="system", content=SUMMARY_HEADING + summary.text))
-    elif isinstance(item, Reasoning):
-        if builder.text or builder.calls:
-            builder.flush_assistant()
-        builder.reasoning.append(item.text())
-    elif isinstance(item, FunctionCall | CustomToolCall | ToolSearchCall):
-        call = chat_call(item)
-        builder.calls.append(call)
-        builder.known_calls.add(call.id)
-    elif isinstance(item, FunctionCallOutput | CustomToolCallOutput | ToolSearchOutput):
-        _add_tool_output(builder, item, param=param)
-    elif isinstance(item, mcp_history.MCP_ITEMS):
-        _add_mcp(builder, item, param=param)
-    elif isinstance(item, Message) and item.role == "assistant":
+    builder.reasoning.append(item.text())
+
+
+def _add_call(builder: ChatHistory, item: _ClientCall, *, param: str | None) -> None:
+    call = chat_call(item)
+    builder.calls.append(call)
+    builder.known_calls.add(call.id)
+
+
+def _add_message(builder: ChatHistory, item: Message, *, param: str | None) -> None:
+    if item.role == "assistant":
         if builder.calls:
             builder.flush_assistant()
         builder.text.append(_assistant_text(item))
-    elif isinstance(item, Message):
+    else:
         builder.flush_assistant()
         builder.messages.append(_from_message(item, param=param, files=builder.files))
 
@@ -257,14 +269,29 @@ def _add_tool_output(builder: ChatHistory, item: _ClientOutput, *, param: str | 
     builder.messages.append(ChatMessage(role="tool", content=text, tool_call_id=call_id))
 
 
-_ClientOutput: TypeAlias = FunctionCallOutput | CustomToolCallOutput | ToolSearchOutput
-
-
 def _output_of(item: _ClientOutput) -> tuple[str, str]:
     """The call an output answers, and what the model is told."""
     if isinstance(item, ToolSearchOutput):
         return item.call_id or "", found_text(item)
     return item.call_id, item.output_text()
+
+
+class _Adder(Protocol):
+    def __call__(self, builder: ChatHistory, item: Any, *, param: str | None) -> None: ...
+
+
+_ADDERS: dict[str, _Adder] = {
+    "message": _add_message,
+    "reasoning": _add_reasoning,
+    "compaction": _add_compaction,
+    **dict.fromkeys(("function_call", "custom_tool_call", "tool_search_call"), _add_call),
+    **dict.fromkeys(
+        ("function_call_output", "custom_tool_call_output", "tool_search_output"),
+        _add_tool_output,
+    ),
+    **dict.fromkeys(mcp_history.MCP_TYPES, _add_mcp),
+}
+"""How each kind the loop itself knows is told to the chat, by ``type``."""
 
 
 def _assistant_text(message: Message) -> str:
