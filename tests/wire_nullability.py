@@ -72,7 +72,7 @@ def nullable(model: type[BaseModel], field: str) -> bool:
     info = model.model_fields.get(field)
     if info is None:
         return False
-    if field in _required_group(model):  # required: null only if the type admits it
+    if field in required_fields(model):  # required: null only if the type admits it
         return admits_none(info.annotation)
     twin = _twin(model)
     return twin is not None and field in twin and admits_none(twin[field])
@@ -113,14 +113,10 @@ _ITEM_PARAMS = (
 )
 
 
-def required_fields(model: type[BaseModel]) -> frozenset[str]:
-    """The fields ``model`` requires on the wire (present, if nullable then maybe ``null``)."""
-    return _required_group(model)
-
-
 @cache
-def _required_group(model: type[BaseModel]) -> frozenset[str]:
-    """The fields listed before the alphabetical order restarts (``id`` leads, unordered)."""
+def required_fields(model: type[BaseModel]) -> frozenset[str]:
+    """The fields ``model`` requires on the wire (present, if nullable then maybe ``null``):
+    those listed before the alphabetical order restarts (``id`` leads, unordered)."""
     names = [name for name in model.model_fields if name != "id"]
     group = {"id"} & set(model.model_fields)
     previous = ""

@@ -13,10 +13,10 @@ import asyncio
 from collections.abc import Sequence
 
 import anyio
-import anyio.to_thread
 
 from agentloom.api.items import OutputItem, StoredItem
 from agentloom.api.response import Response
+from agentloom.offload import off_loop
 from agentloom.storage.base import ConversationTurn, ItemRow, ResponseRow, ResponseStore
 
 DEFAULT_BEGIN_DELAY = 0.05
@@ -49,10 +49,7 @@ class ResponseWriter:
         """The input items' rows, encoded once: off the event loop when there are many."""
         if self._inputs is None:
             items = self._input_items
-            if len(items) < LARGE_WRITE:
-                self._inputs = item_rows(items)
-            else:
-                self._inputs = await anyio.to_thread.run_sync(item_rows, items)
+            self._inputs = await off_loop(len(items) >= LARGE_WRITE, item_rows, items)
         return self._inputs
 
     async def finish(self, response: Response, turn: ConversationTurn | None = None) -> None:

@@ -9,8 +9,6 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import anyio.to_thread
-
 from agentloom.api.items import Message, StoredItem
 from agentloom.api.prompts import ResponsePrompt
 from agentloom.api.requests import (
@@ -34,6 +32,7 @@ from agentloom.errors import InvalidRequestError
 from agentloom.ids import new_id
 from agentloom.inference import base as inf
 from agentloom.inference.catalog import ModelCatalog, Resolved
+from agentloom.offload import off_loop
 from agentloom.services.conversations import ConversationsService, Turn
 from agentloom.tools.server_tools import ToolServices
 
@@ -261,9 +260,7 @@ async def _extended(
     """``before`` followed by the request's input: in a worker thread when the input is large,
     so that turning thousands of items into chat messages does not hold up the event loop."""
     extend = functools.partial(before.extended, items, param="input", files=files)
-    if len(items) < LARGE_INPUT:
-        return extend()
-    return await anyio.to_thread.run_sync(extend)
+    return await off_loop(len(items) >= LARGE_INPUT, extend)
 
 
 def _compact_threshold(request: CreateResponseRequest, resolved: Resolved) -> int | None:

@@ -17,7 +17,6 @@ from contextlib import aclosing
 from typing import Final, TypeVar
 
 import anyio
-import anyio.to_thread
 import httpx2
 import openai
 from openai import AsyncStream, RequestOptions
@@ -47,6 +46,7 @@ from agentloom.inference.http import (
     Pool,
     iter_sse_data,
 )
+from agentloom.offload import off_loop
 from agentloom.text import clip
 from agentloom.upstream import MAX_MESSAGE, Failure, retry_after, upstream_error
 
@@ -69,9 +69,7 @@ def _encoded_body(request: ChatRequest) -> bytes:
 async def _built(request: ChatRequest, build: Callable[[ChatRequest], B]) -> B:
     """``build(request)``: in a worker thread for a long history, so that encoding thousands of
     messages does not hold up the event loop."""
-    if len(request.messages) < LARGE_REQUEST_MESSAGES:
-        return build(request)
-    return await anyio.to_thread.run_sync(build, request)
+    return await off_loop(len(request.messages) >= LARGE_REQUEST_MESSAGES, build, request)
 
 
 # --- errors ----------------------------------------------------------------------------------

@@ -9,23 +9,20 @@ hold up the event loop (and every other request) while it is parsed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeVar, TypeVarTuple
+from typing import TypeVar
 
-import anyio.to_thread
 import pydantic_core
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 
 from agentloom.api.limits import RequestLimits
 from agentloom.errors import InvalidRequestError, PayloadTooLargeError
+from agentloom.offload import off_loop
 from agentloom.server.errors import validation_error
 from agentloom.server.json_shape import check_shape
 from agentloom.server.runtime import runtime_of
 
 M = TypeVar("M", bound=BaseModel)
-T = TypeVar("T")
-Args = TypeVarTuple("Args")
 
 OFF_LOOP_BYTES = 64 * 1024
 
@@ -57,14 +54,7 @@ async def parse_body(request: Request, model: type[M], *, empty: str | None = No
 
 async def decode(raw: bytes, model: type[M], limits: RequestLimits) -> M:
     """``raw`` validated as ``model`` within ``limits`` (in a worker thread when large)."""
-    return await off_loop(len(raw), _decode, raw, model, limits)
-
-
-async def off_loop(size: int, work: Callable[[*Args], T], *args: *Args) -> T:
-    """``work(*args)``, in a worker thread when the body it reads is ``size`` bytes or more."""
-    if size < OFF_LOOP_BYTES:
-        return work(*args)
-    return await anyio.to_thread.run_sync(work, *args)
+    return await off_loop(len(raw) >= OFF_LOOP_BYTES, _decode, raw, model, limits)
 
 
 def _decode(raw: bytes, model: type[M], limits: RequestLimits) -> M:

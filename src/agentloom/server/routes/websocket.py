@@ -36,7 +36,8 @@ from agentloom.errors import (
     InvalidRequestError,
     PayloadTooLargeError,
 )
-from agentloom.server.body import off_loop
+from agentloom.offload import off_loop
+from agentloom.server.body import OFF_LOOP_BYTES
 from agentloom.server.errors import envelope, status_and_type, validation_error
 from agentloom.server.json_shape import check_shape
 from agentloom.server.runtime import Runtime, runtime_of
@@ -115,9 +116,9 @@ class _Connection:
     async def _answer(self, raw: str | bytes) -> None:
         data: dict[str, object] | None = None
         try:
-            size = len(raw)
-            data = await off_loop(size, decode_frame, raw, self._max_body, self._limits)
-            await self._start(await off_loop(size, create_request, data, raw, self._limits))
+            large = len(raw) >= OFF_LOOP_BYTES
+            data = await off_loop(large, decode_frame, raw, self._max_body, self._limits)
+            await self._start(await off_loop(large, create_request, data, raw, self._limits))
         except AgentloomError as exc:
             self._evict(data)
             await self._send(error_frame(exc))
