@@ -165,3 +165,33 @@ class _Sample(WireModel):
 def test_none_is_left_out_unless_the_field_is_nullable() -> None:
     assert json.loads(_Sample().model_dump_json()) == {"kept": None, "valued": "v"}
     assert _Sample(left_out="x").model_dump() == {"kept": None, "left_out": "x", "valued": "v"}
+
+
+def test_an_mcp_execution_error_stored_with_a_message_reads_as_content() -> None:
+    """Responses stored before the error shape was checked still load, in the shape the
+    ``openai`` types require."""
+    from agentloom.api.items import McpCall
+
+    stored = {
+        "type": "mcp_call",
+        "id": "mcp_1",
+        "server_label": "s",
+        "name": "n",
+        "arguments": "{}",
+        "error": {"type": "mcp_tool_execution_error", "message": "blocked"},
+    }
+
+    error = McpCall.model_validate(stored).error
+
+    assert error is not None
+    assert (error.content, error.message) == ([{"type": "text", "text": "blocked"}], None)
+    assert item_problems(json.loads(McpCall.model_validate(stored).model_dump_json())) == []
+
+
+def test_output_text_stored_with_null_logprobs_reads_as_empty() -> None:
+    """Responses stored before the null rule held still load."""
+    from agentloom.api.content import OutputText
+
+    part = OutputText.model_validate_json('{"type": "output_text", "text": "hi", "logprobs": null}')
+
+    assert part.logprobs == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, TypeAlias
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from agentloom.api.wire import WireModel
 
@@ -84,6 +84,12 @@ class OutputText(WireModel):
     text: str
     annotations: list[Annotation] = Field(default_factory=list)
     logprobs: list[Logprob] = Field(default_factory=list)
+
+    @field_validator("logprobs", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: object) -> object:
+        """``null`` (what responses stored before the wire rule held) reads as ``[]``."""
+        return [] if value is None else value
 
 
 class Refusal(WireModel):

@@ -303,9 +303,12 @@ class McpCallError(WireModel):
 
     @model_validator(mode="after")
     def _shape_of_its_type(self) -> McpCallError:
+        """Content for a tool's own error, a code and a message for the others. An execution
+        error stored with a message (before this was checked) reads as that message's content."""
         if self.type == "mcp_tool_execution_error":
             if self.content is None:
-                raise ValueError("an mcp_tool_execution_error has content")
+                self.content = [{"type": "text", "text": self.message or ""}]
+                self.message = None
         elif self.code is None or self.message is None:
             raise ValueError(f"an {self.type} has a code and a message")
         return self
