@@ -18,8 +18,8 @@ from agentloom.agents import (
     function_tool,
 )
 from agentloom.agents.tools.calculator import CalculatorTool
+from agentloom.inference.scripted import ScriptedModel, tool_call
 from agentloom.llm import LLM
-from agentloom.testing.scripted import ScriptedModel, tool_call
 
 
 @function_tool

@@ -15,9 +15,9 @@ from pathlib import Path
 from openai import OpenAI
 
 from agentloom.config import DatabaseSettings, ProviderSettings, Settings
+from agentloom.inference.scripted import ScriptedModel
 from agentloom.server.app import create_app
 from agentloom.testing.backend import FakeBackend, serve
-from agentloom.testing.scripted import ScriptedModel
 
 
 def main() -> None:

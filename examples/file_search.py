@@ -22,9 +22,9 @@ from agentloom.config import (
     ProviderSettings,
     Settings,
 )
+from agentloom.inference.scripted import ScriptedModel, text, tool_call
 from agentloom.server.app import create_app
 from agentloom.testing.backend import FakeBackend, serve
-from agentloom.testing.scripted import ScriptedModel, text, tool_call
 
 MANUAL = b"""# Zephyr X2 kettle
 

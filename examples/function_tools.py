@@ -16,9 +16,9 @@ from pathlib import Path
 from openai import OpenAI
 
 from agentloom.config import DatabaseSettings, ProviderSettings, Settings
+from agentloom.inference.scripted import ScriptedModel, text, tool_call
 from agentloom.server.app import create_app
 from agentloom.testing.backend import FakeBackend, serve
-from agentloom.testing.scripted import ScriptedModel, text, tool_call
 
 WEATHER = {
     "type": "function",

@@ -18,10 +18,10 @@ from pathlib import Path
 
 from agentloom.bus import EventBus
 from agentloom.config import DatabaseSettings, ProviderSettings, Settings
+from agentloom.inference.scripted import ScriptedModel, reasoning, text, tool_call
 from agentloom.llm import LLM, ConversationState, FunctionTool, LLMCall, Message
 from agentloom.server.app import create_app
 from agentloom.testing.backend import FakeBackend, serve
-from agentloom.testing.scripted import ScriptedModel, reasoning, text, tool_call
 
 WEATHER = FunctionTool(
     "get_weather",

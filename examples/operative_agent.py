@@ -17,8 +17,8 @@ from pathlib import Path
 
 from agentloom.agents.operative import OperativeAgent
 from agentloom.agents.sessions import SessionStore
+from agentloom.inference.scripted import ScriptedModel, Turn, tool_call
 from agentloom.llm import LLM
-from agentloom.testing.scripted import ScriptedModel, Turn, tool_call
 
 TASK = "Watch the build queue and tell me when it grows."
 

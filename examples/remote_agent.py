@@ -18,9 +18,9 @@ from agentloom.agents.event_logger import EventLogger
 from agentloom.agents.remote import Agent
 from agentloom.agents.tools.base import function_tool
 from agentloom.config import DatabaseSettings, ProviderSettings, Settings
+from agentloom.inference.scripted import ScriptedModel, text, tool_call
 from agentloom.server.app import create_app
 from agentloom.testing.backend import FakeBackend, serve
-from agentloom.testing.scripted import ScriptedModel, text, tool_call
 
 
 @function_tool

@@ -16,8 +16,8 @@ import re
 
 from agentloom.agents import AgentFinished, RLMAgent, ToolFinished, TurnStarted
 from agentloom.inference.base import ChatRequest
+from agentloom.inference.scripted import ScriptedModel
 from agentloom.llm import LLM, Message
-from agentloom.testing.scripted import ScriptedModel
 
 TEAMS = ["billing", "search", "mobile", "infra", "growth", "support"]
 

@@ -19,9 +19,9 @@ from openai.types.responses import FunctionToolParam, Response
 from openai.types.responses.responses_client_event_param import ResponseCreate
 
 from agentloom.config import DatabaseSettings, ProviderSettings, Settings
+from agentloom.inference.scripted import ScriptedModel, text, tool_call
 from agentloom.server.app import create_app
 from agentloom.testing.backend import FakeBackend, serve
-from agentloom.testing.scripted import ScriptedModel, text, tool_call
 
 WEATHER: FunctionToolParam = {
     "type": "function",

@@ -27,9 +27,9 @@ from agentloom.cli.ask import result_json
 from agentloom.cli.main import main
 from agentloom.cli.options import AgentChoice, agent_options
 from agentloom.errors import UpstreamError
+from agentloom.inference.scripted import ScriptedModel, raise_error
 from agentloom.llm.types import MessageToolCall
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, raise_error
 
 
 @pytest.fixture(autouse=True)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
+from agentloom.inference.scripted import ScriptedModel, text, tool_call
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, text, tool_call
 from tests.cli_support import connect, run_cli
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from agentloom.inference.scripted import ScriptedModel, tool_call
 from agentloom.server.app import create_app
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, tool_call
 from agentloom.testing.serving import serve
 from tests.cli_support import run_cli
 from tests.plugins.server import make_settings

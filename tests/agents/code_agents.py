@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 from agentloom.inference.base import ChatRequest
+from agentloom.inference.scripted import ScriptedModel, Turn
 from agentloom.llm import LLM
-from agentloom.testing.scripted import ScriptedModel, Turn
 from agentloom.tools.sandbox import (
     BwrapSandbox,
     Limits,

@@ -20,8 +20,8 @@ from agentloom.agents.connection import (
     resolve_connection,
 )
 from agentloom.agents.tools.base import function_tool
+from agentloom.inference.scripted import ScriptedModel, tool_call
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, tool_call
 
 ENVIRONMENT = (
     "AGENTLOOM_BASE_URL",

@@ -23,8 +23,8 @@ from agentloom.agents.tools.files import FileReadTool
 from agentloom.agents.tools.memory import MemorySearchTool, MemoryStoreTool
 from agentloom.agents.tools.think import ThinkTool
 from agentloom.errors import InvalidRequestError
+from agentloom.inference.scripted import ScriptedModel, reasoning
 from agentloom.llm import LLM
-from agentloom.testing.scripted import ScriptedModel, reasoning
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ from agentloom.agents import (
     function_tool,
 )
 from agentloom.agents.tools.base import Tool, ToolError
+from agentloom.inference.scripted import tool_call
 from agentloom.llm import LLM, Message
-from agentloom.testing.scripted import tool_call
 from tests.agents.code_agents import LIMITS, children, sandbox, scripted, texts
 
 

@@ -19,9 +19,9 @@ from agentloom.agents.operative import LAST_RESULT, OperativeAgent
 from agentloom.agents.sessions import SessionStore
 from agentloom.errors import UpstreamError
 from agentloom.inference.base import ChatRequest
+from agentloom.inference.scripted import ScriptedModel, Turn, raise_error, tool_call
 from agentloom.llm import LLM
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, Turn, raise_error, tool_call
 
 TASK = "Track the user's favourite colour."
 

@@ -19,8 +19,8 @@ from agentloom.agents import (
     TurnStarted,
     function_tool,
 )
+from agentloom.inference.scripted import ScriptedModel, Turn, text, tool_call
 from agentloom.llm import LLM, ConversationState, LLMStateError
-from agentloom.testing.scripted import ScriptedModel, Turn, text, tool_call
 
 
 @function_tool

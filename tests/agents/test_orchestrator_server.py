@@ -12,9 +12,9 @@ from agentloom.agents import AgentContext, OrchestratorAgent
 from agentloom.agents.tools.calculator import CalculatorTool
 from agentloom.agents.tools.think import ThinkTool
 from agentloom.bus import EventBus
+from agentloom.inference.scripted import ScriptedModel, tool_call
 from agentloom.llm import LLM, ConversationState, LLMCall, StateMode
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, tool_call
 from tests.plugins.server import BASE_URL
 
 

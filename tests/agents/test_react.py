@@ -9,8 +9,8 @@ import pytest
 from agentloom.agents import LoopGuard, ReactAgent, function_tool
 from agentloom.agents.react_parser import parse_react, react_prompt
 from agentloom.agents.text_protocol import FinalAnswer, Malformed, ToolRequest
+from agentloom.inference.scripted import ScriptedModel
 from agentloom.llm import LLM
-from agentloom.testing.scripted import ScriptedModel
 
 
 @function_tool

@@ -26,9 +26,9 @@ from agentloom.agents.turns import (
     TurnTextDelta,
 )
 from agentloom.errors import UpstreamError, UpstreamRequestError
+from agentloom.inference.scripted import ScriptedModel, raise_error, text, tool_call
 from agentloom.llm.types import FunctionTool, Message, MessageToolCall
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, raise_error, text, tool_call
 from agentloom.testing.serving import serve_async
 
 

@@ -13,8 +13,8 @@ from agentloom.agents.event_logger import EventLogger
 from agentloom.agents.remote import Agent
 from agentloom.agents.turns import HostedToolCall, TurnCompleted
 from agentloom.config import SearchSourceSettings, Settings, WebSearchSettings
+from agentloom.inference.scripted import ScriptedModel, tool_call
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, tool_call
 from tests.plugins.server import make_settings
 from tests.tools.search_fakes import FakeSearch, running_fake
 

@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from agentloom.agents import RLMAgent, Tool, build_agent, function_tool
 from agentloom.errors import UpstreamError
 from agentloom.inference.base import ChatRequest
+from agentloom.inference.scripted import ScriptedModel, ScriptItem, TurnPart, raise_error, text
 from agentloom.llm import LLM, Message
-from agentloom.testing.scripted import ScriptedModel, ScriptItem, TurnPart, raise_error, text
 from tests.agents.code_agents import LIMITS, children, sandbox, texts
 
 NEEDLE = "The vault code is 7319."

@@ -9,8 +9,8 @@ import pytest
 from agentloom.agents import OrchestratorAgent, function_tool
 from agentloom.agents.structured import parse_structured, structured_prompt
 from agentloom.agents.text_protocol import FinalAnswer, Malformed, ToolRequest, extract_json
+from agentloom.inference.scripted import ScriptedModel
 from agentloom.llm import LLM
-from agentloom.testing.scripted import ScriptedModel
 
 
 @function_tool

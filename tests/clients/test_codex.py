@@ -19,8 +19,7 @@ import pytest
 
 from agentloom.errors import ContextLengthExceededError, UpstreamRateLimitError
 from agentloom.inference.base import ChatRequest
-from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import (
+from agentloom.inference.scripted import (
     Responder,
     ScriptedModel,
     ScriptedToolCall,
@@ -29,6 +28,7 @@ from agentloom.testing.scripted import (
     reasoning,
     tool_call,
 )
+from agentloom.testing.backend import FakeBackend
 from tests.clients import codex
 from tests.clients.recording import Recorder
 from tests.e2e.support import received

@@ -9,8 +9,8 @@ import openai
 import pytest
 from pydantic import BaseModel
 
+from agentloom.inference.scripted import ScriptedModel, text
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, text
 from tests.e2e.support import received
 
 REQUEST_ID = re.compile(r"req_[0-9a-f]{48}")

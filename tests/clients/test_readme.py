@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from agentloom.inference.scripted import ScriptedModel
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel
 from tests.clients import node, readme
 from tests.e2e.support import received
 

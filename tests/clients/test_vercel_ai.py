@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from agentloom.inference.scripted import ScriptedModel, reasoning, text, tool_call
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, reasoning, text, tool_call
 from tests.clients import node
 from tests.clients.recording import Recorder
 from tests.e2e.support import received

@@ -20,8 +20,8 @@ from agents import (
 )
 from openai.types.responses import ResponseTextDeltaEvent
 
+from agentloom.inference.scripted import ScriptedModel, text, tool_call
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, text, tool_call
 from tests.e2e.support import received
 
 CALLED: list[str] = []

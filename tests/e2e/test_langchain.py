@@ -9,8 +9,8 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, Huma
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 
+from agentloom.inference.scripted import ScriptedModel, text, tool_call
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, text, tool_call
 from tests.e2e.support import last_received
 
 

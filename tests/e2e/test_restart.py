@@ -21,8 +21,8 @@ from pathlib import Path
 
 import httpx2
 
+from agentloom.inference.scripted import ScriptedModel, delay
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, delay
 
 START_TIMEOUT = 30.0  # seconds for a server process to answer /v1/health
 WAIT = 10.0  # seconds for any other condition

@@ -10,8 +10,8 @@ from collections.abc import Awaitable, Callable
 import httpx2
 import openai
 
+from agentloom.inference.scripted import ScriptedModel, delay, text
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, delay, text
 from tests.e2e.support import received
 
 WAIT = 5.0  # seconds any eventual condition gets before the test fails

@@ -21,9 +21,9 @@ from websockets.exceptions import ConnectionClosedOK
 
 from agentloom.config import Settings
 from agentloom.errors import UpstreamError
+from agentloom.inference.scripted import ScriptedModel, delay, raise_error, text, tool_call
 from agentloom.server.app import create_app
 from agentloom.testing.backend import FakeBackend, serve_async
-from agentloom.testing.scripted import ScriptedModel, delay, raise_error, text, tool_call
 from tests.e2e.support import received
 from tests.plugins.server import running
 from tests.server.test_errors import BODY_CASES

@@ -8,8 +8,8 @@ from agentloom.api.items import STORED_ITEM, StoredItem
 from agentloom.engine.compaction import Compactions, transcript, turn_start
 from agentloom.engine.messages import Summary, visible
 from agentloom.errors import InvalidRequestError, UpstreamError
+from agentloom.inference.scripted import ScriptedModel
 from agentloom.sealing import Sealer, SealingKey
-from agentloom.testing.scripted import ScriptedModel
 
 COMPACTIONS = Compactions(Sealer([SealingKey.new()]))
 

@@ -19,7 +19,7 @@ from agentloom.engine.tool_plan import ToolPlan, plan_tools
 from agentloom.errors import ContextLengthExceededError, UpstreamRateLimitError
 from agentloom.inference import base as inf
 from agentloom.inference.base import ChatMessage
-from agentloom.testing.scripted import (
+from agentloom.inference.scripted import (
     ScriptedModel,
     break_stream,
     finish,

@@ -26,11 +26,11 @@ from agentloom.errors import (
 from agentloom.inference import base as inf
 from agentloom.inference.base import ChatMessage, ProviderConfig
 from agentloom.inference.catalog import ModelCatalog
+from agentloom.inference.scripted import ScriptedModel, tool_call
 from agentloom.sealing import Sealer, SealingKey
 from agentloom.services.conversations import ConversationsService
 from agentloom.storage.base import ItemRow, ResponseRow
 from agentloom.storage.database import Database
-from agentloom.testing.scripted import ScriptedModel, tool_call
 
 WEATHER = {"type": "function", "name": "get_weather", "parameters": {"type": "object"}}
 

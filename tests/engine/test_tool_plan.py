@@ -15,7 +15,7 @@ from agentloom.engine.tool_plan import ToolPlan, plan_tools
 from agentloom.engine.turn import Sequencer, TurnResult, TurnStreamer
 from agentloom.errors import InvalidRequestError
 from agentloom.inference import base as inf
-from agentloom.testing.scripted import ScriptedModel, TurnPart, tool_call
+from agentloom.inference.scripted import ScriptedModel, TurnPart, tool_call
 
 TOOLS = TypeAdapter(list[Tool])
 CHOICE: TypeAdapter[ToolChoice] = TypeAdapter(ToolChoice)

@@ -12,7 +12,7 @@ from agentloom.engine.client_calls import ClientCall
 from agentloom.engine.reasoning import ReasoningOutput
 from agentloom.engine.turn import CallPolicy, Sequencer, TurnResult, TurnStreamer
 from agentloom.inference import base as inf
-from agentloom.testing.scripted import (
+from agentloom.inference.scripted import (
     ScriptedModel,
     TurnPart,
     finish,

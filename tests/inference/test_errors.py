@@ -16,8 +16,7 @@ from agentloom.errors import (
 )
 from agentloom.inference.base import Chunk, HTTPClientKind, ProviderConfig, TextDelta
 from agentloom.inference.openai_compatible import OpenAICompatibleProvider
-from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import (
+from agentloom.inference.scripted import (
     ScriptedModel,
     break_stream,
     delay,
@@ -26,6 +25,7 @@ from agentloom.testing.scripted import (
     stall,
     text,
 )
+from agentloom.testing.backend import FakeBackend
 from tests.inference.support import HANG_GUARD, ask, closed_port_url, collect
 from tests.plugins.backend import backend_config
 

@@ -20,8 +20,7 @@ from agentloom.inference.base import (
     Usage,
 )
 from agentloom.inference.openai_compatible import OpenAICompatibleProvider
-from agentloom.testing.backend import FakeBackend, ReasoningField
-from agentloom.testing.scripted import (
+from agentloom.inference.scripted import (
     ScriptedModel,
     finish,
     invalid_chunk,
@@ -31,6 +30,7 @@ from agentloom.testing.scripted import (
     tool_call,
     usage,
 )
+from agentloom.testing.backend import FakeBackend, ReasoningField
 from tests.inference.support import ask, assemble, collect, raw_chunk
 
 

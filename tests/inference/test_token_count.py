@@ -43,8 +43,8 @@ from agentloom.inference.estimate import (
     estimate_tokens,
 )
 from agentloom.inference.openai_compatible import OpenAICompatibleProvider
+from agentloom.inference.scripted import ScriptedModel, prompt_tokens, raise_error, usage
 from agentloom.testing.backend import FakeBackend, serve
-from agentloom.testing.scripted import ScriptedModel, prompt_tokens, raise_error, usage
 from tests.inference.support import HANG_GUARD, ask, closed_port_url, collect
 from tests.plugins.backend import backend_config
 

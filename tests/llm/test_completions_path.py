@@ -13,6 +13,14 @@ from agentloom.errors import (
     UpstreamRequestError,
 )
 from agentloom.inference.base import NamedToolChoice
+from agentloom.inference.scripted import (
+    ScriptedModel,
+    raise_error,
+    reasoning,
+    text,
+    tool_call,
+    usage,
+)
 from agentloom.llm import (
     LLM,
     CallOptions,
@@ -25,14 +33,6 @@ from agentloom.llm import (
     ToolCallEvent,
 )
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import (
-    ScriptedModel,
-    raise_error,
-    reasoning,
-    text,
-    tool_call,
-    usage,
-)
 
 ADD = FunctionTool(
     "add",

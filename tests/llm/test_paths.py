@@ -9,6 +9,7 @@ import pytest
 
 from agentloom.config import Settings
 from agentloom.errors import UpstreamError, UpstreamTimeoutError
+from agentloom.inference.scripted import ScriptedModel, delay, reasoning, tool_call, usage
 from agentloom.llm import (
     LLM,
     FunctionTool,
@@ -20,7 +21,6 @@ from agentloom.llm import (
 )
 from agentloom.server.app import create_app
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, delay, reasoning, tool_call, usage
 from agentloom.testing.serving import serve_async
 from tests.llm.conftest import MakeLLM
 

@@ -15,6 +15,15 @@ from agentloom.errors import (
     UpstreamRequestError,
 )
 from agentloom.inference.base import JsonSchemaFormat, NamedToolChoice
+from agentloom.inference.scripted import (
+    ScriptedModel,
+    finish,
+    raise_error,
+    reasoning,
+    text,
+    tool_call,
+    usage,
+)
 from agentloom.llm import (
     CallOptions,
     FunctionTool,
@@ -24,15 +33,6 @@ from agentloom.llm import (
     ReasoningDeltaEvent,
     TextDeltaEvent,
     ToolCallEvent,
-)
-from agentloom.testing.scripted import (
-    ScriptedModel,
-    finish,
-    raise_error,
-    reasoning,
-    text,
-    tool_call,
-    usage,
 )
 from tests.llm.conftest import MakeLLM
 

@@ -10,6 +10,7 @@ import pytest
 from openai.types.responses import Response
 
 from agentloom.errors import InvalidRequestError
+from agentloom.inference.scripted import ScriptedModel, reasoning, text
 from agentloom.llm import (
     CallOptions,
     ConversationState,
@@ -22,7 +23,6 @@ from agentloom.llm import (
 )
 from agentloom.llm.responses import llm_response
 from agentloom.llm.responses_request import ResponsesCall, request_params
-from agentloom.testing.scripted import ScriptedModel, reasoning, text
 from tests.llm.conftest import MakeLLM
 
 SECRET = "gAAAA-very-secret-encrypted-reasoning"

@@ -8,8 +8,8 @@ from typing import Any
 import openai
 import pytest
 
+from agentloom.inference.scripted import ScriptedModel, reasoning, tool_call
 from agentloom.llm import ConversationState, FunctionTool, LLMStateError, Message
-from agentloom.testing.scripted import ScriptedModel, reasoning, tool_call
 from tests.llm.conftest import MakeLLM
 
 LOOKUP = FunctionTool("lookup", "Look a word up.", {"type": "object", "properties": {}})

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from agentloom.inference.scripted import ScriptedModel
 from agentloom.llm import CAPABILITIES, LLM, LLMStateError, Message, choose_path
-from agentloom.testing.scripted import ScriptedModel
 
 
 @pytest.mark.parametrize(

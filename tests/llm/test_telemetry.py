@@ -21,8 +21,8 @@ from agentloom.errors import (
     UpstreamRequestError,
     UpstreamTimeoutError,
 )
+from agentloom.inference.scripted import ScriptedModel, delay, raise_error, tool_call, usage
 from agentloom.llm import LLM, CallOptions, LLMCall, Message, TextDeltaEvent
-from agentloom.testing.scripted import ScriptedModel, delay, raise_error, tool_call, usage
 from tests.llm.conftest import MakeLLM
 
 # --- the bus ---------------------------------------------------------------------------------

@@ -14,8 +14,8 @@ import pytest
 
 from agentloom.inference.base import HTTPClientKind, ProviderConfig
 from agentloom.inference.openai_compatible import OpenAICompatibleProvider
+from agentloom.inference.scripted import ScriptedModel
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel
 
 HTTP_CLIENTS = ["lean", "sdk"]
 PROVIDER_TIMEOUT = 1.0  # seconds of backend silence before the provider gives up

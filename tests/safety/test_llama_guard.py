@@ -11,13 +11,13 @@ from agentloom.errors import UpstreamError
 from agentloom.inference.base import ProviderConfig
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.inference.openai_compatible import OpenAICompatibleProvider
+from agentloom.inference.scripted import ScriptedModel, delay, raise_error
 from agentloom.safety.base import ShieldError
 from agentloom.safety.categories import HAZARDS
 from agentloom.safety.llama_guard import LlamaGuardShield, parse_answer, render_prompt
 from agentloom.safety.service import CHECK_FAILED, GuardedShield, OnError, SafetyService
 from agentloom.safety.settings import LlamaGuardShieldSettings
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, delay, raise_error
 from tests.safety.guard_fake import MARKER, guard
 
 ALL = frozenset(h.code for h in HAZARDS)

@@ -13,8 +13,8 @@ from openai.types.responses import Response as SDKResponse
 
 from agentloom.config import CodeInterpreterSettings, Settings
 from agentloom.inference.base import ChatMessage
+from agentloom.inference.scripted import ScriptedModel, tool_call
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, tool_call
 from tests.plugins.server import make_settings
 
 pytestmark = pytest.mark.usefixtures("requires_sandbox")  # the real sandbox, in CI too

@@ -13,8 +13,8 @@ from openai.types.responses import CompactedResponse, ResponseInputItemParam
 from agentloom.engine.compaction import SUMMARIZER
 from agentloom.engine.messages import SUMMARY_HEADING
 from agentloom.errors import UpstreamError
+from agentloom.inference.scripted import ScriptedModel, raise_error, tool_call, usage
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, raise_error, tool_call, usage
 from tests.server.test_errors import the_error
 
 HISTORY: list[dict[str, Any]] = [

@@ -12,9 +12,9 @@ import pytest
 from starlette.applications import Starlette
 
 from agentloom.config import CodeInterpreterSettings, Settings
+from agentloom.inference.scripted import ScriptedModel, tool_call
 from agentloom.server.runtime import Runtime
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, tool_call
 from agentloom.tools.sandbox import bwrap_available
 from tests.plugins.server import make_settings
 

@@ -13,11 +13,11 @@ import pytest
 from openai.types.responses import ResponseInputItemParam
 
 from agentloom.errors import UpstreamError
+from agentloom.inference.scripted import ScriptedModel, delay, raise_error, text, tool_call
 from agentloom.server.app import create_app
 from agentloom.storage import schema
 from agentloom.storage.runner import scalar_count
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, delay, raise_error, text, tool_call
 from tests.plugins.server import BASE_URL, running
 from tests.server.test_errors import the_error
 

@@ -10,8 +10,7 @@ from openai.types.responses import ResponseFormatTextJSONSchemaConfig, ResponseI
 from pydantic import BaseModel
 
 from agentloom.inference.base import ChatRequest
-from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import (
+from agentloom.inference.scripted import (
     ScriptedModel,
     ScriptItem,
     finish,
@@ -20,6 +19,7 @@ from agentloom.testing.scripted import (
     tool_call,
     usage,
 )
+from agentloom.testing.backend import FakeBackend
 
 PNG_DATA_URL = (
     "data:image/png;base64,"

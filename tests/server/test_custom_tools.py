@@ -22,8 +22,8 @@ from openai.types.responses import (
 )
 
 from agentloom.engine.freeform import FreeformInput
+from agentloom.inference.scripted import ScriptedModel, tool_call
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, tool_call
 
 GRAMMAR = 'start: "*** Begin Patch" LF hunk+ "*** End Patch" LF?\n%import common.LF\n'
 APPLY_PATCH: CustomToolParam = {

@@ -18,10 +18,10 @@ from openai.types.responses import ResponseInputItemParam, ResponseReasoningItem
 from pydantic import SecretStr
 
 from agentloom.config import Settings, load_settings
+from agentloom.inference.scripted import ScriptedModel, reasoning, text, tool_call
 from agentloom.sealing import Sealer, SealingKey
 from agentloom.server.app import create_app
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, reasoning, text, tool_call
 from tests.e2e.support import received
 from tests.plugins.server import BASE_URL, running
 from tests.server.test_errors import the_error

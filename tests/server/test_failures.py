@@ -31,9 +31,7 @@ from agentloom.errors import (
     UpstreamRequestError,
 )
 from agentloom.inference.base import ChatRequest
-from agentloom.server.app import create_app
-from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import (
+from agentloom.inference.scripted import (
     ScriptedModel,
     TurnPart,
     break_stream,
@@ -44,6 +42,8 @@ from agentloom.testing.scripted import (
     stall,
     text,
 )
+from agentloom.server.app import create_app
+from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import BASE_URL, make_settings, running
 
 HANG_GUARD = 10.0  # seconds: a test waiting longer than this has hung

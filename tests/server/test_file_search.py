@@ -13,8 +13,8 @@ import pytest
 from openai.types.responses import Response as SDKResponse
 
 from agentloom.config import VectorStoreSettings
+from agentloom.inference.scripted import ScriptedModel, text, tool_call
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, text, tool_call
 from tests.plugins.server import make_settings
 from tests.server.vector_support import serving
 

@@ -27,11 +27,7 @@ from agentloom.config import McpSettings, Settings
 from agentloom.engine.guardrails import BLOCKED_CALL, BLOCKED_OUTPUT
 from agentloom.errors import UpstreamError
 from agentloom.inference.base import ChatRequest, TextPart
-from agentloom.safety.service import CHECK_FAILED, REFUSAL
-from agentloom.safety.settings import LlamaGuardShieldSettings, RulesShieldSettings, SafetySettings
-from agentloom.server.app import create_app
-from agentloom.testing.backend import FakeBackend, serve_async
-from agentloom.testing.scripted import (
+from agentloom.inference.scripted import (
     ScriptedModel,
     TurnPart,
     raise_error,
@@ -39,6 +35,10 @@ from agentloom.testing.scripted import (
     text,
     tool_call,
 )
+from agentloom.safety.service import CHECK_FAILED, REFUSAL
+from agentloom.safety.settings import LlamaGuardShieldSettings, RulesShieldSettings, SafetySettings
+from agentloom.server.app import create_app
+from agentloom.testing.backend import FakeBackend, serve_async
 from agentloom.testing.serving import serve
 from tests.plugins.server import BASE_URL, make_settings, running
 from tests.safety.guard_fake import MARKER as HARM

@@ -9,9 +9,9 @@ import openai
 import pytest
 
 from agentloom.config import Settings
+from agentloom.inference.scripted import ScriptedModel
 from agentloom.server.app import create_app
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel
 from tests.plugins.server import BASE_URL, make_settings, running
 
 MODEL = "fake-model"

@@ -13,8 +13,8 @@ import pytest
 from openai.types.responses import ResponseInputParam, ResponsePromptParam
 
 from agentloom.inference.base import ChatMessage, ImagePart, TextPart
+from agentloom.inference.scripted import ScriptedModel
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel
 from tests.retrieval.documents import docx_bytes, pdf_bytes
 
 PNG = base64.b64decode(

@@ -10,8 +10,8 @@ import openai
 import pytest
 from openai.types.responses import InputTokenCountResponse
 
+from agentloom.inference.scripted import ScriptedModel, prompt_tokens, usage
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, prompt_tokens, usage
 from tests.server.test_errors import the_error
 
 TOOL: dict[str, Any] = {

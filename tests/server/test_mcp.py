@@ -16,8 +16,8 @@ from openai.types.responses import Response as SDKResponse
 from starlette.applications import Starlette
 
 from agentloom.config import McpSettings, Settings
+from agentloom.inference.scripted import ScriptedModel, delay, tool_call
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, delay, tool_call
 from agentloom.testing.serving import serve_async
 from agentloom.tools.mcp.schema import normalise
 from tests.plugins.server import make_settings

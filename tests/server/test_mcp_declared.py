@@ -17,8 +17,8 @@ import pytest
 from starlette.applications import Starlette
 
 from agentloom.config import ConfigError, McpServerSettings, McpSettings, Settings, load_settings
+from agentloom.inference.scripted import ScriptedModel, delay, tool_call
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, delay, tool_call
 from agentloom.testing.serving import serve_async
 from tests.plugins.server import make_settings
 from tests.server.mcp_support import McpServers, serving

@@ -19,9 +19,9 @@ from openai.types.responses.response import (
 )
 
 from agentloom.config import Settings
+from agentloom.inference.scripted import ScriptedModel, text
 from agentloom.safety.categories import OPENAI_CATEGORIES
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, text
 from tests.plugins.server import make_settings
 from tests.server.test_guardrails import (
     CARD,

@@ -17,8 +17,8 @@ from openai.types.responses import (
     ToolParam,
 )
 
+from agentloom.inference.scripted import ScriptedModel, tool_call
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, tool_call
 
 CLOSE_PARAMETERS: dict[str, object] = {
     "type": "object",

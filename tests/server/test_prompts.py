@@ -21,9 +21,9 @@ from starlette.applications import Starlette
 
 from agentloom.ids import new_id
 from agentloom.inference.base import ChatMessage, FilePart, ImagePart, TextPart
+from agentloom.inference.scripted import ScriptedModel
 from agentloom.storage.prompts_base import PromptRow
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel
 
 PNG_DATA_URL = (
     "data:image/png;base64,"

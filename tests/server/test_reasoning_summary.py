@@ -17,8 +17,8 @@ from openai.types.responses import (
 from openai.types.shared_params import Reasoning
 
 from agentloom.engine.reasoning import SUMMARY_LIMITS, summary_extract
+from agentloom.inference.scripted import ScriptedModel, reasoning, text
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, reasoning, text
 
 FIRST = "**Weighing the options**"
 SECOND = "The user asks for a haiku. Five, seven, five syllables; the theme is autumn."

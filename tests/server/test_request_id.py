@@ -13,10 +13,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from agentloom.inference.scripted import ScriptedModel
 from agentloom.server import errors
 from agentloom.server.request_id import RequestIdMiddleware, request_id
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel
 
 GENERATED = re.compile(r"req_[0-9a-f]{48}")
 

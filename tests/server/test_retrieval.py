@@ -9,8 +9,8 @@ import httpx2
 import openai
 import pytest
 
+from agentloom.inference.scripted import ScriptedModel
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel
 
 
 async def test_retrieve_returns_what_create_returned(

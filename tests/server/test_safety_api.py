@@ -12,6 +12,7 @@ import openai
 import pytest
 
 from agentloom.config import Settings
+from agentloom.inference.scripted import ScriptedModel
 from agentloom.safety.categories import OPENAI_CATEGORIES
 from agentloom.safety.llama_guard import render_prompt
 from agentloom.safety.service import CHECK_FAILED, REFUSAL
@@ -21,7 +22,6 @@ from agentloom.safety.settings import (
     SafetySettings,
 )
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel
 from tests.plugins.server import make_settings
 from tests.safety.guard_fake import MARKER as HARM
 from tests.safety.guard_fake import guard

@@ -14,8 +14,8 @@ import httpx2
 import openai
 import pytest
 
+from agentloom.inference.scripted import ScriptedModel, delay, reasoning, text, tool_call
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, delay, reasoning, text, tool_call
 
 WEATHER_TOOL: Any = {
     "type": "function",

@@ -18,8 +18,7 @@ from openai.types.responses import (
     ResponseStreamEvent,
 )
 
-from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import (
+from agentloom.inference.scripted import (
     ScriptedModel,
     TurnPart,
     break_stream,
@@ -29,6 +28,7 @@ from agentloom.testing.scripted import (
     text,
     tool_call,
 )
+from agentloom.testing.backend import FakeBackend
 
 WEATHER: FunctionToolParam = {
     "type": "function",

@@ -17,8 +17,8 @@ from openai.types.responses import (
     ToolChoiceFunctionParam,
 )
 
+from agentloom.inference.scripted import ScriptedModel, tool_call
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, tool_call
 
 WEATHER_PARAMETERS: dict[str, object] = {
     "type": "object",

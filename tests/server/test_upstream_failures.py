@@ -15,9 +15,7 @@ from agentloom.errors import (
     UpstreamRateLimitError,
     UpstreamRequestError,
 )
-from agentloom.server.app import create_app
-from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import (
+from agentloom.inference.scripted import (
     ScriptedModel,
     TurnPart,
     break_stream,
@@ -26,6 +24,8 @@ from agentloom.testing.scripted import (
     raise_error,
     text,
 )
+from agentloom.server.app import create_app
+from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import BASE_URL, make_settings, running
 
 HANG_GUARD = 10.0

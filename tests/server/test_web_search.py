@@ -12,8 +12,8 @@ import pytest
 from openai.types.responses import Response as SDKResponse
 
 from agentloom.config import SearchSourceSettings, Settings, WebSearchSettings
+from agentloom.inference.scripted import ScriptedModel, text, tool_call
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, text, tool_call
 from tests.plugins.server import make_settings
 from tests.tools.search_fakes import PAGES, FakeSearch, running_fake
 

@@ -18,8 +18,8 @@ from openai.types.responses import (
 )
 from pydantic import TypeAdapter
 
+from agentloom.inference.scripted import ScriptedModel, reasoning, text, tool_call
 from agentloom.testing.backend import FakeBackend
-from agentloom.testing.scripted import ScriptedModel, reasoning, text, tool_call
 
 EVENTS: TypeAdapter[ResponseStreamEvent] = TypeAdapter(ResponseStreamEvent)
 ITEM: TypeAdapter[ConversationItem] = TypeAdapter(ConversationItem)

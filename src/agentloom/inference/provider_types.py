@@ -23,7 +23,7 @@ def _openai_compatible(config: ProviderConfig) -> Provider:
 
 
 def _scripted(config: ProviderConfig) -> Provider:
-    from agentloom.testing.scripted import ScriptedModel
+    from agentloom.inference.scripted import ScriptedModel
 
     return ScriptedModel(models=config.models or ("scripted",))
 

@@ -19,7 +19,7 @@ embeddings requests, one each, and seconds put in ``embedding_delays`` hold them
 
 Errors the provider raises before its first chunk become the matching HTTP status and OpenAI
 error body; later ones an in-stream ``{"error": ...}`` event, as vLLM sends. The faults of a
-:class:`~agentloom.testing.scripted.ScriptedModel` are acted out on the wire: ``break_stream()``
+:class:`~agentloom.inference.scripted.ScriptedModel` are acted out on the wire: ``break_stream()``
 drops the connection, ``invalid_chunk()`` sends a line that is not a chunk, ``stall()`` goes
 silent after the headers. The app is raw ASGI, so the benchmark can use it as a fast backend.
 """
@@ -57,10 +57,10 @@ from agentloom.inference.base import (
     ToolCallDelta,
     Usage,
 )
+from agentloom.inference.scripted import BreakStream, Fault, InvalidChunk, ScriptedModel, Stall
 from agentloom.json_types import JSONObject
 from agentloom.testing.chat_requests import BadRequestError, json_object, parse_chat_request
 from agentloom.testing.embeddings import embeddings_answer
-from agentloom.testing.scripted import BreakStream, Fault, InvalidChunk, ScriptedModel, Stall
 from agentloom.testing.serving import serve, serve_async
 
 __all__ = [

@@ -1,4 +1,7 @@
-"""A deterministic model for tests and examples: turns given in advance, or a function.
+"""A deterministic model: turns given in advance, or a function (provider type ``scripted``).
+
+Tests and examples script its turns; configured as a provider it echoes, for trying the API
+with no backend.
 
 ```python
 model = ScriptedModel([
