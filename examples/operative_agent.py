@@ -26,16 +26,15 @@ TASK = "Watch the build queue and tell me when it grows."
 async def tick(data_dir: Path, turns: list[Turn], message: str | None = None) -> ScriptedModel:
     """One tick of session "builds" by a brand-new operative over ``data_dir``."""
     model = ScriptedModel(turns)
+    store = SessionStore.in_dir(data_dir)  # <data_dir>/agents.db, opened on first use
     agent = OperativeAgent(
-        LLM("scripted", provider=model),
-        store=SessionStore.in_dir(data_dir),
-        task=TASK,
-        session_id="builds",
+        LLM("scripted", provider=model), store=store, task=TASK, session_id="builds"
     )
     try:
         result = await agent.tick(message)
     finally:
         await agent.aclose()
+        await store.aclose()
     record = agent.last_tick
     assert record is not None
     print(f"tick {record.number} ({record.status}): {result.content}")
@@ -64,7 +63,11 @@ async def main() -> None:
         system = str(prompt[0].content)
         print(system[system.index("Your saved state") :].split("\n\n")[0])
 
-        saved = await SessionStore.in_dir(data_dir).load("operative", "builds")
+        store = SessionStore.in_dir(data_dir)
+        try:
+            saved = await store.load("operative", "builds")
+        finally:
+            await store.aclose()
         print("remembered:", json.dumps(saved.state, sort_keys=True))
 
 

@@ -1,37 +1,34 @@
-"""Long-term memory for agents: notes kept in a SQLite file, searched by keywords.
+"""Long-term memory for agents: notes kept by the storage layer (:mod:`agentloom.storage.memories`)
+on a SQLite file or on PostgreSQL, searched by keywords.
 
 Notes are namespaced (by session id, for the memory tools), persist across processes, and are
 ranked by the keywords they share with the query (each weighted by how rare it is among the
-namespace's notes), newest first on ties. Every database call runs in a worker thread on its
-own short-lived connection, so the event loop never waits on the disk.
+namespace's notes), newest first on ties. A SQLite file's calls run in the storage layer's
+threads, so the event loop never waits on the disk; a file written by earlier versions opens
+as it is.
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
-import sqlite3
 import time
 from collections import Counter
 from collections.abc import Sequence
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from agentloom.agents.store_database import StoreDatabase
+from agentloom.offload import off_loop
 from agentloom.retrieval.keywords import terms
+
+if TYPE_CHECKING:
+    from agentloom.storage.database import Database
+    from agentloom.storage.memories import MemoryRow, SqlMemoryStore
 
 __all__ = ["Memory", "MemoryHit", "MemoryStore"]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS memories (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    namespace TEXT NOT NULL,
-    content TEXT NOT NULL,
-    terms TEXT NOT NULL,
-    created_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS memories_namespace ON memories (namespace, id);
-"""
+LARGE_SEARCH = 500  # notes in a namespace from which a search ranks them off the loop
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,69 +46,71 @@ class MemoryHit:
 
 
 class MemoryStore:
-    """Notes in the SQLite database at ``path`` (created, with its directory, on first use)."""
+    """Notes in one database:
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._ready = False
+    * ``MemoryStore(path)``: the SQLite file ``path``, created with its folder on first use;
+    * ``MemoryStore.at(url)``: the database at ``url`` (``sqlite:///PATH``,
+      ``postgresql://user@host:port/db``), migrated on first use;
+    * ``MemoryStore.on(database)``: an open, migrated :class:`Database` (the server's, say).
+
+    :meth:`aclose` closes a database the store opened (not one it was given).
+    """
+
+    def __init__(self, where: Path | StoreDatabase) -> None:
+        self.path = where if isinstance(where, Path) else None  # the SQLite file, if given one
+        self._database = (
+            where if isinstance(where, StoreDatabase) else StoreDatabase.sqlite_file(where)
+        )
+
+    @classmethod
+    def at(cls, url: str) -> MemoryStore:
+        return cls(StoreDatabase(url=url))
+
+    @classmethod
+    def on(cls, database: Database) -> MemoryStore:
+        return cls(StoreDatabase(database=database))
+
+    async def aclose(self) -> None:
+        await self._database.aclose()
 
     async def store(self, namespace: str, content: str) -> Memory:
         """Keep ``content`` under ``namespace``."""
-        return await asyncio.to_thread(self._store, namespace, content)
+        kept = " ".join(sorted(set(terms(content))))
+        row = await (await self._rows()).insert(namespace, content, kept, now=time.time())
+        return _memory(row)
 
     async def search(self, namespace: str, query: str, limit: int = 5) -> list[MemoryHit]:
         """The ``limit`` best notes for ``query``; an empty query gives the newest notes."""
-        return await asyncio.to_thread(self._search, namespace, query, limit)
+        wanted = set(terms(query))
+        if not wanted:
+            return [MemoryHit(memory, 0.0) for memory in await self.recent(namespace, limit)]
+        rows = await (await self._rows()).newest(namespace)
+        ranked = await off_loop(len(rows) >= LARGE_SEARCH, _ranked, wanted, rows)
+        return ranked[:limit]
 
     async def recent(self, namespace: str, limit: int = 5) -> list[Memory]:
         """The ``limit`` newest notes of ``namespace``, newest first."""
-        return await asyncio.to_thread(self._recent, namespace, limit)
+        return [_memory(row) for row in await (await self._rows()).newest(namespace, limit)]
 
-    # --- in the worker thread ----------------------------------------------------------------
+    async def _rows(self) -> SqlMemoryStore:
+        return (await self._database.get()).memories
 
-    def _connect(self) -> sqlite3.Connection:
-        if not self._ready:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(self.path, timeout=30)
-        if not self._ready:
-            connection.executescript(_SCHEMA)
-            self._ready = True
-        return connection
 
-    def _store(self, namespace: str, content: str) -> Memory:
-        now = time.time()
-        with closing(self._connect()) as connection, connection:
-            cursor = connection.execute(
-                "INSERT INTO memories (namespace, content, terms, created_at) VALUES (?, ?, ?, ?)",
-                (namespace, content, " ".join(sorted(set(terms(content)))), now),
-            )
-            row_id = cursor.lastrowid
-        assert row_id is not None  # an INSERT always sets it
-        return Memory(row_id, namespace, content, now)
+def _memory(row: MemoryRow) -> Memory:
+    return Memory(row.id, row.namespace, row.content, row.created_at)
 
-    def _rows(self, namespace: str, limit: int | None = None) -> list[tuple[Memory, str]]:
-        sql = "SELECT id, content, terms, created_at FROM memories WHERE namespace = ?"
-        sql += " ORDER BY id DESC" + (" LIMIT ?" if limit is not None else "")
-        parameters: tuple[str | int, ...] = (namespace,) if limit is None else (namespace, limit)
-        with closing(self._connect()) as connection:
-            rows = connection.execute(sql, parameters).fetchall()
-        return [(Memory(row[0], namespace, row[1], row[3]), row[2]) for row in rows]
 
-    def _recent(self, namespace: str, limit: int) -> list[Memory]:
-        return [memory for memory, _ in self._rows(namespace, limit)]
-
-    def _search(self, namespace: str, query: str, limit: int) -> list[MemoryHit]:
-        wanted = set(terms(query))
-        if not wanted:
-            return [MemoryHit(memory, 0.0) for memory in self._recent(namespace, limit)]
-        rows = [(memory, set(kept.split())) for memory, kept in self._rows(namespace)]
-        weights = _weights(wanted, [kept for _, kept in rows])
-        scored = [
-            MemoryHit(memory, sum(weights[t] for t in wanted & kept)) for memory, kept in rows
-        ]
-        matching = [hit for hit in scored if hit.score > 0]
-        matching.sort(key=lambda hit: (-hit.score, -hit.memory.id))
-        return matching[:limit]
+def _ranked(wanted: set[str], rows: Sequence[MemoryRow]) -> list[MemoryHit]:
+    """The notes sharing a keyword with the query, best first (newest first on ties)."""
+    kept = [set(row.terms.split()) for row in rows]
+    weights = _weights(wanted, kept)
+    scored = [
+        MemoryHit(_memory(row), sum(weights[t] for t in wanted & words))
+        for row, words in zip(rows, kept, strict=True)
+    ]
+    matching = [hit for hit in scored if hit.score > 0]
+    matching.sort(key=lambda hit: (-hit.score, -hit.memory.id))
+    return matching
 
 
 def _weights(wanted: set[str], documents: Sequence[set[str]]) -> dict[str, float]:

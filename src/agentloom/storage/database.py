@@ -25,10 +25,12 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import StaticPool
 
 from agentloom.storage import schema
+from agentloom.storage.agent_sessions import SqlAgentSessionStore
 from agentloom.storage.chunks_base import ChunkStore
 from agentloom.storage.containers import SqlContainerStore
 from agentloom.storage.conversations import SqlConversationStore
 from agentloom.storage.files import SqlFileStore
+from agentloom.storage.memories import SqlMemoryStore
 from agentloom.storage.prompts import SqlPromptStore
 from agentloom.storage.responses import SqlResponseStore
 from agentloom.storage.runner import AsyncRunner, Runner, ThreadRunner
@@ -122,6 +124,8 @@ class Database:
         self.vector_chunks: ChunkStore = SqlChunkStore(runner)
         self.files = SqlFileStore(runner)
         self.containers = SqlContainerStore(runner)
+        self.agent_sessions = SqlAgentSessionStore(runner)  # the agent SDK's sessions and ticks
+        self.memories = SqlMemoryStore(runner)  # the agent SDK's memory notes
 
     @classmethod
     async def connect(

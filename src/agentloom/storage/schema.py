@@ -240,3 +240,49 @@ containers = sa.Table(
     sa.Column("user_paths", sa.Text, nullable=False),
     sa.Index("ix_containers_last_active_at", "last_active_at"),
 )
+
+# The agent SDK's own state (agentloom.agents): sessions, tick records and memory notes. Names
+# and SQLite types are those of the files the SDK wrote before these tables moved here, so an
+# old ``agents.db`` / ``memory.db`` opens as it is (migration 0006 adds only what is missing).
+Seconds = sa.Float().with_variant(sa.REAL(), "sqlite")  # unix seconds: REAL, double precision
+
+# A session of an agent: its history (a JSON array of messages) and state (a JSON object).
+agent_sessions = sa.Table(
+    "agent_sessions",
+    metadata,
+    sa.Column("agent", sa.Text, primary_key=True),
+    sa.Column("session_id", sa.Text, primary_key=True),
+    sa.Column("history", sa.Text, nullable=False, server_default="[]"),
+    sa.Column("state", sa.Text, nullable=False, server_default="{}"),
+    sa.Column("updated_at", Seconds, nullable=False),
+)
+
+# One tick of a scheduled agent's session: ``number`` counts the session's ticks from 1.
+agent_ticks = sa.Table(
+    "agent_ticks",
+    metadata,
+    sa.Column("id", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("agent", sa.Text, nullable=False),
+    sa.Column("session_id", sa.Text, nullable=False),
+    sa.Column("number", sa.Integer, nullable=False),
+    sa.Column("started_at", Seconds, nullable=False),
+    sa.Column("finished_at", Seconds, nullable=True),
+    sa.Column("status", sa.Text, nullable=False),
+    sa.Column("summary", sa.Text, nullable=False, server_default=""),
+    sa.Index("agent_ticks_session", "agent", "session_id", "id"),
+    sqlite_autoincrement=True,
+)
+
+# Notes an agent keeps (``memory_store``), searched by keywords: ``terms`` holds the note's
+# distinct keywords, space-separated.
+memories = sa.Table(
+    "memories",
+    metadata,
+    sa.Column("id", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("namespace", sa.Text, nullable=False),
+    sa.Column("content", sa.Text, nullable=False),
+    sa.Column("terms", sa.Text, nullable=False),
+    sa.Column("created_at", Seconds, nullable=False),
+    sa.Index("memories_namespace", "namespace", "id"),
+    sqlite_autoincrement=True,
+)

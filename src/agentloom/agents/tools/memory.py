@@ -1,8 +1,9 @@
 """``memory_store`` / ``memory_search``: notes an agent keeps across runs and processes.
 
-Both tools use a :class:`~agentloom.agents.memory.MemoryStore` (``memory.db`` in the data
-directory) and the run's session as namespace: ``AgentContext.session_id`` when the run has
-one, else the session the tools were built for.
+Both tools use a :class:`~agentloom.agents.memory.MemoryStore` (the SQLite file ``memory.db``
+in the data directory, when built by name; closed with the tool) and the run's session as
+namespace: ``AgentContext.session_id`` when the run has one, else the session the tools were
+built for.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ class _MemoryTool(Tool):
 
     def namespace(self, context: AgentContext) -> str:
         return context.session_id or self.session_id
+
+    async def aclose(self) -> None:
+        await self.store.aclose()
 
 
 class MemoryStoreTool(_MemoryTool):
