@@ -16,6 +16,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openai.types import FileDeleted, FileObject, Model, VectorStore, VectorStoreDeleted
+from openai.types.admin.organization import Project
+from openai.types.admin.organization.projects import (
+    APIKeyDeleteResponse,
+    ProjectAPIKey,
+    ProjectHostedToolPermissions,
+    ProjectModelPermissions,
+    ProjectModelPermissionsDeleted,
+    ProjectServiceAccount,
+    ServiceAccountCreateResponse,
+    ServiceAccountDeleteResponse,
+)
+from openai.types.admin.organization.projects.service_accounts import APIKeyCreateResponse
 from openai.types.container_retrieve_response import ContainerRetrieveResponse
 from openai.types.containers import FileRetrieveResponse as ContainerFile
 from openai.types.conversations import Conversation, ConversationItem
@@ -63,6 +75,15 @@ _BY_OBJECT: dict[str, TypeAdapter[Any]] = {
         "container": ContainerRetrieveResponse,
         "container.file": ContainerFile,
         "model": Model,
+        "organization.project": Project,
+        "organization.project.service_account": ServiceAccountCreateResponse
+        | ProjectServiceAccount,
+        "organization.project.service_account.deleted": ServiceAccountDeleteResponse,
+        "organization.project.service_account.api_key": APIKeyCreateResponse,
+        "organization.project.api_key": ProjectAPIKey,
+        "organization.project.api_key.deleted": APIKeyDeleteResponse,
+        "project.model_permissions": ProjectModelPermissions,
+        "project.model_permissions.deleted": ProjectModelPermissionsDeleted,
     }.items()
 }
 EVENT: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
@@ -71,6 +92,7 @@ _ELEMENT_TYPES: tuple[tuple[re.Pattern[str], TypeAdapter[Any]], ...] = (
     (re.compile(r"/v1/conversations/[^/]+/items(/[^/]+)?$"), TypeAdapter(ConversationItem)),
     (re.compile(r"/v1/responses/[^/]+/input_items$"), TypeAdapter(ResponseItem)),
     (re.compile(r"/v1/responses/compact$"), TypeAdapter(ConversationItem)),
+    (re.compile(r"/hosted_tool_permissions$"), TypeAdapter(ProjectHostedToolPermissions)),
 )
 """What the elements of a list (or a single item) on these paths are."""
 

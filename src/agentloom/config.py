@@ -96,6 +96,23 @@ class ServerSettings(_Strict):
         return value
 
 
+class AuthSettings(_Strict):
+    """``[auth]``: who may call. ``mode`` unset means ``none`` on a loopback address, and
+    ``agentloom serve`` refuses to start on any other (set ``keys``, or ``none`` on purpose)."""
+
+    mode: Literal["none", "keys"] | None = None
+    admin_key_env: str = "AGENTLOOM_ADMIN_KEY"  # the variable holding the admin key
+    watch_interval: float = Field(default=0.5, gt=0)  # seconds between revocation checks
+
+    @property
+    def keys(self) -> bool:
+        return self.mode == "keys"
+
+    def admin_key(self, env: Mapping[str, str] | None = None) -> str | None:
+        value = (os.environ if env is None else env).get(self.admin_key_env)
+        return value or None
+
+
 class DatabaseSettings(_Strict):
     url: str = f"sqlite:///{DEFAULT_DATA_DIR}/agentloom.db"
 
@@ -296,6 +313,7 @@ class ProviderSettings(_Strict):
 
 class Settings(_Strict):
     server: ServerSettings = Field(default_factory=ServerSettings)
+    auth: AuthSettings = Field(default_factory=AuthSettings)
     limits: RequestLimits = Field(default_factory=RequestLimits)
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     engine: EngineSettings = Field(default_factory=EngineSettings)
@@ -331,6 +349,7 @@ _ENV_SCALARS: dict[str, tuple[str, str]] = {
     "AGENTLOOM_MAX_INPUT_ITEMS": ("limits", "max_input_items"),
     "AGENTLOOM_MAX_CONTENT_PARTS": ("limits", "max_content_parts"),
     "AGENTLOOM_MAX_TOOLS": ("limits", "max_tools"),
+    "AGENTLOOM_AUTH": ("auth", "mode"),
     "AGENTLOOM_DATABASE_URL": ("database", "url"),
     "AGENTLOOM_MAX_MODEL_CALLS": ("engine", "max_model_calls"),
     "AGENTLOOM_WEBSOCKET_MAX_AGE": ("server", "websocket_max_age"),

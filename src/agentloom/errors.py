@@ -31,6 +31,18 @@ class InvalidRequestError(AgentloomError):
     """The request is malformed or asks for something impossible."""
 
 
+class AuthenticationError(AgentloomError):
+    """No API key, or one that is wrong, revoked or expired."""
+
+    default_code = "invalid_api_key"
+
+
+class PermissionDeniedError(AgentloomError):
+    """The caller is known but may not do this (a project key on an admin route, say)."""
+
+    default_code = "insufficient_permissions"
+
+
 class NotFoundError(AgentloomError):
     """A referenced object (model, response, item ...) does not exist."""
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from agentloom.tenancy import DEFAULT_PROJECT, current_project
+
 _PREFIX = "al1"
 _NONCE_BYTES = 12
 KEY_BYTES = 32
@@ -71,7 +73,7 @@ class Sealer:
 
     def seal(self, purpose: str, payload: bytes) -> str:
         nonce = os.urandom(_NONCE_BYTES)
-        sealed = self._ciphers[self._current.kid].encrypt(nonce, payload, purpose.encode())
+        sealed = self._ciphers[self._current.kid].encrypt(nonce, payload, _bound(purpose))
         body = base64.urlsafe_b64encode(nonce + sealed).decode().rstrip("=")
         return f"{_PREFIX}.{self._current.kid}.{body}"
 
@@ -88,9 +90,17 @@ class Sealer:
         except ValueError:
             raise SealError("not content sealed by this server") from None
         try:
-            return cipher.decrypt(raw[:_NONCE_BYTES], raw[_NONCE_BYTES:], purpose.encode())
+            return cipher.decrypt(raw[:_NONCE_BYTES], raw[_NONCE_BYTES:], _bound(purpose))
         except (InvalidTag, ValueError):
             raise SealError("the sealed content was changed, or sealed for another use") from None
+
+
+def _bound(purpose: str) -> bytes:
+    """The associated data: the purpose, and the project of the running work (content sealed
+    for one project does not open in another). The default project's is the bare purpose, as
+    before projects existed, so what was sealed then still opens."""
+    project = current_project()
+    return (purpose if project == DEFAULT_PROJECT else f"{purpose}@{project}").encode()
 
 
 def _padded(text: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import sys
@@ -11,6 +12,7 @@ from typing import Any
 import click
 
 from agentloom import __version__
+from agentloom.cli.admin import keys, projects
 from agentloom.cli.ask import ask
 from agentloom.cli.catalog import agents, tools
 from agentloom.cli.chat import chat
@@ -54,6 +56,10 @@ def serve(
     from agentloom.server.workers import CONFIG_ENV, WORKER_APP
 
     settings = _settings(config_path, host, port, workers)
+    refusal = exposed_without_auth(settings)
+    if refusal is not None:
+        click.echo(f"agentloom: {refusal}", err=True)
+        sys.exit(2)
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     for chatty in ("httpx", "httpx2", "openai"):  # one INFO line per upstream request otherwise
         logging.getLogger(chatty).setLevel(max(logging.WARNING, logging.root.level))
@@ -76,6 +82,28 @@ def serve(
     uvicorn.run(WORKER_APP, factory=True, workers=settings.server.workers, **common)
 
 
+def exposed_without_auth(settings: Settings) -> str | None:
+    """Why ``serve`` must not start: bound beyond loopback with no authentication chosen."""
+    if settings.auth.mode is not None or _loopback(settings.server.host):
+        return None
+    return (
+        f"refusing to serve on {settings.server.host} without authentication: anyone who can "
+        "reach it could read and delete every stored object. Turn API keys on "
+        '([auth] mode = "keys" or AGENTLOOM_AUTH=keys, with an admin key in '
+        'AGENTLOOM_ADMIN_KEY; see docs/auth.md), or accept the risk with [auth] mode = "none" '
+        "(AGENTLOOM_AUTH=none)."
+    )
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def _settings(
     config_path: Path | None, host: str | None, port: int | None, workers: int | None
 ) -> Settings:
@@ -93,6 +121,8 @@ main.add_command(ask)
 main.add_command(chat)
 main.add_command(agents)
 main.add_command(tools)
+main.add_command(keys)
+main.add_command(projects)
 
 if __name__ == "__main__":
     main()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from agentloom.errors import InvalidRequestError, NotFoundError, UpstreamError
 from agentloom.inference.base import ModelInfo, Provider, ProviderConfig
+from agentloom.tenancy import current_policy
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +82,7 @@ class ModelCatalog:
         served = self._index.get(model_id)
         if served is None and await self._refresh_if_stale():
             served = self._index.get(model_id)
-        if served is None:
+        if served is None or not _permitted(served, model_id):
             raise NotFoundError(
                 f"The model '{model_id}' does not exist or you do not have access to it.",
                 param="model",
@@ -90,7 +91,8 @@ class ModelCatalog:
         return Resolved(provider=self._providers[served.provider_name], model=served)
 
     def models(self) -> list[ServedModel]:
-        return list(self._index.values())
+        """The models served, those the running work's project may use."""
+        return [m for name, m in self._index.items() if _permitted(m, name)]
 
     async def _refresh_if_stale(self) -> bool:
         async with self._lock:
@@ -116,3 +118,9 @@ class ModelCatalog:
                 alias = f"{name}/{info.id}"
                 index.setdefault(alias, ServedModel(alias, name, info.id, info))
         self._index = index
+
+
+def _permitted(model: ServedModel, name: str) -> bool:
+    """Whether the project's policy lets it use ``model`` (asked for as ``name``)."""
+    qualified = f"{model.provider_name}/{model.backend_id}"
+    return current_policy().allows_model(name, model.id, model.backend_id, qualified)

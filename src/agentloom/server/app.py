@@ -15,12 +15,14 @@ from agentloom.errors import AgentloomError
 from agentloom.inference.base import Provider
 from agentloom.retrieval.embeddings import Embedder
 from agentloom.server import errors, process
+from agentloom.server.auth import AuthMiddleware
 from agentloom.server.request_id import RequestIdMiddleware
 from agentloom.server.routes import (
     containers,
     conversations,
     files,
     models,
+    organization,
     prompts,
     responses,
     safety,
@@ -48,6 +50,7 @@ def create_app(
             app.state.runtime = runtime
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(housekeeping, runtime)
+                tasks.start_soon(runtime.keys.watch, settings.auth.watch_interval)
                 tasks.start_soon(runtime.vector_stores.run_ingestion)
                 tasks.start_soon(runtime.vector_stores.warm)
                 if serving:
@@ -65,9 +68,10 @@ def create_app(
             *vector_stores.routes,
             *containers.routes,
             *models.routes,
+            *organization.routes,
             *safety.routes,
         ],
-        middleware=[Middleware(RequestIdMiddleware)],
+        middleware=[Middleware(RequestIdMiddleware), Middleware(AuthMiddleware)],
         exception_handlers={
             AgentloomError: errors.handle_agentloom_error,
             HTTPException: errors.handle_http_exception,

@@ -18,6 +18,8 @@ log = logging.getLogger(__name__)
 # Most specific first: the first matching class wins.
 ERROR_TABLE: tuple[tuple[type[errors.AgentloomError], int, str], ...] = (
     (errors.InvalidRequestError, 400, "invalid_request_error"),
+    (errors.AuthenticationError, 401, "invalid_request_error"),
+    (errors.PermissionDeniedError, 403, "invalid_request_error"),
     (errors.NotFoundError, 404, "invalid_request_error"),
     (errors.ConflictError, 409, "invalid_request_error"),
     (errors.PayloadTooLargeError, 413, "invalid_request_error"),

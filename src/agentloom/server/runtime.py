@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -11,6 +12,8 @@ import anyio
 from sqlalchemy.exc import DBAPIError
 from starlette.requests import HTTPConnection
 
+from agentloom.auth.keys import KeyHasher
+from agentloom.auth.verifier import KeyVerifier
 from agentloom.config import Settings
 from agentloom.engine.attachments import Attachments
 from agentloom.engine.compaction import Compactions
@@ -31,6 +34,7 @@ from agentloom.services.containers import ContainersService
 from agentloom.services.conversations import ConversationsService
 from agentloom.services.files import FilesService
 from agentloom.services.ingestion import Liveness
+from agentloom.services.projects import ProjectsService
 from agentloom.services.prompts import PromptsService
 from agentloom.services.vector_stores import VectorStoresService
 from agentloom.storage.blobs import build_blob_store
@@ -58,6 +62,8 @@ class Runtime:
     files: FilesService
     vector_stores: VectorStoresService
     safety: SafetyService
+    keys: KeyVerifier
+    projects: ProjectsService
     containers: ContainersService | None = None
 
 
@@ -143,6 +149,10 @@ async def _services(
         attachments=attachments,
     )
     prompts = PromptsService(database.prompts, attachments=attachments)
+    await database.projects.ensure_default(time.time())
+    hasher = KeyHasher(await database.projects.secret())
+    keys = KeyVerifier(database.projects, hasher, admin_key=settings.auth.admin_key())
+    await keys.check()
     service = ResponsesService(
         catalog=catalog,
         store=database.responses,
@@ -176,6 +186,8 @@ async def _services(
         files=files,
         vector_stores=vector_stores,
         safety=safety,
+        keys=keys,
+        projects=ProjectsService(database.projects, hasher, changed=keys.drop),
         containers=containers,
     )
 

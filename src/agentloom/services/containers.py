@@ -27,6 +27,7 @@ from agentloom.errors import NotFoundError
 from agentloom.services.files import FilesService
 from agentloom.storage.base import Order
 from agentloom.storage.containers import ContainerRow, ContainerStore
+from agentloom.tenancy import acting_for
 from agentloom.tools.containers import (
     ContainerFile,
     Containers,
@@ -131,11 +132,12 @@ class ContainersService:
 
     async def delete_idle(self) -> int:
         """Delete the expired containers (rows and folders); how many."""
-        ids = await self._store.idle(now=_now(), limit=IDLE_BATCH)
-        for container_id in ids:
-            await self._store.delete(container_id)
-            await self._folders.remove(container_id)
-        return len(ids)
+        idle = await self._store.idle(now=_now(), limit=IDLE_BATCH)
+        for container in idle:
+            with acting_for(container.project_id):
+                await self._store.delete(container.id)
+            await self._folders.remove(container.id)
+        return len(idle)
 
     # --- the code_interpreter tool (tools.code_interpreter.ContainerHost) --------------------
 

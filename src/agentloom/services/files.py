@@ -38,6 +38,7 @@ from agentloom.services.filenames import sanitize_filename
 from agentloom.storage.base import Order
 from agentloom.storage.blobs import BlobNotFoundError, BlobStore
 from agentloom.storage.files import FileQuery, FileRow, FileStore
+from agentloom.tenancy import acting_for
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +155,8 @@ class FilesService:
         rows = await self._store.expired(now=time.time(), limit=EXPIRED_BATCH)
         deleted = 0
         for row in rows:
-            deleted += await self._remove(row.id)
+            with acting_for(row.project_id):
+                deleted += await self._remove(row.id)
         return deleted
 
     # --- helpers -----------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from agentloom.retrieval.embeddings import Embedder
 from agentloom.services.files import FilesService
 from agentloom.storage.chunks_base import IngestionQueue
 from agentloom.storage.vector_stores_base import Claim, NewChunk
+from agentloom.tenancy import acting_for
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +106,8 @@ class Ingestor:
 
     async def _ingest_one(self, claim: Claim) -> None:
         try:
-            await self.ingest(claim)
+            with acting_for(claim.project_id):
+                await self.ingest(claim)
         except DBAPIError:
             log.warning("ingestion of %s stopped on a database error", claim.file_id, exc_info=True)
         finally:

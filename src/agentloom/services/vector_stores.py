@@ -66,6 +66,7 @@ from agentloom.storage.vector_stores_base import (
     StoreRow,
     StoreState,
 )
+from agentloom.tenancy import acting_for
 
 __all__ = ["SearchResult", "VectorStoresService"]
 
@@ -222,13 +223,14 @@ class VectorStoresService:
         """Load the indexes of the most recently used stores, so that their first search
         after a (re)start does not wait for the load. Stops when the cache is full."""
         try:
-            ids = await self._stores.recently_active(
+            stores = await self._stores.recently_active(
                 now=time.time(), limit=self.settings.warm_stores
             )
-            for store_id in ids:
+            for store in stores:
                 if self.cache.chunks >= self.settings.cache_chunks:
                     return
-                state = await self._chunks.index_state(store_id)
+                with acting_for(store.project_id):
+                    state = await self._chunks.index_state(store.id)
                 if state is not None and state.max_seq > 0:
                     await self.cache.index(state)
         except DBAPIError:

@@ -46,6 +46,15 @@ class StoredResponse:
 
 
 @dataclass(frozen=True, slots=True)
+class Owned:
+    """An object of some project, as found by work that serves every project (housekeeping):
+    it acts on the object as that project (:func:`agentloom.tenancy.acting_for`)."""
+
+    project_id: str
+    id: str
+
+
+@dataclass(frozen=True, slots=True)
 class Page(Generic[T]):
     data: list[T]
     has_more: bool

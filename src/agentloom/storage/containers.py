@@ -16,9 +16,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from agentloom.storage import schema
-from agentloom.storage.base import Order, Page
+from agentloom.storage.base import Order, Owned, Page
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
+from agentloom.tenancy import current_project
 
 C = schema.containers
 _COLUMNS = (
@@ -63,8 +64,8 @@ class ContainerStore(Protocol):
 
     async def delete(self, container_id: str) -> bool: ...
 
-    async def idle(self, *, now: float, limit: int) -> list[str]:
-        """Up to ``limit`` ids of containers expired before ``now``."""
+    async def idle(self, *, now: float, limit: int) -> list[Owned]:
+        """Up to ``limit`` containers of any project expired before ``now``."""
 
 
 class SqlContainerStore:
@@ -72,23 +73,23 @@ class SqlContainerStore:
         self._runner = runner
 
     async def insert(self, row: ContainerRow) -> None:
-        await self._runner.write_statement(partial(_insert, row))
+        await self._runner.write_statement(partial(_insert, current_project(), row))
 
     async def get(self, container_id: str, *, now: float) -> ContainerRow | None:
-        return await self._runner.read(partial(_get, container_id, now))
+        return await self._runner.read(partial(_get, current_project(), container_id, now))
 
     async def list_page(
         self, *, after: str | None, limit: int, order: Order, now: float
     ) -> Page[ContainerRow] | None:
-        return await self._runner.read(partial(_list, after, limit, order, now))
+        return await self._runner.read(partial(_list, current_project(), after, limit, order, now))
 
     async def touch(self, container_id: str, *, now: float, user_path: str | None = None) -> None:
-        await self._runner.write(partial(_touch, container_id, now, user_path))
+        await self._runner.write(partial(_touch, current_project(), container_id, now, user_path))
 
     async def delete(self, container_id: str) -> bool:
-        return await self._runner.write(partial(_delete, container_id))
+        return await self._runner.write(partial(_delete, current_project(), container_id))
 
-    async def idle(self, *, now: float, limit: int) -> list[str]:
+    async def idle(self, *, now: float, limit: int) -> list[Owned]:
         return await self._runner.read(partial(_idle, now, limit))
 
 
@@ -96,44 +97,53 @@ def _live(now: float) -> sa.ColumnElement[bool]:
     return C.c.last_active_at + C.c.expires_minutes * 60.0 > now
 
 
-def _insert(row: ContainerRow, conn: Connection) -> None:
+def _mine(project: str, container_id: str) -> sa.ColumnElement[bool]:
+    return sa.and_(C.c.id == container_id, C.c.project_id == project)
+
+
+def _insert(project: str, row: ContainerRow, conn: Connection) -> None:
     values = {c.name: getattr(row, c.name) for c in _COLUMNS if c.name != "user_paths"}
-    conn.execute(C.insert().values(**values, user_paths=json.dumps(list(row.user_paths))))
+    paths = json.dumps(list(row.user_paths))
+    conn.execute(C.insert().values(**values, user_paths=paths, project_id=project))
 
 
-def _get(container_id: str, now: float, conn: Connection) -> ContainerRow | None:
-    row = conn.execute(sa.select(*_COLUMNS).where(C.c.id == container_id, _live(now))).first()
+def _get(project: str, container_id: str, now: float, conn: Connection) -> ContainerRow | None:
+    select = sa.select(*_COLUMNS).where(_mine(project, container_id), _live(now))
+    row = conn.execute(select).first()
     return None if row is None else _row(row)
 
 
 def _list(
-    after: str | None, limit: int, order: Order, now: float, conn: Connection
+    project: str, after: str | None, limit: int, order: Order, now: float, conn: Connection
 ) -> Page[ContainerRow] | None:
-    select = sa.select(*_COLUMNS).where(_live(now))
+    select = sa.select(*_COLUMNS).where(C.c.project_id == project, _live(now))
     cursor = None
     if after is not None:
-        cursor = conn.scalar(sa.select(C.c.seq).where(C.c.id == after))
+        cursor = conn.scalar(sa.select(C.c.seq).where(_mine(project, after)))
         if cursor is None:
             return None
     return keyset_page(conn, select, C.c.seq, order=order, limit=limit, row=_row, after=cursor)
 
 
-def _touch(container_id: str, now: float, user_path: str | None, conn: Connection) -> None:
+def _touch(
+    project: str, container_id: str, now: float, user_path: str | None, conn: Connection
+) -> None:
     values: dict[str, object] = {"last_active_at": now}
     if user_path is not None:
-        raw = conn.scalar(sa.select(C.c.user_paths).where(C.c.id == container_id))
+        raw = conn.scalar(sa.select(C.c.user_paths).where(_mine(project, container_id)))
         paths = set(json.loads(raw)) if raw else set()
         values["user_paths"] = json.dumps(sorted(paths | {user_path}))
-    conn.execute(C.update().where(C.c.id == container_id).values(**values))
+    conn.execute(C.update().where(_mine(project, container_id)).values(**values))
 
 
-def _delete(container_id: str, conn: Connection) -> bool:
-    return bool(conn.execute(C.delete().where(C.c.id == container_id)).rowcount)
+def _delete(project: str, container_id: str, conn: Connection) -> bool:
+    return bool(conn.execute(C.delete().where(_mine(project, container_id))).rowcount)
 
 
-def _idle(now: float, limit: int, conn: Connection) -> list[str]:
-    select = sa.select(C.c.id).where(sa.not_(_live(now))).order_by(C.c.last_active_at)
-    return list(conn.scalars(select.limit(limit)))
+def _idle(now: float, limit: int, conn: Connection) -> list[Owned]:
+    select = sa.select(C.c.project_id, C.c.id).where(sa.not_(_live(now)))
+    rows = conn.execute(select.order_by(C.c.last_active_at).limit(limit))
+    return [Owned(r.project_id, r.id) for r in rows]
 
 
 def _row(row: Any) -> ContainerRow:

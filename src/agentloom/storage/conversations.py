@@ -27,6 +27,7 @@ from agentloom.storage import schema
 from agentloom.storage.base import ConversationRow, ConversationTurn, ItemRow, Order, Page
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
+from agentloom.tenancy import current_project
 
 log = logging.getLogger(__name__)
 
@@ -41,17 +42,21 @@ _GET = sa.select(
     C.c.version,
     C.c.lock_response_id,
     C.c.lock_instance_id,
-).where(C.c.id == sa.bindparam("cid"))
+).where(C.c.id == sa.bindparam("cid"), C.c.project_id == sa.bindparam("pid"))
 _GET_FOR_UPDATE = _GET.with_for_update()
 _ITEMS = (
     sa.select(CI.c.id, CI.c.body)
-    .where(CI.c.conversation_id == sa.bindparam("cid"))
+    .where(CI.c.conversation_id == sa.bindparam("cid"), CI.c.project_id == sa.bindparam("pid"))
     .order_by(CI.c.seq)
 )
 _ITEM = sa.select(CI.c.id, CI.c.body).where(
-    CI.c.conversation_id == sa.bindparam("cid"), CI.c.id == sa.bindparam("iid")
+    CI.c.conversation_id == sa.bindparam("cid"),
+    CI.c.id == sa.bindparam("iid"),
+    CI.c.project_id == sa.bindparam("pid"),
 )
-_FIND_ITEM = sa.select(CI.c.id, CI.c.body).where(CI.c.id == sa.bindparam("iid"))
+_FIND_ITEM = sa.select(CI.c.id, CI.c.body).where(
+    CI.c.id == sa.bindparam("iid"), CI.c.project_id == sa.bindparam("pid")
+)
 _TAKEN = sa.select(CI.c.id).where(CI.c.id.in_(sa.bindparam("ids", expanding=True)))
 _ITEM_SEQ = sa.select(CI.c.seq).where(
     CI.c.conversation_id == sa.bindparam("cid"), CI.c.id == sa.bindparam("iid")
@@ -64,6 +69,7 @@ _LOCK = (
     C.update()
     .where(
         C.c.id == sa.bindparam("cid"),
+        C.c.project_id == sa.bindparam("pid"),
         sa.or_(
             C.c.lock_response_id.is_(None),
             C.c.lock_instance_id.is_(None),
@@ -89,11 +95,11 @@ _BUMP = (
 # another conversation (ids were checked before the response ran): such an item is skipped.
 _SQLITE_APPEND = (
     "INSERT{or_ignore} INTO conversation_items (id, conversation_id, response_id, created_at,"
-    " body) VALUES (?, ?, ?, ?, ?)"
+    " body, project_id) VALUES (?, ?, ?, ?, ?, ?)"
 )
 _PG_APPEND = """
-INSERT INTO conversation_items (id, conversation_id, response_id, created_at, body)
-SELECT t.id, :cid, :rid, :now, t.body
+INSERT INTO conversation_items (id, conversation_id, response_id, created_at, body, project_id)
+SELECT t.id, :cid, :rid, :now, t.body, :pid
 FROM unnest(CAST(:ids AS text[]), CAST(:bodies AS text[])) WITH ORDINALITY AS t(id, body, n)
 ORDER BY t.n"""
 _INSERT_SQL = {
@@ -118,39 +124,43 @@ class SqlConversationStore:
         return time.time() - self._abandoned_after
 
     async def create(self, conversation: ConversationRow, items: Sequence[ItemRow]) -> None:
-        await self._guarded(partial(_create, conversation, items), items)
+        await self._guarded(partial(_create, current_project(), conversation, items), items)
 
     async def get(self, conversation_id: str) -> ConversationRow | None:
-        return await self._runner.read(partial(_get, conversation_id))
+        return await self._runner.read(partial(_get, current_project(), conversation_id))
 
     async def update_metadata(self, conversation_id: str, metadata: str) -> ConversationRow | None:
-        return await self._runner.write(partial(_update_metadata, conversation_id, metadata))
+        write = partial(_update_metadata, current_project(), conversation_id, metadata)
+        return await self._runner.write(write)
 
     async def delete(self, conversation_id: str) -> bool:
-        return await self._runner.write(partial(_delete, conversation_id, self._since()))
+        write = partial(_delete, current_project(), conversation_id, self._since())
+        return await self._runner.write(write)
 
     async def add_items(self, conversation_id: str, items: Sequence[ItemRow]) -> int:
-        write = partial(_add_items, conversation_id, items, self._since())
+        write = partial(_add_items, current_project(), conversation_id, items, self._since())
         version: int = await self._guarded(write, items)
         return version
 
     async def items(self, conversation_id: str) -> list[ItemRow]:
-        return await self._runner.read(partial(_items, conversation_id))
+        return await self._runner.read(partial(_items, current_project(), conversation_id))
 
     async def list_items(
         self, conversation_id: str, *, after: str | None, limit: int, order: Order
     ) -> Page[ItemRow] | None:
-        return await self._runner.read(partial(_list_items, conversation_id, after, limit, order))
+        read = partial(_list_items, current_project(), conversation_id, after, limit, order)
+        return await self._runner.read(read)
 
     async def get_item(self, conversation_id: str, item_id: str) -> ItemRow | None:
-        return await self._runner.read(partial(_get_item, conversation_id, item_id))
+        read = partial(_get_item, current_project(), conversation_id, item_id)
+        return await self._runner.read(read)
 
     async def delete_item(self, conversation_id: str, item_id: str) -> bool:
-        write = partial(_delete_item, conversation_id, item_id, self._since())
+        write = partial(_delete_item, current_project(), conversation_id, item_id, self._since())
         return await self._runner.write(write)
 
     async def find_item(self, item_id: str) -> ItemRow | None:
-        return await self._runner.read(partial(_find_item, item_id))
+        return await self._runner.read(partial(_find_item, current_project(), item_id))
 
     async def taken(self, item_ids: Sequence[str]) -> list[str]:
         if not item_ids:
@@ -160,6 +170,7 @@ class SqlConversationStore:
     async def lock(self, conversation_id: str, response_id: str) -> int:
         values = {
             "cid": conversation_id,
+            "pid": current_project(),
             "rid": response_id,
             "inst": self._instance_id,
             "now": time.time(),
@@ -167,11 +178,12 @@ class SqlConversationStore:
         }
         version = await self._runner.write_statement(partial(_lock, values))
         if version is None:
-            raise await self._runner.read(partial(_why_not_locked, conversation_id))
+            read = partial(_why_not_locked, current_project(), conversation_id)
+            raise await self._runner.read(read)
         return version
 
     async def end_turn(self, turn: ConversationTurn) -> None:
-        await self._runner.write(partial(end_turn, turn))
+        await self._runner.write(partial(end_turn, turn, current_project()))
 
     async def _guarded(self, write: Any, items: Sequence[ItemRow]) -> Any:
         """Run ``write``; an id taken by a concurrent writer (the unique index) is the caller's
@@ -194,31 +206,39 @@ def _row(row: Any) -> ConversationRow:
     )
 
 
-def _get(conversation_id: str, conn: Connection) -> ConversationRow | None:
-    row = conn.execute(_GET, {"cid": conversation_id}).first()
+def _get(project: str, conversation_id: str, conn: Connection) -> ConversationRow | None:
+    row = conn.execute(_GET, {"cid": conversation_id, "pid": project}).first()
     return None if row is None else _row(row)
 
 
-def _create(conversation: ConversationRow, items: Sequence[ItemRow], conn: Connection) -> None:
+def _create(
+    project: str, conversation: ConversationRow, items: Sequence[ItemRow], conn: Connection
+) -> None:
     _check_not_taken(conn, items)
     c = conversation
+    version = 1 if items else 0
     conn.execute(
         C.insert().values(
-            id=c.id, created_at=c.created_at, metadata=c.metadata, version=1 if items else 0
+            id=c.id,
+            created_at=c.created_at,
+            metadata=c.metadata,
+            version=version,
+            project_id=project,
         )
     )
-    _insert(conn, c.id, None, c.created_at, items)
+    _insert(conn, project, c.id, None, c.created_at, items)
 
 
 def _update_metadata(
-    conversation_id: str, metadata: str, conn: Connection
+    project: str, conversation_id: str, metadata: str, conn: Connection
 ) -> ConversationRow | None:
-    conn.execute(C.update().where(C.c.id == conversation_id).values(metadata=metadata))
-    return _get(conversation_id, conn)
+    mine = sa.and_(C.c.id == conversation_id, C.c.project_id == project)
+    conn.execute(C.update().where(mine).values(metadata=metadata))
+    return _get(project, conversation_id, conn)
 
 
-def _delete(conversation_id: str, since: float, conn: Connection) -> bool:
-    if _unlocked_for_update(conn, conversation_id, since) is None:
+def _delete(project: str, conversation_id: str, since: float, conn: Connection) -> bool:
+    if _unlocked_for_update(conn, project, conversation_id, since) is None:
         return False
     conn.execute(CI.delete().where(CI.c.conversation_id == conversation_id))
     conn.execute(C.delete().where(C.c.id == conversation_id))
@@ -226,23 +246,29 @@ def _delete(conversation_id: str, since: float, conn: Connection) -> bool:
 
 
 def _add_items(
-    conversation_id: str, items: Sequence[ItemRow], since: float, conn: Connection
+    project: str, conversation_id: str, items: Sequence[ItemRow], since: float, conn: Connection
 ) -> int:
-    if _unlocked_for_update(conn, conversation_id, since) is None:
+    if _unlocked_for_update(conn, project, conversation_id, since) is None:
         raise _conversation_not_found(conversation_id)
     _check_not_taken(conn, items)
-    _insert(conn, conversation_id, None, time.time(), items)
+    _insert(conn, project, conversation_id, None, time.time(), items)
     return int(conn.execute(_BUMP, {"cid": conversation_id}).scalar_one())
 
 
-def _items(conversation_id: str, conn: Connection) -> list[ItemRow]:
-    return [ItemRow.of(r) for r in conn.execute(_ITEMS, {"cid": conversation_id})]
+def _items(project: str, conversation_id: str, conn: Connection) -> list[ItemRow]:
+    rows = conn.execute(_ITEMS, {"cid": conversation_id, "pid": project})
+    return [ItemRow.of(r) for r in rows]
 
 
 def _list_items(
-    conversation_id: str, after: str | None, limit: int, order: Order, conn: Connection
+    project: str,
+    conversation_id: str,
+    after: str | None,
+    limit: int,
+    order: Order,
+    conn: Connection,
 ) -> Page[ItemRow] | None:
-    if conn.execute(_GET, {"cid": conversation_id}).first() is None:
+    if conn.execute(_GET, {"cid": conversation_id, "pid": project}).first() is None:
         return None
     query = sa.select(CI.c.id, CI.c.body).where(CI.c.conversation_id == conversation_id)
     cursor = None
@@ -258,13 +284,15 @@ def _list_items(
     )
 
 
-def _get_item(conversation_id: str, item_id: str, conn: Connection) -> ItemRow | None:
-    row = conn.execute(_ITEM, {"cid": conversation_id, "iid": item_id}).first()
+def _get_item(project: str, conversation_id: str, item_id: str, conn: Connection) -> ItemRow | None:
+    row = conn.execute(_ITEM, {"cid": conversation_id, "iid": item_id, "pid": project}).first()
     return None if row is None else ItemRow.of(row)
 
 
-def _delete_item(conversation_id: str, item_id: str, since: float, conn: Connection) -> bool:
-    if _unlocked_for_update(conn, conversation_id, since) is None:
+def _delete_item(
+    project: str, conversation_id: str, item_id: str, since: float, conn: Connection
+) -> bool:
+    if _unlocked_for_update(conn, project, conversation_id, since) is None:
         raise _conversation_not_found(conversation_id)
     deleted = conn.execute(
         CI.delete().where(CI.c.conversation_id == conversation_id, CI.c.id == item_id)
@@ -275,8 +303,8 @@ def _delete_item(conversation_id: str, item_id: str, since: float, conn: Connect
     return True
 
 
-def _find_item(item_id: str, conn: Connection) -> ItemRow | None:
-    row = conn.execute(_FIND_ITEM, {"iid": item_id}).first()
+def _find_item(project: str, item_id: str, conn: Connection) -> ItemRow | None:
+    row = conn.execute(_FIND_ITEM, {"iid": item_id, "pid": project}).first()
     return None if row is None else ItemRow.of(row)
 
 
@@ -290,14 +318,14 @@ def _lock(values: dict[str, object], conn: Connection) -> int | None:
     return None if version is None else int(version)
 
 
-def _why_not_locked(conversation_id: str, conn: Connection) -> Exception:
-    row = conn.execute(_GET, {"cid": conversation_id}).first()
+def _why_not_locked(project: str, conversation_id: str, conn: Connection) -> Exception:
+    row = conn.execute(_GET, {"cid": conversation_id, "pid": project}).first()
     if row is None:
         return _conversation_not_found(conversation_id)
     return _locked(conversation_id, row.lock_response_id)
 
 
-def end_turn(turn: ConversationTurn, conn: Connection) -> None:
+def end_turn(turn: ConversationTurn, project: str, conn: Connection) -> None:
     """Append a finished response's items and release its lock (used inside the response
     store's final write too, so both land in one transaction)."""
     still_ours = sa.and_(C.c.id == turn.conversation_id, C.c.lock_response_id == turn.response_id)
@@ -314,17 +342,24 @@ def end_turn(turn: ConversationTurn, conn: Connection) -> None:
         )
         return
     _insert(
-        conn, turn.conversation_id, turn.response_id, turn.created_at, turn.items, skip_taken=True
+        conn,
+        project,
+        turn.conversation_id,
+        turn.response_id,
+        turn.created_at,
+        turn.items,
+        skip_taken=True,
     )
 
 
 # --- helpers ---------------------------------------------------------------------------------
 
 
-def _unlocked_for_update(conn: Connection, conversation_id: str, since: float) -> Any:
-    """The conversation's row, locked for this transaction; ``None`` if it does not exist.
-    Raises ``ConversationLockedError`` while a response of a live instance holds it."""
-    row = conn.execute(_GET_FOR_UPDATE, {"cid": conversation_id}).first()
+def _unlocked_for_update(conn: Connection, project: str, conversation_id: str, since: float) -> Any:
+    """The conversation's row, locked for this transaction; ``None`` if it does not exist (in
+    this project). Raises ``ConversationLockedError`` while a response of a live instance holds
+    it."""
+    row = conn.execute(_GET_FOR_UPDATE, {"cid": conversation_id, "pid": project}).first()
     if row is not None and row.lock_response_id is not None and row.lock_instance_id is not None:
         alive = conn.execute(_HOLDER_ALIVE, {"iid": row.lock_instance_id, "since": since}).first()
         if alive is not None:
@@ -341,6 +376,7 @@ def _check_not_taken(conn: Connection, items: Sequence[ItemRow]) -> None:
 
 def _insert(
     conn: Connection,
+    project: str,
     conversation_id: str,
     response_id: str | None,
     now: float,
@@ -354,6 +390,7 @@ def _insert(
     if conn.dialect.name == "postgresql":
         params = {
             "cid": conversation_id,
+            "pid": project,
             "rid": response_id,
             "now": now,
             "ids": [item.id for item in items],
@@ -362,7 +399,7 @@ def _insert(
         conn.execute(_PG_INSERT[skip_taken], params)
         return
     cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-    rows = [(item.id, conversation_id, response_id, now, item.body) for item in items]
+    rows = [(item.id, conversation_id, response_id, now, item.body, project) for item in items]
     cursor.executemany(_INSERT_SQL["sqlite", skip_taken], rows)
 
 

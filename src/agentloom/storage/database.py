@@ -31,6 +31,7 @@ from agentloom.storage.containers import SqlContainerStore
 from agentloom.storage.conversations import SqlConversationStore
 from agentloom.storage.files import SqlFileStore
 from agentloom.storage.memories import SqlMemoryStore
+from agentloom.storage.projects import SqlProjectStore
 from agentloom.storage.prompts import SqlPromptStore
 from agentloom.storage.responses import SqlResponseStore
 from agentloom.storage.runner import AsyncRunner, Runner, ThreadRunner
@@ -124,6 +125,7 @@ class Database:
         self.vector_chunks: ChunkStore = SqlChunkStore(runner)
         self.files = SqlFileStore(runner)
         self.containers = SqlContainerStore(runner)
+        self.projects = SqlProjectStore(runner)
         self.agent_sessions = SqlAgentSessionStore(runner)  # the agent SDK's sessions and ticks
         self.memories = SqlMemoryStore(runner)  # the agent SDK's memory notes
 

@@ -15,9 +15,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from agentloom.storage import schema
-from agentloom.storage.base import Order, Page
+from agentloom.storage.base import Order, Owned, Page
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
+from agentloom.tenancy import current_project
 
 F = schema.files
 _COLUMNS = (
@@ -66,8 +67,9 @@ class FileStore(Protocol):
     async def delete(self, file_id: str) -> FileRow | None:
         """Delete the row and return it; ``None`` when there was none."""
 
-    async def expired(self, *, now: float, limit: int) -> list[FileRow]:
-        """Up to ``limit`` files whose ``expires_at`` is before ``now``, oldest expiry first."""
+    async def expired(self, *, now: float, limit: int) -> list[Owned]:
+        """Up to ``limit`` files of any project whose ``expires_at`` is before ``now``, oldest
+        expiry first."""
 
 
 class SqlFileStore:
@@ -75,18 +77,18 @@ class SqlFileStore:
         self._runner = runner
 
     async def insert(self, row: FileRow) -> None:
-        await self._runner.write_statement(partial(_insert, row))
+        await self._runner.write_statement(partial(_insert, current_project(), row))
 
     async def get(self, file_id: str, *, now: float) -> FileRow | None:
-        return await self._runner.read(partial(_get, file_id, now))
+        return await self._runner.read(partial(_get, current_project(), file_id, now))
 
     async def list_page(self, query: FileQuery, *, now: float) -> Page[FileRow] | None:
-        return await self._runner.read(partial(_list, query, now))
+        return await self._runner.read(partial(_list, current_project(), query, now))
 
     async def delete(self, file_id: str) -> FileRow | None:
-        return await self._runner.write(partial(_delete, file_id))
+        return await self._runner.write(partial(_delete, current_project(), file_id))
 
-    async def expired(self, *, now: float, limit: int) -> list[FileRow]:
+    async def expired(self, *, now: float, limit: int) -> list[Owned]:
         return await self._runner.read(partial(_expired, now, limit))
 
 
@@ -97,22 +99,27 @@ def _live(now: float) -> sa.ColumnElement[bool]:
     return sa.or_(F.c.expires_at.is_(None), F.c.expires_at > now)
 
 
-def _insert(row: FileRow, conn: Connection) -> None:
-    conn.execute(F.insert().values(**{c.name: getattr(row, c.name) for c in _COLUMNS}))
+def _insert(project: str, row: FileRow, conn: Connection) -> None:
+    values = {c.name: getattr(row, c.name) for c in _COLUMNS}
+    conn.execute(F.insert().values(**values, project_id=project))
 
 
-def _get(file_id: str, now: float, conn: Connection) -> FileRow | None:
-    row = conn.execute(sa.select(*_COLUMNS).where(F.c.id == file_id, _live(now))).first()
+def _mine(project: str, file_id: str) -> sa.ColumnElement[bool]:
+    return sa.and_(F.c.id == file_id, F.c.project_id == project)
+
+
+def _get(project: str, file_id: str, now: float, conn: Connection) -> FileRow | None:
+    row = conn.execute(sa.select(*_COLUMNS).where(_mine(project, file_id), _live(now))).first()
     return None if row is None else _row(row)
 
 
-def _list(query: FileQuery, now: float, conn: Connection) -> Page[FileRow] | None:
-    select = sa.select(*_COLUMNS).where(_live(now))
+def _list(project: str, query: FileQuery, now: float, conn: Connection) -> Page[FileRow] | None:
+    select = sa.select(*_COLUMNS).where(F.c.project_id == project, _live(now))
     if query.purpose is not None:
         select = select.where(F.c.purpose == query.purpose)
     cursor = None
     if query.after is not None:
-        cursor = conn.scalar(sa.select(F.c.seq).where(F.c.id == query.after))
+        cursor = conn.scalar(sa.select(F.c.seq).where(_mine(project, query.after)))
         if cursor is None:
             return None
     return keyset_page(
@@ -120,22 +127,22 @@ def _list(query: FileQuery, now: float, conn: Connection) -> Page[FileRow] | Non
     )
 
 
-def _delete(file_id: str, conn: Connection) -> FileRow | None:
-    row = conn.execute(sa.select(*_COLUMNS).where(F.c.id == file_id)).first()
+def _delete(project: str, file_id: str, conn: Connection) -> FileRow | None:
+    row = conn.execute(sa.select(*_COLUMNS).where(_mine(project, file_id))).first()
     if row is None:
         return None
-    deleted = conn.execute(F.delete().where(F.c.id == file_id))
+    deleted = conn.execute(F.delete().where(_mine(project, file_id)))
     return _row(row) if deleted.rowcount else None
 
 
-def _expired(now: float, limit: int, conn: Connection) -> list[FileRow]:
+def _expired(now: float, limit: int, conn: Connection) -> list[Owned]:
     select = (
-        sa.select(*_COLUMNS)
+        sa.select(F.c.project_id, F.c.id)
         .where(F.c.expires_at.is_not(None), F.c.expires_at <= now)
         .order_by(F.c.expires_at)
         .limit(limit)
     )
-    return [_row(r) for r in conn.execute(select)]
+    return [Owned(r.project_id, r.id) for r in conn.execute(select)]
 
 
 def _row(row: Any) -> FileRow:

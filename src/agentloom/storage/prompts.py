@@ -27,19 +27,21 @@ from agentloom.storage.base import Order, Page
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.prompts_base import AddOutcome, PromptRow
 from agentloom.storage.runner import Runner
+from agentloom.tenancy import current_project
 
 P = schema.prompts
 FIRST = P.alias("first_version")
 DEFAULT = P.alias("default_version")
 
 _PID: sa.BindParameter[str] = sa.bindparam("pid")
+_MINE = sa.and_(P.c.id == _PID, P.c.project_id == sa.bindparam("project"))
 _COLUMNS = (P.c.id, P.c.version, P.c.created_at, P.c.is_default, P.c.body)
-_GET_DEFAULT = sa.select(*_COLUMNS).where(P.c.id == _PID, P.c.is_default == sa.true()).limit(1)
-_GET_VERSION = sa.select(*_COLUMNS).where(P.c.id == _PID, P.c.version == sa.bindparam("version"))
-_VERSIONS = sa.select(*_COLUMNS).where(P.c.id == _PID).order_by(P.c.version)
-_FIRST_SEQ = sa.select(P.c.seq).where(P.c.id == _PID, P.c.version == 1)
+_GET_DEFAULT = sa.select(*_COLUMNS).where(_MINE, P.c.is_default == sa.true()).limit(1)
+_GET_VERSION = sa.select(*_COLUMNS).where(_MINE, P.c.version == sa.bindparam("version"))
+_VERSIONS = sa.select(*_COLUMNS).where(_MINE).order_by(P.c.version)
+_FIRST_SEQ = sa.select(P.c.seq).where(_MINE, P.c.version == 1)
 _LOCK = _FIRST_SEQ.with_for_update()
-_LATEST = sa.select(sa.func.max(P.c.version)).where(P.c.id == _PID)
+_LATEST = sa.select(sa.func.max(P.c.version)).where(_MINE)
 _LIST = (
     sa.select(*(DEFAULT.c[c.name] for c in _COLUMNS))
     .select_from(
@@ -54,39 +56,41 @@ class SqlPromptStore:
         self._runner = runner
 
     async def create(self, row: PromptRow) -> None:
-        await self._runner.write(partial(_insert, row))
+        await self._runner.write(partial(_insert, current_project(), row))
 
     async def get(self, prompt_id: str, version: int | None) -> PromptRow | None:
-        return await self._runner.read(partial(_get, prompt_id, version))
+        return await self._runner.read(partial(_get, current_project(), prompt_id, version))
 
     async def exists(self, prompt_id: str) -> bool:
-        return await self._runner.read(partial(_exists, prompt_id))
+        return await self._runner.read(partial(_exists, current_project(), prompt_id))
 
     async def versions(self, prompt_id: str) -> list[PromptRow]:
-        return await self._runner.read(partial(_versions, prompt_id))
+        return await self._runner.read(partial(_versions, current_project(), prompt_id))
 
     async def add_version(self, row: PromptRow, *, based_on: int) -> AddOutcome:
         try:
-            return await self._runner.write(partial(_add_version, row, based_on))
+            return await self._runner.write(partial(_add_version, current_project(), row, based_on))
         except IntegrityError:  # a concurrent update inserted this version first
             return "stale"
 
     async def set_default(self, prompt_id: str, version: int) -> PromptRow | None:
-        return await self._runner.write(partial(_set_default, prompt_id, version))
+        return await self._runner.write(
+            partial(_set_default, current_project(), prompt_id, version)
+        )
 
     async def delete(self, prompt_id: str) -> bool:
-        return await self._runner.write(partial(_delete, prompt_id))
+        return await self._runner.write(partial(_delete, current_project(), prompt_id))
 
     async def list_page(
         self, *, after: str | None, limit: int, order: Order
     ) -> Page[PromptRow] | None:
-        return await self._runner.read(partial(_list, after, limit, order))
+        return await self._runner.read(partial(_list, current_project(), after, limit, order))
 
 
 # --- operations ------------------------------------------------------------------------------
 
 
-def _insert(row: PromptRow, conn: Connection) -> None:
+def _insert(project: str, row: PromptRow, conn: Connection) -> None:
     conn.execute(
         P.insert().values(
             id=row.id,
@@ -94,70 +98,79 @@ def _insert(row: PromptRow, conn: Connection) -> None:
             created_at=row.created_at,
             is_default=row.is_default,
             body=row.body,
+            project_id=project,
         )
     )
 
 
-def _get(prompt_id: str, version: int | None, conn: Connection) -> PromptRow | None:
+def _get(project: str, prompt_id: str, version: int | None, conn: Connection) -> PromptRow | None:
     if version is None:
-        row = conn.execute(_GET_DEFAULT, {"pid": prompt_id}).first()
+        row = conn.execute(_GET_DEFAULT, {"pid": prompt_id, "project": project}).first()
     else:
-        row = conn.execute(_GET_VERSION, {"pid": prompt_id, "version": version}).first()
+        row = conn.execute(
+            _GET_VERSION, {"pid": prompt_id, "version": version, "project": project}
+        ).first()
     return None if row is None else _row(row)
 
 
-def _exists(prompt_id: str, conn: Connection) -> bool:
-    return conn.scalar(_FIRST_SEQ, {"pid": prompt_id}) is not None
+def _exists(project: str, prompt_id: str, conn: Connection) -> bool:
+    return conn.scalar(_FIRST_SEQ, {"pid": prompt_id, "project": project}) is not None
 
 
-def _versions(prompt_id: str, conn: Connection) -> list[PromptRow]:
-    return [_row(row) for row in conn.execute(_VERSIONS, {"pid": prompt_id})]
+def _versions(project: str, prompt_id: str, conn: Connection) -> list[PromptRow]:
+    return [_row(row) for row in conn.execute(_VERSIONS, {"pid": prompt_id, "project": project})]
 
 
-def _locked(prompt_id: str, conn: Connection) -> bool:
+def _locked(project: str, prompt_id: str, conn: Connection) -> bool:
     """Lock the prompt against other writers for this transaction; ``False`` if it is gone."""
-    return conn.scalar(_LOCK, {"pid": prompt_id}) is not None
+    return conn.scalar(_LOCK, {"pid": prompt_id, "project": project}) is not None
 
 
-def _add_version(row: PromptRow, based_on: int, conn: Connection) -> AddOutcome:
-    if not _locked(row.id, conn):
+def _add_version(project: str, row: PromptRow, based_on: int, conn: Connection) -> AddOutcome:
+    if not _locked(project, row.id, conn):
         return "missing"
-    if conn.scalar(_LATEST, {"pid": row.id}) != based_on:
+    if conn.scalar(_LATEST, {"pid": row.id, "project": project}) != based_on:
         return "stale"
-    _insert(row, conn)
+    _insert(project, row, conn)
     if row.is_default:
-        _make_default(row.id, row.version, conn)
+        _make_default(project, row.id, row.version, conn)
     return "added"
 
 
-def _set_default(prompt_id: str, version: int, conn: Connection) -> PromptRow | None:
-    if not _locked(prompt_id, conn):
+def _set_default(project: str, prompt_id: str, version: int, conn: Connection) -> PromptRow | None:
+    if not _locked(project, prompt_id, conn):
         return None
-    row = conn.execute(_GET_VERSION, {"pid": prompt_id, "version": version}).first()
+    row = conn.execute(
+        _GET_VERSION, {"pid": prompt_id, "version": version, "project": project}
+    ).first()
     if row is None:
         return None
-    _make_default(prompt_id, version, conn)
+    _make_default(project, prompt_id, version, conn)
     return dataclasses.replace(_row(row), is_default=True)
 
 
-def _make_default(prompt_id: str, version: int, conn: Connection) -> None:
-    conn.execute(P.update().where(P.c.id == prompt_id).values(is_default=P.c.version == version))
+def _make_default(project: str, prompt_id: str, version: int, conn: Connection) -> None:
+    mine = sa.and_(P.c.id == prompt_id, P.c.project_id == project)
+    conn.execute(P.update().where(mine).values(is_default=P.c.version == version))
 
 
-def _delete(prompt_id: str, conn: Connection) -> bool:
-    if not _locked(prompt_id, conn):
+def _delete(project: str, prompt_id: str, conn: Connection) -> bool:
+    if not _locked(project, prompt_id, conn):
         return False
-    conn.execute(P.delete().where(P.c.id == prompt_id))
+    conn.execute(P.delete().where(P.c.id == prompt_id, P.c.project_id == project))
     return True
 
 
-def _list(after: str | None, limit: int, order: Order, conn: Connection) -> Page[PromptRow] | None:
+def _list(
+    project: str, after: str | None, limit: int, order: Order, conn: Connection
+) -> Page[PromptRow] | None:
     cursor = None
     if after is not None:
-        cursor = conn.scalar(_FIRST_SEQ, {"pid": after})
+        cursor = conn.scalar(_FIRST_SEQ, {"pid": after, "project": project})
         if cursor is None:
             return None
-    return keyset_page(conn, _LIST, FIRST.c.seq, order=order, limit=limit, row=_row, after=cursor)
+    query = _LIST.where(FIRST.c.project_id == project)
+    return keyset_page(conn, query, FIRST.c.seq, order=order, limit=limit, row=_row, after=cursor)
 
 
 def _row(row: Any) -> PromptRow:

@@ -29,13 +29,15 @@ from agentloom.storage.base import (
 from agentloom.storage.conversations import end_turn
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
+from agentloom.tenancy import current_project
 
 R = schema.responses
 I = schema.items  # noqa: E741
 
 _RESPONSE_COLUMNS = (R.c.id, R.c.created_at, R.c.model, R.c.status, R.c.previous_response_id)
 _SELECT_RESPONSE = sa.select(*_RESPONSE_COLUMNS, R.c.body)
-_GET_RESPONSE = _SELECT_RESPONSE.where(R.c.id == sa.bindparam("rid"))
+_PID: sa.BindParameter[str] = sa.bindparam("pid")
+_GET_RESPONSE = _SELECT_RESPONSE.where(R.c.id == sa.bindparam("rid"), R.c.project_id == _PID)
 _GET_OUTPUT = (
     sa.select(I.c.id, I.c.body)
     .where(I.c.response_id == sa.bindparam("rid"), I.c.kind == schema.OUTPUT)
@@ -43,23 +45,31 @@ _GET_OUTPUT = (
 )
 _GET_OUTPUTS = (
     sa.select(I.c.response_id, I.c.id, I.c.body)
-    .where(I.c.response_id.in_(sa.bindparam("rids", expanding=True)), I.c.kind == schema.OUTPUT)
+    .where(
+        I.c.response_id.in_(sa.bindparam("rids", expanding=True)),
+        I.c.kind == schema.OUTPUT,
+        I.c.project_id == _PID,
+    )
     .order_by(I.c.response_id, I.c.position)
 )
-_SEQ_OF = sa.select(R.c.seq).where(R.c.id == sa.bindparam("rid"))
+_SEQ_OF = sa.select(R.c.seq).where(R.c.id == sa.bindparam("rid"), R.c.project_id == _PID)
 _FIND_ITEM = (
-    sa.select(I.c.id, I.c.body).where(I.c.id == sa.bindparam("iid")).order_by(I.c.seq.desc())
+    sa.select(I.c.id, I.c.body)
+    .where(I.c.id == sa.bindparam("iid"), I.c.project_id == _PID)
+    .order_by(I.c.seq.desc())
 ).limit(1)
 
 
 def _history_query() -> sa.Select[tuple[int, str | None, str | None]]:
     """Items of the response and of its ``previous_response_id`` ancestors, oldest first."""
     start = sa.select(R.c.id, R.c.previous_response_id, sa.literal(0).label("depth")).where(
-        R.c.id == sa.bindparam("rid")
+        R.c.id == sa.bindparam("rid"), R.c.project_id == _PID
     )
     chain = start.cte("chain", recursive=True)
-    step = sa.select(R.c.id, R.c.previous_response_id, (chain.c.depth + 1).label("depth")).join(
-        chain, R.c.id == chain.c.previous_response_id
+    step = (
+        sa.select(R.c.id, R.c.previous_response_id, (chain.c.depth + 1).label("depth"))
+        .join(chain, R.c.id == chain.c.previous_response_id)
+        .where(R.c.project_id == _PID)
     )
     chain = chain.union_all(step)
     return (
@@ -74,8 +84,8 @@ _HISTORY = _history_query()
 # PostgreSQL writes a response and its items in one statement (data-modifying CTEs), so the two
 # writes on a response's path are one round trip each. Other databases use a transaction.
 _PG_ITEMS = """
-INSERT INTO items (id, response_id, kind, position, body)
-SELECT t.id, (SELECT id FROM r), t.kind, t.position, t.body
+INSERT INTO items (id, response_id, kind, position, body, project_id)
+SELECT t.id, (SELECT id FROM r), t.kind, t.position, t.body, :project_id
 FROM unnest(
     CAST(:ids AS text[]), CAST(:kinds AS smallint[]), CAST(:positions AS int[]),
     CAST(:bodies AS text[])
@@ -84,8 +94,11 @@ FROM unnest(
 _PG_BEGIN = sa.text(
     """
 WITH r AS (
-    INSERT INTO responses (id, created_at, model, status, previous_response_id, instance_id, body)
-    VALUES (:id, :created_at, :model, :status, :previous_response_id, :instance_id, :body)
+    INSERT INTO responses
+        (id, created_at, model, status, previous_response_id, instance_id, body, project_id)
+    VALUES
+        (:id, :created_at, :model, :status, :previous_response_id, :instance_id, :body,
+        :project_id)
     RETURNING id
 )"""
     + _PG_ITEMS
@@ -93,7 +106,8 @@ WITH r AS (
 _PG_FINISH = sa.text(
     """
 WITH r AS (
-    UPDATE responses SET status = :status, body = :body WHERE id = :id RETURNING id
+    UPDATE responses SET status = :status, body = :body
+    WHERE id = :id AND project_id = :project_id RETURNING id
 )"""
     + _PG_ITEMS
 )
@@ -110,7 +124,8 @@ class SqlResponseStore:
             params = {**values, **_item_arrays((schema.INPUT, input_items))}
             await self._runner.write_statement(partial(_execute, _PG_BEGIN, params))
         else:
-            await self._runner.write(partial(_begin, response, input_items, self._instance_id))
+            write = partial(_begin, response, input_items, self._instance_id, current_project())
+            await self._runner.write(write)
 
     async def save(
         self,
@@ -124,8 +139,10 @@ class SqlResponseStore:
             items = _item_arrays((schema.INPUT, input_items), (schema.OUTPUT, output_items))
             await self._write_pg(partial(_execute, _PG_BEGIN, {**values, **items}), turn)
         else:
-            write = partial(_save, response, input_items, output_items, self._instance_id)
-            await self._runner.write(partial(_with_turn, write, turn))
+            write = partial(
+                _save, response, input_items, output_items, self._instance_id, current_project()
+            )
+            await self._runner.write(partial(_with_turn, write, turn, current_project()))
 
     async def finish(
         self,
@@ -137,9 +154,8 @@ class SqlResponseStore:
             params = {**_values(response), **_item_arrays((schema.OUTPUT, output_items))}
             await self._write_pg(partial(_execute, _PG_FINISH, params), turn)
         else:
-            await self._runner.write(
-                partial(_with_turn, partial(_finish, response, output_items), turn)
-            )
+            write = partial(_finish, response, output_items, current_project())
+            await self._runner.write(partial(_with_turn, write, turn, current_project()))
 
     async def _write_pg(
         self, statement: Callable[[Connection], None], turn: ConversationTurn | None
@@ -149,24 +165,26 @@ class SqlResponseStore:
         if turn is None:
             await self._runner.write_statement(statement)
         else:
-            await self._runner.write(partial(_with_turn, statement, turn))
+            await self._runner.write(partial(_with_turn, statement, turn, current_project()))
 
     async def get(self, response_id: str) -> StoredResponse | None:
-        return await self._runner.read(partial(_get, response_id))
+        return await self._runner.read(partial(_get, current_project(), response_id))
 
     async def exists(self, response_id: str) -> bool:
-        return await self._runner.read(partial(_exists, response_id))
+        return await self._runner.read(partial(_exists, current_project(), response_id))
 
     async def delete(self, response_id: str) -> bool:
-        return await self._runner.write(partial(_delete, response_id))
+        return await self._runner.write(partial(_delete, current_project(), response_id))
 
     async def list_page(
         self, *, after: str | None, limit: int, order: Order, model: str | None
     ) -> Page[ResponseRow]:
-        return await self._runner.read(partial(_list, after, limit, order, model))
+        return await self._runner.read(
+            partial(_list, current_project(), after, limit, order, model)
+        )
 
     async def outputs(self, response_ids: Sequence[str]) -> dict[str, list[ItemRow]]:
-        return await self._runner.read(partial(_outputs, tuple(response_ids)))
+        return await self._runner.read(partial(_outputs, current_project(), tuple(response_ids)))
 
     async def input_items(
         self,
@@ -177,14 +195,14 @@ class SqlResponseStore:
         limit: int,
         order: Order,
     ) -> Page[ItemRow] | None:
-        query = partial(_input_items, response_id, after, before, limit, order)
+        query = partial(_input_items, current_project(), response_id, after, before, limit, order)
         return await self._runner.read(query)
 
     async def history(self, response_id: str) -> list[ItemRow] | None:
-        return await self._runner.read(partial(_history, response_id))
+        return await self._runner.read(partial(_history, current_project(), response_id))
 
     async def find_item(self, item_id: str) -> ItemRow | None:
-        return await self._runner.read(partial(_find_item, item_id))
+        return await self._runner.read(partial(_find_item, current_project(), item_id))
 
 
 # --- operations ------------------------------------------------------------------------------
@@ -198,6 +216,7 @@ def _values(response: ResponseRow) -> dict[str, object]:
         "status": response.status,
         "previous_response_id": response.previous_response_id,
         "body": response.body,
+        "project_id": current_project(),
     }
 
 
@@ -220,11 +239,14 @@ def _execute(statement: sa.TextClause, params: dict[str, object], conn: Connecti
 
 
 def _with_turn(
-    write: Callable[[Connection], None], turn: ConversationTurn | None, conn: Connection
+    write: Callable[[Connection], None],
+    turn: ConversationTurn | None,
+    project: str,
+    conn: Connection,
 ) -> None:
     write(conn)
     if turn is not None:
-        end_turn(turn, conn)
+        end_turn(turn, project, conn)
 
 
 # The write path runs on every stored response. SQLAlchemy's execution machinery cost ~0.15 ms
@@ -232,11 +254,12 @@ def _with_turn(
 # the transaction the runner opened; ``?`` placeholders serve SQLite, the only user of this path.
 _SQL_INSERT_RESPONSE = (
     "INSERT INTO responses (id, created_at, model, status, previous_response_id, instance_id,"
-    " body) VALUES (?, ?, ?, ?, ?, ?, ?)"
+    " body, project_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
-_SQL_UPDATE_RESPONSE = "UPDATE responses SET status = ?, body = ? WHERE id = ?"
+_SQL_UPDATE_RESPONSE = "UPDATE responses SET status = ?, body = ? WHERE id = ? AND project_id = ?"
 _SQL_INSERT_ITEMS = (
-    "INSERT INTO items (id, response_id, kind, position, body) VALUES (?, ?, ?, ?, ?)"
+    "INSERT INTO items (id, response_id, kind, position, body, project_id)"
+    " VALUES (?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -245,13 +268,17 @@ def _cursor(conn: Connection) -> Any:
 
 
 def _begin(
-    response: ResponseRow, items: Sequence[ItemRow], instance_id: str, conn: Connection
+    response: ResponseRow,
+    items: Sequence[ItemRow],
+    instance_id: str,
+    project: str,
+    conn: Connection,
 ) -> None:
     cursor = _cursor(conn)
     r = response
     row = (r.id, r.created_at, r.model, r.status, r.previous_response_id, instance_id, r.body)
-    cursor.execute(_SQL_INSERT_RESPONSE, row)
-    _insert_items(cursor, response.id, schema.INPUT, items)
+    cursor.execute(_SQL_INSERT_RESPONSE, (*row, project))
+    _insert_items(cursor, project, response.id, schema.INPUT, items)
 
 
 def _save(
@@ -259,65 +286,80 @@ def _save(
     inputs: Sequence[ItemRow],
     outputs: Sequence[ItemRow],
     instance_id: str,
+    project: str,
     conn: Connection,
 ) -> None:
-    _begin(response, inputs, instance_id, conn)
-    _insert_items(_cursor(conn), response.id, schema.OUTPUT, outputs)
+    _begin(response, inputs, instance_id, project, conn)
+    _insert_items(_cursor(conn), project, response.id, schema.OUTPUT, outputs)
 
 
-def _finish(response: ResponseRow, items: Sequence[ItemRow], conn: Connection) -> None:
+def _finish(
+    response: ResponseRow, items: Sequence[ItemRow], project: str, conn: Connection
+) -> None:
     cursor = _cursor(conn)
-    cursor.execute(_SQL_UPDATE_RESPONSE, (response.status, response.body, response.id))
-    _insert_items(cursor, response.id, schema.OUTPUT, items)
+    cursor.execute(_SQL_UPDATE_RESPONSE, (response.status, response.body, response.id, project))
+    _insert_items(cursor, project, response.id, schema.OUTPUT, items)
 
 
-def _insert_items(cursor: Any, response_id: str, kind: int, rows: Sequence[ItemRow]) -> None:
+def _insert_items(
+    cursor: Any, project: str, response_id: str, kind: int, rows: Sequence[ItemRow]
+) -> None:
     if rows:
         cursor.executemany(
             _SQL_INSERT_ITEMS,
-            [(r.id, response_id, kind, i, r.body) for i, r in enumerate(rows)],
+            [(r.id, response_id, kind, i, r.body, project) for i, r in enumerate(rows)],
         )
 
 
-def _get(response_id: str, conn: Connection) -> StoredResponse | None:
-    row = conn.execute(_GET_RESPONSE, {"rid": response_id}).first()
+def _get(project: str, response_id: str, conn: Connection) -> StoredResponse | None:
+    row = conn.execute(_GET_RESPONSE, {"rid": response_id, "pid": project}).first()
     if row is None:
         return None
     output = [ItemRow.of(r) for r in conn.execute(_GET_OUTPUT, {"rid": response_id})]
     return StoredResponse(response=_response_row(row), output=output)
 
 
-def _exists(response_id: str, conn: Connection) -> bool:
-    return conn.scalar(_SEQ_OF, {"rid": response_id}) is not None
+def _exists(project: str, response_id: str, conn: Connection) -> bool:
+    return conn.scalar(_SEQ_OF, {"rid": response_id, "pid": project}) is not None
 
 
-def _delete(response_id: str, conn: Connection) -> bool:
+def _delete(project: str, response_id: str, conn: Connection) -> bool:
+    deleted = conn.execute(R.delete().where(R.c.id == response_id, R.c.project_id == project))
+    if deleted.rowcount == 0:
+        return False
     conn.execute(I.delete().where(I.c.response_id == response_id))
-    deleted = conn.execute(R.delete().where(R.c.id == response_id))
-    return deleted.rowcount > 0
+    return True
 
 
 def _list(
-    after: str | None, limit: int, order: Order, model: str | None, conn: Connection
+    project: str,
+    after: str | None,
+    limit: int,
+    order: Order,
+    model: str | None,
+    conn: Connection,
 ) -> Page[ResponseRow]:
-    query = _SELECT_RESPONSE
+    query = _SELECT_RESPONSE.where(R.c.project_id == project)
     if model is not None:
         query = query.where(R.c.model == model)
-    cursor = _seq_of(conn, after) if after is not None else None
+    cursor = _seq_of(conn, project, after) if after is not None else None
     return keyset_page(
         conn, query, R.c.seq, order=order, limit=limit, row=_response_row, after=cursor
     )
 
 
-def _outputs(response_ids: tuple[str, ...], conn: Connection) -> dict[str, list[ItemRow]]:
+def _outputs(
+    project: str, response_ids: tuple[str, ...], conn: Connection
+) -> dict[str, list[ItemRow]]:
     found: dict[str, list[ItemRow]] = {rid: [] for rid in response_ids}
     if response_ids:
-        for row in conn.execute(_GET_OUTPUTS, {"rids": list(response_ids)}):
+        for row in conn.execute(_GET_OUTPUTS, {"rids": list(response_ids), "pid": project}):
             found[row.response_id].append(ItemRow.of(row))
     return found
 
 
 def _input_items(
+    project: str,
     response_id: str,
     after: str | None,
     before: str | None,
@@ -325,7 +367,7 @@ def _input_items(
     order: Order,
     conn: Connection,
 ) -> Page[ItemRow] | None:
-    if conn.scalar(_SEQ_OF, {"rid": response_id}) is None:
+    if conn.scalar(_SEQ_OF, {"rid": response_id, "pid": project}) is None:
         return None
     query = sa.select(I.c.id, I.c.body).where(
         I.c.response_id == response_id, I.c.kind == schema.INPUT
@@ -342,15 +384,15 @@ def _input_items(
     )
 
 
-def _history(response_id: str, conn: Connection) -> list[ItemRow] | None:
-    rows = conn.execute(_HISTORY, {"rid": response_id}).all()
+def _history(project: str, response_id: str, conn: Connection) -> list[ItemRow] | None:
+    rows = conn.execute(_HISTORY, {"rid": response_id, "pid": project}).all()
     if not rows:
         return None
     return [ItemRow.of(r) for r in rows if r.id is not None]
 
 
-def _find_item(item_id: str, conn: Connection) -> ItemRow | None:
-    row = conn.execute(_FIND_ITEM, {"iid": item_id}).first()
+def _find_item(project: str, item_id: str, conn: Connection) -> ItemRow | None:
+    row = conn.execute(_FIND_ITEM, {"iid": item_id, "pid": project}).first()
     return None if row is None else ItemRow.of(row)
 
 
@@ -368,8 +410,8 @@ def _response_row(row: Any) -> ResponseRow:
     )
 
 
-def _seq_of(conn: Connection, response_id: str) -> int:
-    seq = conn.scalar(_SEQ_OF, {"rid": response_id})
+def _seq_of(conn: Connection, project: str, response_id: str) -> int:
+    seq = conn.scalar(_SEQ_OF, {"rid": response_id, "pid": project})
     if seq is None:
         raise NotFoundError(f"Response with id '{response_id}' not found.", param="after")
     return int(seq)

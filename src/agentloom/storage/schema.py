@@ -9,9 +9,16 @@ SeqKey = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 metadata = sa.MetaData()
 
+
+def _project() -> sa.Column[str]:
+    """The owning project (see :data:`OWNED`); rows from before projects are the default's."""
+    return sa.Column("project_id", sa.String(96), nullable=False, server_default="proj_default")
+
+
 responses = sa.Table(
     "responses",
     metadata,
+    _project(),
     sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
     sa.Column("id", sa.String(96), nullable=False, unique=True),
     sa.Column("created_at", sa.Float, nullable=False),
@@ -29,6 +36,7 @@ responses = sa.Table(
 items = sa.Table(
     "items",
     metadata,
+    _project(),
     sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
     sa.Column("id", sa.String(96), nullable=False),
     sa.Column(
@@ -64,6 +72,7 @@ OUTPUT = 1
 conversations = sa.Table(
     "conversations",
     metadata,
+    _project(),
     sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
     sa.Column("id", sa.String(96), nullable=False, unique=True),
     sa.Column("created_at", sa.Float, nullable=False),
@@ -78,6 +87,7 @@ conversations = sa.Table(
 conversation_items = sa.Table(
     "conversation_items",
     metadata,
+    _project(),
     sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
     sa.Column("id", sa.String(96), nullable=False, unique=True),
     sa.Column(
@@ -96,6 +106,7 @@ conversation_items = sa.Table(
 prompts = sa.Table(
     "prompts",
     metadata,
+    _project(),
     sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
     sa.Column("id", sa.String(96), nullable=False),
     sa.Column("version", sa.Integer, nullable=False),
@@ -121,6 +132,7 @@ sealing_keys = sa.Table(
 files = sa.Table(
     "files",
     metadata,
+    _project(),
     sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
     sa.Column("id", sa.String(96), nullable=False, unique=True),
     sa.Column("created_at", sa.Float, nullable=False),
@@ -143,6 +155,7 @@ files = sa.Table(
 vector_stores = sa.Table(
     "vector_stores",
     metadata,
+    _project(),
     sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
     sa.Column("id", sa.String(96), nullable=False, unique=True),
     sa.Column("created_at", sa.Float, nullable=False),
@@ -230,6 +243,7 @@ vector_store_chunks = sa.Table(
 containers = sa.Table(
     "containers",
     metadata,
+    _project(),
     sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
     sa.Column("id", sa.String(96), nullable=False, unique=True),
     sa.Column("created_at", sa.Float, nullable=False),
@@ -239,6 +253,90 @@ containers = sa.Table(
     sa.Column("memory_limit", sa.String(8), nullable=True),
     sa.Column("user_paths", sa.Text, nullable=False),
     sa.Index("ix_containers_last_active_at", "last_active_at"),
+)
+
+# --- tenancy ------------------------------------------------------------------------------------
+# Projects own everything stored; ``project_id`` on each owned table names its project (the
+# default project holds what was written before projects existed, and everything while
+# authentication is off).
+projects = sa.Table(
+    "projects",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False, unique=True),
+    sa.Column("name", sa.String(256), nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("archived_at", sa.Float, nullable=True),
+    sa.Column("model_policy", sa.Text, nullable=True),  # JSON {"mode", "model_ids"}; null: any
+    sa.Column("tool_policy", sa.Text, nullable=True),  # JSON list of disabled hosted tools
+)
+
+# A project's service accounts: the owners of its API keys.
+service_accounts = sa.Table(
+    "service_accounts",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False, unique=True),
+    sa.Column(
+        "project_id",
+        sa.String(96),
+        sa.ForeignKey("projects.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("name", sa.String(256), nullable=False),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Index("ix_service_accounts_project_seq", "project_id", "seq"),
+)
+
+# API keys: never the key itself, only its keyed hash (``digest``, HMAC-SHA256 under the secret
+# in ``auth_state``) and a redacted form to show. Revoking a key deletes its row.
+api_keys = sa.Table(
+    "api_keys",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False, unique=True),
+    sa.Column(
+        "project_id",
+        sa.String(96),
+        sa.ForeignKey("projects.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column(
+        "service_account_id",
+        sa.String(96),
+        sa.ForeignKey("service_accounts.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("name", sa.String(256), nullable=False),
+    sa.Column("digest", sa.String(64), nullable=False, unique=True),
+    sa.Column("redacted", sa.String(64), nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("expires_at", sa.Float, nullable=True),
+    sa.Column("last_used_at", sa.Float, nullable=True),
+    sa.Index("ix_api_keys_project_seq", "project_id", "seq"),
+)
+
+# One row: the secret API keys are hashed under, and ``epoch``, which grows with every change
+# that may invalidate a key some process has cached (a revocation, an archived project).
+auth_state = sa.Table(
+    "auth_state",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("secret", sa.String(128), nullable=False),
+    sa.Column("epoch", sa.BigInteger, nullable=False),
+)
+
+# The tables whose rows belong to a project, each with a ``project_id`` column.
+OWNED = (
+    responses,
+    items,
+    conversations,
+    conversation_items,
+    prompts,
+    files,
+    vector_stores,
+    containers,
 )
 
 # The agent SDK's own state (agentloom.agents): sessions, tick records and memory notes. Names

@@ -26,6 +26,7 @@ from agentloom.storage.vector_stores_base import (
     NewChunk,
     StoredChunks,
 )
+from agentloom.tenancy import DEFAULT_PROJECT, current_project
 
 VS = schema.vector_stores
 VF = schema.vector_store_files
@@ -34,7 +35,9 @@ F = schema.files
 INST = schema.instances
 
 _MAX_SEQ = sa.select(sa.func.max(VC.c.seq)).where(VC.c.vector_store_id == VS.c.id).scalar_subquery()
-_INDEX_STATE = sa.select(VS, _MAX_SEQ.label("max_seq")).where(VS.c.id == sa.bindparam("sid"))
+_INDEX_STATE = sa.select(VS, _MAX_SEQ.label("max_seq")).where(
+    VS.c.id == sa.bindparam("sid"), VS.c.project_id == sa.bindparam("project")
+)
 
 
 class SqlChunkStore:
@@ -79,7 +82,8 @@ class SqlChunkStore:
     # --- search ------------------------------------------------------------------------------
 
     async def index_state(self, store_id: str) -> IndexState | None:
-        return await self._runner.read(partial(_index_state, store_id))
+        """The store (of the running work's project) and its newest chunk's ``seq``."""
+        return await self._runner.read(partial(_index_state, current_project(), store_id))
 
     async def chunks(self, store_id: str, *, after: int, upto: int, limit: int) -> StoredChunks:
         """Up to ``limit`` of the store's chunks with ``after < seq <= upto``, by ``seq``."""
@@ -124,8 +128,13 @@ def _claim(instance_id: str, live_since: float, now: float, conn: Connection) ->
     ).first()
     if claimed is None:
         return None
+    owner = sa.select(VS.c.project_id).where(VS.c.id == claimed.vector_store_id)
     return Claim(
-        claimed.vector_store_id, claimed.file_id, claimed.chunking_strategy, claimed.attempts
+        claimed.vector_store_id,
+        claimed.file_id,
+        claimed.chunking_strategy,
+        claimed.attempts,
+        conn.scalar(owner) or DEFAULT_PROJECT,
     )
 
 
@@ -211,8 +220,8 @@ def _remove_everywhere(file_id: str, conn: Connection) -> list[str]:
 # --- search ----------------------------------------------------------------------------------
 
 
-def _index_state(store_id: str, conn: Connection) -> IndexState | None:
-    row = conn.execute(_INDEX_STATE, {"sid": store_id}).first()
+def _index_state(project: str, store_id: str, conn: Connection) -> IndexState | None:
+    row = conn.execute(_INDEX_STATE, {"sid": store_id, "project": project}).first()
     if row is None:
         return None
     return IndexState(store_row(row), int(row.max_seq or 0))

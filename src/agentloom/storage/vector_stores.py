@@ -24,7 +24,7 @@ from sqlalchemy.engine import Connection
 
 from agentloom.errors import NotFoundError
 from agentloom.storage import schema
-from agentloom.storage.base import Page
+from agentloom.storage.base import Owned, Page
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
 from agentloom.storage.vector_stores_base import (
@@ -38,6 +38,7 @@ from agentloom.storage.vector_stores_base import (
     StoreRow,
     StoreState,
 )
+from agentloom.tenancy import current_project
 
 VS = schema.vector_stores
 VF = schema.vector_store_files
@@ -69,9 +70,12 @@ _FILE_COLUMNS = (
 )
 _BATCH_COLUMNS = (VB.c.id, VB.c.vector_store_id, VB.c.created_at, VB.c.cancelled)
 _SID: sa.BindParameter[str] = sa.bindparam("sid")
-_GET_STORE = sa.select(*_STORE_COLUMNS).where(VS.c.id == _SID)
+_MINE = sa.and_(VS.c.id == _SID, VS.c.project_id == sa.bindparam("project"))
+_GET_STORE = sa.select(*_STORE_COLUMNS).where(_MINE)
+_OWNS = sa.select(VS.c.id).where(_MINE)
 _LOCK_STORE = sa.select(VS.c.id).where(VS.c.id == _SID).with_for_update()
-_STORE_SEQ = sa.select(VS.c.seq).where(VS.c.id == _SID)
+_LOCK_MINE = _OWNS.with_for_update()
+_STORE_SEQ = sa.select(VS.c.seq).where(_MINE)
 _COUNTS = sa.select(
     VF.c.status, sa.func.count().label("n"), sa.func.sum(VF.c.usage_bytes).label("usage")
 ).group_by(VF.c.status)
@@ -84,28 +88,30 @@ class SqlVectorStoreStore:
         self._runner = runner
 
     async def create(self, row: StoreRow, files: Sequence[StoreFileRow]) -> None:
-        await self._runner.write(partial(_create, row, files))
+        await self._runner.write(partial(_create, current_project(), row, files))
 
     async def get(self, store_id: str) -> StoreState | None:
-        return await self._runner.read(partial(_get, store_id))
+        return await self._runner.read(partial(_get, current_project(), store_id))
 
     async def list_page(self, cursor: Cursor) -> Page[StoreState]:
-        return await self._runner.read(partial(_list, cursor))
+        return await self._runner.read(partial(_list, current_project(), cursor))
 
-    async def recently_active(self, *, now: float, limit: int) -> list[str]:
-        """Ids of the stores used most recently (not expired), most recent first."""
+    async def recently_active(self, *, now: float, limit: int) -> list[Owned]:
+        """The stores of any project used most recently (not expired), most recent first."""
         return await self._runner.read(partial(_recently_active, now, limit))
 
     async def update(self, store_id: str, changes: StoreChanges) -> StoreState | None:
-        return await self._runner.write(partial(_update, store_id, changes))
+        return await self._runner.write(partial(_update, current_project(), store_id, changes))
 
     async def touch(self, store_id: str, *, now: float, expires_at: float | None) -> None:
         """Mark the store used at ``now`` and set its expiry (unless a later use did)."""
-        await self._runner.write_statement(partial(_touch, store_id, now, expires_at))
+        await self._runner.write_statement(
+            partial(_touch, current_project(), store_id, now, expires_at)
+        )
 
     async def delete(self, store_id: str) -> bool:
         """Delete the store with its files, batches and chunks."""
-        return await self._runner.write(partial(_delete, store_id))
+        return await self._runner.write(partial(_delete, current_project(), store_id))
 
     async def add_files(
         self, store_id: str, rows: Sequence[StoreFileRow], batch: BatchRow | None = None
@@ -113,10 +119,12 @@ class SqlVectorStoreStore:
         """Attach files (a file already in the store stays as it is, unless it failed or was
         cancelled: then it is ingested again; with ``batch`` it joins that batch). The rows of
         every named file, in order; ``None`` if there is no store."""
-        return await self._runner.write(partial(_add_files, store_id, rows, batch))
+        return await self._runner.write(
+            partial(_add_files, current_project(), store_id, rows, batch)
+        )
 
     async def get_file(self, store_id: str, file_id: str) -> StoreFileRow | None:
-        return await self._runner.read(partial(_get_file, store_id, file_id))
+        return await self._runner.read(partial(_get_file, current_project(), store_id, file_id))
 
     async def list_files(
         self,
@@ -126,65 +134,78 @@ class SqlVectorStoreStore:
         status: FileStatus | None = None,
         batch_id: str | None = None,
     ) -> Page[StoreFileRow]:
-        return await self._runner.read(partial(_list_files, store_id, cursor, status, batch_id))
+        return await self._runner.read(
+            partial(_list_files, current_project(), store_id, cursor, status, batch_id)
+        )
 
     async def set_attributes(
         self, store_id: str, file_id: str, attributes: str
     ) -> StoreFileRow | None:
-        return await self._runner.write(partial(_set_attributes, store_id, file_id, attributes))
+        return await self._runner.write(
+            partial(_set_attributes, current_project(), store_id, file_id, attributes)
+        )
 
     async def get_batch(self, store_id: str, batch_id: str) -> BatchState | None:
-        return await self._runner.read(partial(_get_batch, store_id, batch_id))
+        return await self._runner.read(partial(_get_batch, current_project(), store_id, batch_id))
 
     async def cancel_batch(self, store_id: str, batch_id: str) -> BatchState | None:
         """Mark the batch cancelled and cancel its files still in progress (whatever their
         ingestion computes is then dropped)."""
-        return await self._runner.write(partial(_cancel_batch, store_id, batch_id))
+        return await self._runner.write(
+            partial(_cancel_batch, current_project(), store_id, batch_id)
+        )
 
 
 # --- stores ----------------------------------------------------------------------------------
 
 
-def _create(row: StoreRow, files: Sequence[StoreFileRow], conn: Connection) -> None:
-    conn.execute(VS.insert().values(**asdict(row)))
+def _create(project: str, row: StoreRow, files: Sequence[StoreFileRow], conn: Connection) -> None:
+    conn.execute(VS.insert().values(**asdict(row), project_id=project))
     if files:
         conn.execute(VF.insert(), [asdict(f) for f in files])
 
 
-def _recently_active(now: float, limit: int, conn: Connection) -> list[str]:
+def _recently_active(now: float, limit: int, conn: Connection) -> list[Owned]:
     live = sa.or_(VS.c.expires_at.is_(None), VS.c.expires_at > now)
-    query = sa.select(VS.c.id).where(live).order_by(VS.c.last_active_at.desc()).limit(limit)
-    return list(conn.execute(query).scalars())
+    query = sa.select(VS.c.project_id, VS.c.id).where(live)
+    rows = conn.execute(query.order_by(VS.c.last_active_at.desc()).limit(limit))
+    return [Owned(row.project_id, row.id) for row in rows]
 
 
-def _get(store_id: str, conn: Connection) -> StoreState | None:
-    row = conn.execute(_GET_STORE, {"sid": store_id}).first()
+def _get(project: str, store_id: str, conn: Connection) -> StoreState | None:
+    row = conn.execute(_GET_STORE, {"sid": store_id, "project": project}).first()
     if row is None:
         return None
     store = store_row(row)
     return StoreState(store, _counts(conn, VF.c.vector_store_id == store_id))
 
 
-def _list(cursor: Cursor, conn: Connection) -> Page[StoreState]:
-    query = sa.select(*_STORE_COLUMNS)
-    page = _page(conn, query, VS.c.seq, cursor, (_STORE_SEQ, "sid"), store_row)
+def _list(project: str, cursor: Cursor, conn: Connection) -> Page[StoreState]:
+    query = sa.select(*_STORE_COLUMNS).where(VS.c.project_id == project)
+    seq = _STORE_SEQ.params(project=project)
+    page = _page(conn, query, VS.c.seq, cursor, (seq, "sid"), store_row)
     counts = _counts_by_store(conn, [s.id for s in page.data])
     states = [StoreState(s, counts.get(s.id, FileCounts())) for s in page.data]
     return Page(states, page.has_more)
 
 
-def _update(store_id: str, changes: StoreChanges, conn: Connection) -> StoreState | None:
-    updated = conn.execute(VS.update().where(VS.c.id == store_id).values(**asdict(changes)))
-    return _get(store_id, conn) if updated.rowcount else None
+def _update(
+    project: str, store_id: str, changes: StoreChanges, conn: Connection
+) -> StoreState | None:
+    mine = sa.and_(VS.c.id == store_id, VS.c.project_id == project)
+    updated = conn.execute(VS.update().where(mine).values(**asdict(changes)))
+    return _get(project, store_id, conn) if updated.rowcount else None
 
 
-def _touch(store_id: str, now: float, expires_at: float | None, conn: Connection) -> None:
-    stale = sa.and_(VS.c.id == store_id, VS.c.last_active_at < now)
+def _touch(
+    project: str, store_id: str, now: float, expires_at: float | None, conn: Connection
+) -> None:
+    stale = sa.and_(VS.c.id == store_id, VS.c.project_id == project, VS.c.last_active_at < now)
     conn.execute(VS.update().where(stale).values(last_active_at=now, expires_at=expires_at))
 
 
-def _delete(store_id: str, conn: Connection) -> bool:
-    if not lock_store(conn, store_id):
+def _delete(project: str, store_id: str, conn: Connection) -> bool:
+    if not lock_store(conn, store_id, project):
         return False
     for table in (VC, VF, VB):
         conn.execute(table.delete().where(table.c.vector_store_id == store_id))
@@ -196,9 +217,13 @@ def _delete(store_id: str, conn: Connection) -> bool:
 
 
 def _add_files(
-    store_id: str, rows: Sequence[StoreFileRow], batch: BatchRow | None, conn: Connection
+    project: str,
+    store_id: str,
+    rows: Sequence[StoreFileRow],
+    batch: BatchRow | None,
+    conn: Connection,
 ) -> list[StoreFileRow] | None:
-    if not lock_store(conn, store_id):
+    if not lock_store(conn, store_id, project):
         return None
     if batch is not None:
         conn.execute(VB.insert().values(**asdict(batch)))
@@ -246,7 +271,9 @@ def _retry_values(row: StoreFileRow) -> dict[str, str]:
     }
 
 
-def _get_file(store_id: str, file_id: str, conn: Connection) -> StoreFileRow | None:
+def _get_file(project: str, store_id: str, file_id: str, conn: Connection) -> StoreFileRow | None:
+    if not _owns(conn, project, store_id):
+        return None
     query = sa.select(*_FILE_COLUMNS).where(
         VF.c.vector_store_id == store_id, VF.c.file_id == file_id
     )
@@ -255,12 +282,15 @@ def _get_file(store_id: str, file_id: str, conn: Connection) -> StoreFileRow | N
 
 
 def _list_files(
+    project: str,
     store_id: str,
     cursor: Cursor,
     status: FileStatus | None,
     batch_id: str | None,
     conn: Connection,
 ) -> Page[StoreFileRow]:
+    if not _owns(conn, project, store_id):
+        return Page([], False)
     seq = sa.select(VF.c.seq).where(
         VF.c.vector_store_id == store_id, VF.c.file_id == sa.bindparam("fid")
     )
@@ -298,17 +328,21 @@ def _page(
 
 
 def _set_attributes(
-    store_id: str, file_id: str, attributes: str, conn: Connection
+    project: str, store_id: str, file_id: str, attributes: str, conn: Connection
 ) -> StoreFileRow | None:
+    if not _owns(conn, project, store_id):
+        return None
     where = sa.and_(VF.c.vector_store_id == store_id, VF.c.file_id == file_id)
     updated = conn.execute(VF.update().where(where).values(attributes=attributes))
-    return _get_file(store_id, file_id, conn) if updated.rowcount else None
+    return _get_file(project, store_id, file_id, conn) if updated.rowcount else None
 
 
 # --- batches ---------------------------------------------------------------------------------
 
 
-def _get_batch(store_id: str, batch_id: str, conn: Connection) -> BatchState | None:
+def _get_batch(project: str, store_id: str, batch_id: str, conn: Connection) -> BatchState | None:
+    if not _owns(conn, project, store_id):
+        return None
     query = sa.select(*_BATCH_COLUMNS).where(VB.c.id == batch_id, VB.c.vector_store_id == store_id)
     row = conn.execute(query).first()
     if row is None:
@@ -317,23 +351,32 @@ def _get_batch(store_id: str, batch_id: str, conn: Connection) -> BatchState | N
     return BatchState(batch, _counts(conn, VF.c.batch_id == batch_id))
 
 
-def _cancel_batch(store_id: str, batch_id: str, conn: Connection) -> BatchState | None:
-    if not lock_store(conn, store_id):
+def _cancel_batch(
+    project: str, store_id: str, batch_id: str, conn: Connection
+) -> BatchState | None:
+    if not lock_store(conn, store_id, project):
         return None
     mine = sa.and_(VB.c.id == batch_id, VB.c.vector_store_id == store_id)
     if not conn.execute(VB.update().where(mine).values(cancelled=True)).rowcount:
         return None
     pending = sa.and_(VF.c.batch_id == batch_id, VF.c.status == "in_progress")
     conn.execute(VF.update().where(pending).values(status="cancelled", claimed_by=None))
-    return _get_batch(store_id, batch_id, conn)
+    return _get_batch(project, store_id, batch_id, conn)
 
 
 # --- helpers ---------------------------------------------------------------------------------
 
 
-def lock_store(conn: Connection, store_id: str) -> bool:
-    """Lock the store's row for this transaction; ``False`` if there is no such store."""
-    return conn.scalar(_LOCK_STORE, {"sid": store_id}) is not None
+def lock_store(conn: Connection, store_id: str, project: str | None = None) -> bool:
+    """Lock the store's row for this transaction; ``False`` if there is no such store (in
+    ``project``; ``None``: in any project, for work that serves every project)."""
+    if project is None:
+        return conn.scalar(_LOCK_STORE, {"sid": store_id}) is not None
+    return conn.scalar(_LOCK_MINE, {"sid": store_id, "project": project}) is not None
+
+
+def _owns(conn: Connection, project: str, store_id: str) -> bool:
+    return conn.scalar(_OWNS, {"sid": store_id, "project": project}) is not None
 
 
 def _seq_of(

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agentloom.storage.base import Order
+from agentloom.tenancy import DEFAULT_PROJECT
 
 FileStatus = Literal["in_progress", "completed", "cancelled", "failed"]
 FILE_STATUSES: tuple[FileStatus, ...] = ("in_progress", "completed", "cancelled", "failed")
@@ -108,6 +109,7 @@ class Claim:
     file_id: str
     chunking_strategy: str  # JSON
     attempts: int  # claims so far, this one included
+    project_id: str = DEFAULT_PROJECT  # the store's: ingestion acts as that project
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,8 @@ from agentloom.api.tools import (
     WebSearchTool,
 )
 from agentloom.config import McpServerSettings
-from agentloom.errors import InvalidRequestError
+from agentloom.errors import InvalidRequestError, PermissionDeniedError
+from agentloom.tenancy import HOSTED_TOOLS, current_policy
 from agentloom.tools import code_interpreter, file_search, web_search
 from agentloom.tools.base import ServerTool, Toolset
 from agentloom.tools.code_interpreter import OUTPUTS, CodeInterpreter, CodeRunner
@@ -95,7 +96,19 @@ _BUILDERS: dict[str, Callable[[ToolRequest, ToolServices], ServerTool]] = {
 }
 
 
+def permitted(request: ToolRequest) -> None:
+    """Refuse a hosted tool the project's policy disables."""
+    kind = "web_search" if request.tool.type in WEB_SEARCH_TYPES else request.tool.type
+    if kind in HOSTED_TOOLS and not current_policy().allows_tool(kind):
+        raise PermissionDeniedError(
+            f"The {kind} tool is disabled for this project.",
+            param=f"{request.param}.type",
+            code="tool_not_permitted",
+        )
+
+
 def build_server_tool(request: ToolRequest, services: ToolServices) -> ServerTool:
+    permitted(request)
     builder = _BUILDERS.get(request.tool.type)
     if builder is None:
         raise InvalidRequestError(
@@ -133,4 +146,5 @@ def is_toolset(kind: str) -> bool:
 
 
 def build_toolset(request: ToolRequest, services: ToolServices) -> Toolset:
+    permitted(request)
     return _TOOLSETS[request.tool.type](request, services)

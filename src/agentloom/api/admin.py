@@ -1,0 +1,137 @@
+"""The organization's objects, as OpenAI's Admin API shapes them (``openai.types.admin``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from agentloom.api.wire import Nullable, WireModel
+
+Role = Literal["owner", "member", "none"]
+NAME_FIELD = Field(min_length=1, max_length=256)
+
+
+class Project(WireModel):
+    id: str
+    object: Literal["organization.project"] = "organization.project"
+    name: str
+    created_at: int
+    archived_at: int | None = None
+    status: Literal["active", "archived"] = "active"
+
+
+class CreateProjectRequest(WireModel):
+    name: str = NAME_FIELD
+    external_key_id: str | None = None
+    geography: str | None = None
+
+
+class UpdateProjectRequest(WireModel):
+    name: str | None = NAME_FIELD
+    external_key_id: str | None = None
+    geography: str | None = None
+
+
+class ServiceAccount(WireModel):
+    id: str
+    object: Literal["organization.project.service_account"] = "organization.project.service_account"
+    name: str
+    role: Role
+    created_at: int
+
+
+class CreateServiceAccountRequest(WireModel):
+    name: str = NAME_FIELD
+    create_service_account_only: bool | None = None
+    expires_in_seconds: int | None = Field(default=None, ge=60)
+
+
+class NewKey(WireModel):
+    """A key as made: the only time its value is shown."""
+
+    id: str
+    object: Literal["organization.project.service_account.api_key"] = (
+        "organization.project.service_account.api_key"
+    )
+    name: str
+    value: str
+    created_at: int
+    expires_at: int | None = None
+
+
+class CreatedServiceAccount(ServiceAccount):
+    role: Literal["member", "none"]
+    api_key: NewKey | None = None
+
+
+class CreateKeyRequest(WireModel):
+    name: str = Field(default="Secret key", min_length=1, max_length=256)
+    expires_in_seconds: int | None = Field(default=None, ge=60)
+    scopes: list[str] | None = None
+
+
+class KeyOwnerAccount(WireModel):
+    id: str
+    name: str
+    role: str
+    created_at: int
+
+
+class KeyOwner(WireModel):
+    type: Literal["service_account"] = "service_account"
+    service_account: KeyOwnerAccount
+
+
+class ProjectKey(WireModel):
+    id: str
+    object: Literal["organization.project.api_key"] = "organization.project.api_key"
+    name: str
+    redacted_value: str
+    created_at: int
+    last_used_at: Nullable[int] = None
+    expires_at: int | None = None
+    owner: KeyOwner
+    owner_project_access: Literal["active", "inactive"] = "active"
+
+
+class Deleted(WireModel):
+    id: str
+    object: str
+    deleted: bool = True
+
+
+class ModelPermissions(WireModel):
+    object: Literal["project.model_permissions"] = "project.model_permissions"
+    mode: Literal["allow_list", "deny_list"]
+    model_ids: list[str]
+
+
+class UpdateModelPermissionsRequest(WireModel):
+    mode: Literal["allow_list", "deny_list"]
+    model_ids: list[str] = Field(max_length=1000)
+
+
+class ModelPermissionsDeleted(WireModel):
+    object: Literal["project.model_permissions.deleted"] = "project.model_permissions.deleted"
+    deleted: bool = True
+
+
+class ToolPermission(WireModel):
+    enabled: bool
+
+
+class HostedToolPermissions(WireModel):
+    code_interpreter: ToolPermission
+    file_search: ToolPermission
+    image_generation: ToolPermission
+    mcp: ToolPermission
+    web_search: ToolPermission
+
+
+class UpdateHostedToolPermissionsRequest(WireModel):
+    code_interpreter: ToolPermission | None = None
+    file_search: ToolPermission | None = None
+    image_generation: ToolPermission | None = None
+    mcp: ToolPermission | None = None
+    web_search: ToolPermission | None = None

@@ -1,0 +1,32 @@
+"""A project's policy as stored (JSON columns of ``projects``) and as the admin API shows it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import cast
+
+from agentloom.storage.projects import ProjectRow
+from agentloom.tenancy import HOSTED_TOOLS, OPEN, ModelMode, Policy
+
+
+def policy_of(row: ProjectRow) -> Policy:
+    model_mode: ModelMode | None = None
+    model_ids: frozenset[str] = frozenset()
+    if row.model_policy is not None:
+        stored = json.loads(row.model_policy)
+        model_mode = cast(ModelMode, stored["mode"])
+        model_ids = frozenset(stored["model_ids"])
+    denied = frozenset(json.loads(row.tool_policy)) if row.tool_policy is not None else frozenset()
+    if model_mode is None and not denied:
+        return OPEN
+    return Policy(model_mode, model_ids, denied & frozenset(HOSTED_TOOLS))
+
+
+def model_policy_text(mode: ModelMode, model_ids: Iterable[str]) -> str:
+    return json.dumps({"mode": mode, "model_ids": list(dict.fromkeys(model_ids))})
+
+
+def tool_policy_text(denied: Iterable[str]) -> str | None:
+    kept = sorted(set(denied) & set(HOSTED_TOOLS))
+    return json.dumps(kept) if kept else None

@@ -1,0 +1,157 @@
+"""Bearer tokens to principals, at the cost of a dictionary lookup on the hot path.
+
+A token is hashed (:class:`~agentloom.auth.keys.KeyHasher`) and looked up in an in-process
+cache; a miss reads the database once and remembers the answer, yes or no. Every process watches
+the shared ``auth_state.epoch``, which every revocation, deletion, archive and creation bumps,
+and drops its caches when the epoch moves, so a revoked key stops working in every process
+within one watch interval (and at once in the process that revoked it). A lookup that raced a
+revocation never stores its stale answer: answers are kept only if no drop happened meanwhile.
+
+The admin key (from the environment, never stored) is compared in constant time.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import anyio
+from sqlalchemy.exc import DBAPIError
+
+from agentloom.auth.keys import KeyHasher, same_secret
+from agentloom.auth.policy import policy_of
+from agentloom.storage.projects import ProjectRow, SqlProjectStore
+from agentloom.tenancy import OPEN, Policy
+
+log = logging.getLogger(__name__)
+
+MAX_UNKNOWN = 10_000  # remembered wrong tokens (a flood of them must not reach the database)
+TOUCH_EVERY = 60.0  # seconds between two ``last_used_at`` writes of one key
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who a request comes from: a project's key, or the organization (the admin key)."""
+
+    project_id: str | None  # None: the admin key
+    key_id: str | None = None
+    expires_at: float | None = None
+
+    @property
+    def is_admin(self) -> bool:
+        return self.project_id is None
+
+
+ADMIN = Principal(project_id=None)
+
+
+@dataclass(frozen=True, slots=True)
+class _Project:
+    active: bool
+    policy: Policy
+
+    @classmethod
+    def of(cls, row: ProjectRow | None) -> _Project:
+        if row is None:
+            return cls(False, OPEN)
+        return cls(row.archived_at is None, policy_of(row))
+
+
+class KeyVerifier:
+    def __init__(self, store: SqlProjectStore, hasher: KeyHasher, *, admin_key: str | None) -> None:
+        self._store = store
+        self._hasher = hasher
+        self._admin_key = admin_key
+        self._known: dict[str, Principal] = {}
+        self._unknown: set[str] = set()
+        self._projects: dict[str, _Project] = {}  # by id: active or not, and its policy
+        self._used: dict[str, float] = {}  # key id -> when it was last used, not yet written
+        self._touched: dict[str, float] = {}  # key id -> when last_used_at was last written
+        self._generation = 0
+        self._epoch: int | None = None
+
+    async def verify(self, token: str) -> Principal | None:
+        """The principal of ``token``; ``None`` for a wrong, revoked or expired one."""
+        if self._admin_key is not None and same_secret(token, self._admin_key):
+            return ADMIN
+        digest = self._hasher.digest(token)
+        principal = self._known.get(digest)
+        if principal is None:
+            if digest in self._unknown:
+                return None
+            principal = await self._look_up(digest)
+            if principal is None:
+                return None
+        now = time.time()
+        if principal.expires_at is not None and principal.expires_at <= now:
+            return None
+        assert principal.key_id is not None
+        self._used[principal.key_id] = now
+        return principal
+
+    async def project_active(self, project_id: str) -> bool:
+        """Whether the project exists and is not archived (for the admin key's
+        ``OpenAI-Project`` header)."""
+        return (await self._project(project_id)).active
+
+    async def policy(self, project_id: str) -> Policy:
+        """What the project may use."""
+        return (await self._project(project_id)).policy
+
+    async def _project(self, project_id: str) -> _Project:
+        found = self._projects.get(project_id)
+        if found is None:
+            generation = self._generation
+            row = await self._store.get_project(project_id)
+            found = _Project.of(row)
+            if generation == self._generation:
+                self._projects[project_id] = found
+        return found
+
+    def drop(self) -> None:
+        """Forget every cached answer (after a change this process made, or saw)."""
+        self._generation += 1
+        self._known.clear()
+        self._unknown.clear()
+        self._projects.clear()
+
+    async def watch(self, interval: float) -> None:
+        """Follow the shared epoch for the life of the server, and write ``last_used_at``."""
+        while True:
+            try:
+                await self.check()
+            except (DBAPIError, OSError):
+                log.warning("could not read the key epoch; retrying", exc_info=True)
+            await anyio.sleep(interval)
+
+    async def check(self) -> None:
+        """One round of :meth:`watch`."""
+        epoch = await self._store.epoch()
+        if epoch != self._epoch:
+            if self._epoch is not None:
+                self.drop()
+            self._epoch = epoch
+        await self._write_usage()
+
+    async def _look_up(self, digest: str) -> Principal | None:
+        generation = self._generation
+        owner = await self._store.find_key(digest)
+        principal = (
+            None
+            if owner is None
+            else Principal(owner.key.project_id, owner.key.id, owner.key.expires_at)
+        )
+        if generation == self._generation:
+            if principal is not None:
+                self._known[digest] = principal
+            elif len(self._unknown) < MAX_UNKNOWN:
+                self._unknown.add(digest)
+        return principal
+
+    async def _write_usage(self) -> None:
+        used, self._used = self._used, {}
+        for key_id, when in used.items():
+            if when - self._touched.get(key_id, 0.0) >= TOUCH_EVERY:
+                self._touched[key_id] = when
+                await self._store.touch_key(key_id, when)

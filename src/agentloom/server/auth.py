@@ -1,0 +1,152 @@
+"""Authentication at the edge: every ``/v1`` request (HTTP, SSE, WebSocket) gets a principal
+and runs as its project.
+
+With ``[auth] mode = "keys"`` a request needs ``Authorization: Bearer <key>``: a project key
+works in its project; the admin key manages the organization (``/v1/organization/...``) and
+works in a project only when it names one with the ``OpenAI-Project`` header. Without keys every
+request is the default project's and the organization routes are open (a server on loopback,
+run by one trusted person). ``/v1/health`` is always open.
+
+A pure ASGI middleware: streamed responses pass through untouched, and the project is set in
+the context (:func:`agentloom.tenancy.acting_for`) for everything the request runs, including
+the tasks it starts.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from agentloom.auth.verifier import Principal
+from agentloom.errors import AgentloomError, AuthenticationError, PermissionDeniedError
+from agentloom.server.errors import error_response
+from agentloom.server.runtime import Runtime
+from agentloom.tenancy import DEFAULT_PROJECT, acting_for
+
+__all__ = ["AuthMiddleware", "principal_of"]
+
+OPEN_PATHS: Final = frozenset({"/v1/health"})
+ADMIN_PREFIX: Final = "/v1/organization/"
+_STATE_KEY: Final = "principal"
+_NO_KEY: Final = (
+    "You didn't provide an API key. You need to provide your API key in an Authorization "
+    "header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."
+)
+
+
+def principal_of(scope: Scope) -> Principal:
+    """The principal the middleware found for this request (the default project's without
+    keys)."""
+    found = scope.get("state", {}).get(_STATE_KEY)
+    return found if isinstance(found, Principal) else Principal(DEFAULT_PROJECT)
+
+
+class AuthMiddleware:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope.get("path", "")
+        if scope["type"] not in ("http", "websocket") or not _guarded(path):
+            await self.app(scope, receive, send)
+            return
+        runtime = getattr(scope["app"].state, "runtime", None)
+        if not isinstance(runtime, Runtime):  # the lifespan did not run: the app says so
+            await self.app(scope, receive, send)
+            return
+        try:
+            principal = await _authenticate(runtime, scope)
+            project = await _project(runtime, principal, scope, path)
+        except AgentloomError as exc:
+            await _refuse(exc, scope, receive, send)
+            return
+        scope.setdefault("state", {})[_STATE_KEY] = principal
+        with acting_for(project, await runtime.keys.policy(project)):
+            await self.app(scope, receive, send)
+
+
+def _guarded(path: str) -> bool:
+    return path.startswith("/v1/") and path not in OPEN_PATHS
+
+
+async def _authenticate(runtime: Runtime, scope: Scope) -> Principal:
+    if not runtime.settings.auth.keys:
+        return Principal(DEFAULT_PROJECT)
+    token = _bearer(scope)
+    if token is None:
+        raise AuthenticationError(_NO_KEY)
+    principal = await runtime.keys.verify(token)
+    if principal is None:
+        raise AuthenticationError(
+            f"Incorrect API key provided: {_shown(token)}. You can find your API keys with "
+            "your agentloom administrator (agentloom keys list)."
+        )
+    return principal
+
+
+async def _project(runtime: Runtime, principal: Principal, scope: Scope, path: str) -> str:
+    """The project the request works in."""
+    named = _header(scope, b"openai-project")
+    if path.startswith(ADMIN_PREFIX):
+        if not principal.is_admin and runtime.settings.auth.keys:
+            raise PermissionDeniedError(
+                "The organization's routes need the admin key; this is a project key."
+            )
+        return DEFAULT_PROJECT
+    if principal.project_id is not None:
+        if named is not None and named != principal.project_id:
+            raise AuthenticationError(
+                f"OpenAI-Project header '{named}' does not match the project of this API key.",
+                code="mismatched_project",
+            )
+        return principal.project_id
+    if named is None:
+        raise PermissionDeniedError(
+            "The admin key manages the organization; to work in a project, name it in the "
+            "OpenAI-Project header, or use one of its keys."
+        )
+    if not await runtime.keys.project_active(named):
+        raise AuthenticationError(f"No active project '{named}'.", code="invalid_project")
+    return named
+
+
+def _bearer(scope: Scope) -> str | None:
+    value = _header(scope, b"authorization")
+    if value is None:
+        return None
+    scheme, _, token = value.partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token else None
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+def _shown(token: str) -> str:
+    return "*" * 4 if len(token) < 8 else f"{token[:3]}{'*' * 8}{token[-4:]}"
+
+
+async def _refuse(exc: AgentloomError, scope: Scope, receive: Receive, send: Send) -> None:
+    response: JSONResponse = error_response(exc)
+    if scope["type"] == "http":
+        await response(scope, receive, send)
+        return
+    # A WebSocket handshake: answered with the HTTP error where the server can send one,
+    # else closed before it is accepted (a 403 to the client).
+    if "websocket.http.response" in scope.get("extensions", {}):
+        await send(
+            {
+                "type": "websocket.http.response.start",
+                "status": response.status_code,
+                "headers": response.raw_headers,
+            }
+        )
+        await send({"type": "websocket.http.response.body", "body": response.body})
+    else:
+        await send({"type": "websocket.close", "code": 1008})

@@ -1,0 +1,317 @@
+"""Projects, service accounts and their API keys: the organization's side of tenancy.
+
+Used by the admin API (``/v1/organization/...``) and the operator's CLI (``agentloom keys``,
+``agentloom projects``). A key's value exists only in the answer that creates it; after that
+the server keeps its keyed hash and a redacted form. Every change that can invalidate a cached
+key is seen by every server process through the verifier's epoch (see
+:mod:`agentloom.auth.verifier`); this process drops its own cache at once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from agentloom.api import admin
+from agentloom.api.lists import ListPage
+from agentloom.api.wire import WireModel
+from agentloom.auth.keys import KeyHasher, new_key, redact
+from agentloom.auth.policy import model_policy_text, policy_of, tool_policy_text
+from agentloom.errors import InvalidRequestError, NotFoundError
+from agentloom.ids import new_id
+from agentloom.storage.base import Page
+from agentloom.storage.projects import (
+    KeyOwner,
+    KeyRow,
+    ListQuery,
+    ProjectRow,
+    ServiceAccountRow,
+    SqlProjectStore,
+)
+from agentloom.tenancy import DEFAULT_PROJECT, HOSTED_TOOLS
+
+__all__ = ["ProjectsService"]
+
+R = TypeVar("R")
+W = TypeVar("W", bound=WireModel)
+
+
+class ProjectsService:
+    def __init__(
+        self, store: SqlProjectStore, hasher: KeyHasher, *, changed: Callable[[], None]
+    ) -> None:
+        self._store = store
+        self._hasher = hasher
+        self._changed = changed  # this process's key cache must forget what it knew
+
+    # --- projects --------------------------------------------------------------------------
+
+    async def create_project(self, request: admin.CreateProjectRequest) -> admin.Project:
+        row = ProjectRow(id=new_id("proj"), name=request.name, created_at=time.time())
+        await self._store.create_project(row)
+        return _project(row)
+
+    async def get_project(self, project_id: str) -> admin.Project:
+        return _project(await self._project(project_id))
+
+    async def list_projects(
+        self, query: ListQuery, *, include_archived: bool
+    ) -> ListPage[admin.Project]:
+        page = await self._store.list_projects(query, archived=include_archived)
+        return _list(page, _project, "project", query.after)
+
+    async def update_project(
+        self, project_id: str, request: admin.UpdateProjectRequest
+    ) -> admin.Project:
+        row = await self._project(project_id)
+        if request.name is not None:
+            renamed = await self._store.rename_project(project_id, request.name)
+            row = renamed or row
+        return _project(row)
+
+    async def archive_project(self, project_id: str) -> admin.Project:
+        await self._project(project_id)
+        if project_id == DEFAULT_PROJECT:
+            raise InvalidRequestError(
+                "The default project cannot be archived: it holds what was stored without "
+                "authentication.",
+                param="project_id",
+            )
+        row = await self._store.archive_project(project_id, time.time())
+        self._changed()
+        assert row is not None
+        return _project(row)
+
+    # --- permissions -------------------------------------------------------------------------
+
+    async def model_permissions(self, project_id: str) -> admin.ModelPermissions:
+        """The project's model policy (no policy reads as an empty deny list: every model)."""
+        policy = policy_of(await self._project(project_id))
+        if policy.model_mode is None:
+            return admin.ModelPermissions(mode="deny_list", model_ids=[])
+        return admin.ModelPermissions(mode=policy.model_mode, model_ids=sorted(policy.model_ids))
+
+    async def set_model_permissions(
+        self, project_id: str, request: admin.UpdateModelPermissionsRequest
+    ) -> admin.ModelPermissions:
+        await self._project(project_id)
+        text = model_policy_text(request.mode, request.model_ids)
+        await self._store.set_policy(project_id, model_policy=text)
+        self._changed()
+        return await self.model_permissions(project_id)
+
+    async def clear_model_permissions(self, project_id: str) -> admin.ModelPermissionsDeleted:
+        await self._project(project_id)
+        await self._store.set_policy(project_id, model_policy=None)
+        self._changed()
+        return admin.ModelPermissionsDeleted()
+
+    async def tool_permissions(self, project_id: str) -> admin.HostedToolPermissions:
+        policy = policy_of(await self._project(project_id))
+        states = {
+            kind: admin.ToolPermission(enabled=policy.allows_tool(kind)) for kind in HOSTED_TOOLS
+        }
+        return admin.HostedToolPermissions(**states)
+
+    async def set_tool_permissions(
+        self, project_id: str, request: admin.UpdateHostedToolPermissionsRequest
+    ) -> admin.HostedToolPermissions:
+        policy = policy_of(await self._project(project_id))
+        denied = set(policy.denied_tools)
+        for kind in HOSTED_TOOLS:
+            change = getattr(request, kind)
+            if change is not None:
+                (denied.discard if change.enabled else denied.add)(kind)
+        await self._store.set_policy(project_id, tool_policy=tool_policy_text(denied))
+        self._changed()
+        return await self.tool_permissions(project_id)
+
+    # --- service accounts --------------------------------------------------------------------
+
+    async def create_account(
+        self, project_id: str, request: admin.CreateServiceAccountRequest
+    ) -> admin.CreatedServiceAccount:
+        await self._active(project_id)
+        now = time.time()
+        only = bool(request.create_service_account_only)
+        if only and request.expires_in_seconds is not None:
+            raise InvalidRequestError(
+                "expires_in_seconds cannot be used with create_service_account_only.",
+                param="expires_in_seconds",
+            )
+        account = ServiceAccountRow(
+            id=new_id("svc_acct"),
+            project_id=project_id,
+            name=request.name,
+            role="none" if only else "member",
+            created_at=now,
+        )
+        made = None if only else self._new_key(account, "Secret key", request.expires_in_seconds)
+        await self._store.create_account(account, made[1] if made else None)
+        self._changed()
+        return admin.CreatedServiceAccount(
+            id=account.id,
+            name=account.name,
+            role="none" if only else "member",
+            created_at=int(now),
+            api_key=None if made is None else _new_key(made[1], made[0]),
+        )
+
+    async def get_account(self, project_id: str, account_id: str) -> admin.ServiceAccount:
+        await self._project(project_id)
+        row = await self._store.get_account(project_id, account_id)
+        if row is None:
+            raise NotFoundError(
+                f"No service account '{account_id}' in project '{project_id}'.",
+                param="service_account_id",
+            )
+        return _account(row)
+
+    async def list_accounts(
+        self, project_id: str, query: ListQuery
+    ) -> ListPage[admin.ServiceAccount]:
+        await self._project(project_id)
+        page = await self._store.list_accounts(project_id, query)
+        return _list(page, _account, "service account", query.after)
+
+    async def delete_account(self, project_id: str, account_id: str) -> admin.Deleted:
+        await self.get_account(project_id, account_id)
+        await self._store.delete_account(project_id, account_id)
+        self._changed()
+        return admin.Deleted(id=account_id, object="organization.project.service_account.deleted")
+
+    # --- keys ----------------------------------------------------------------------------------
+
+    async def create_key(
+        self, project_id: str, account_id: str, request: admin.CreateKeyRequest
+    ) -> admin.NewKey:
+        await self._active(project_id)
+        account = await self._store.get_account(project_id, account_id)
+        if account is None:
+            raise NotFoundError(
+                f"No service account '{account_id}' in project '{project_id}'.",
+                param="service_account_id",
+            )
+        value, row = self._new_key(account, request.name, request.expires_in_seconds)
+        await self._store.add_key(row)
+        self._changed()
+        return _new_key(row, value)
+
+    async def get_key(self, project_id: str, key_id: str) -> admin.ProjectKey:
+        await self._project(project_id)
+        found = await self._store.get_key(project_id, key_id)
+        if found is None:
+            raise _key_not_found(project_id, key_id)
+        return _key(found)
+
+    async def list_keys(self, project_id: str, query: ListQuery) -> ListPage[admin.ProjectKey]:
+        await self._project(project_id)
+        page = await self._store.list_keys(project_id, query)
+        return _list(page, _key, "API key", query.after)
+
+    async def revoke_key(self, project_id: str, key_id: str) -> admin.Deleted:
+        await self._project(project_id)
+        if not await self._store.delete_key(project_id, key_id):
+            raise _key_not_found(project_id, key_id)
+        self._changed()
+        return admin.Deleted(id=key_id, object="organization.project.api_key.deleted")
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    def _new_key(
+        self, account: ServiceAccountRow, name: str, expires_in: int | None
+    ) -> tuple[str, KeyRow]:
+        value = new_key()
+        now = time.time()
+        row = KeyRow(
+            id=new_id("key"),
+            project_id=account.project_id,
+            service_account_id=account.id,
+            name=name,
+            digest=self._hasher.digest(value),
+            redacted=redact(value),
+            created_at=now,
+            expires_at=None if expires_in is None else now + expires_in,
+        )
+        return value, row
+
+    async def _project(self, project_id: str) -> ProjectRow:
+        row = await self._store.get_project(project_id)
+        if row is None:
+            raise NotFoundError(f"No project with id '{project_id}'.", param="project_id")
+        return row
+
+    async def _active(self, project_id: str) -> ProjectRow:
+        row = await self._project(project_id)
+        if row.archived_at is not None:
+            raise InvalidRequestError(
+                f"Project '{project_id}' is archived: it takes no new keys.", param="project_id"
+            )
+        return row
+
+
+def _project(row: ProjectRow) -> admin.Project:
+    archived = row.archived_at is not None
+    return admin.Project(
+        id=row.id,
+        name=row.name,
+        created_at=int(row.created_at),
+        archived_at=None if row.archived_at is None else int(row.archived_at),
+        status="archived" if archived else "active",
+    )
+
+
+def _account(row: ServiceAccountRow) -> admin.ServiceAccount:
+    role = row.role if row.role in ("owner", "member", "none") else "member"
+    return admin.ServiceAccount(
+        id=row.id,
+        name=row.name,
+        role=role,
+        created_at=int(row.created_at),
+    )
+
+
+def _new_key(row: KeyRow, value: str) -> admin.NewKey:
+    return admin.NewKey(
+        id=row.id,
+        name=row.name,
+        value=value,
+        created_at=int(row.created_at),
+        expires_at=None if row.expires_at is None else int(row.expires_at),
+    )
+
+
+def _key(found: KeyOwner) -> admin.ProjectKey:
+    key, account = found.key, found.account
+    owner = admin.KeyOwnerAccount(
+        id=account.id, name=account.name, role=account.role, created_at=int(account.created_at)
+    )
+    return admin.ProjectKey(
+        id=key.id,
+        name=key.name,
+        redacted_value=key.redacted,
+        created_at=int(key.created_at),
+        last_used_at=None if key.last_used_at is None else int(key.last_used_at),
+        expires_at=None if key.expires_at is None else int(key.expires_at),
+        owner=admin.KeyOwner(service_account=owner),
+    )
+
+
+def _list(
+    page: Page[R] | None, shape: Callable[[R], W], what: str, after: str | None
+) -> ListPage[W]:
+    if page is None:
+        raise NotFoundError(f"No {what} with id '{after}' to page from.", param="after")
+    data = [shape(row) for row in page.data]
+    ids = [getattr(item, "id", None) for item in data]
+    return ListPage[W](
+        data=data,
+        first_id=ids[0] if ids else None,
+        last_id=ids[-1] if ids else None,
+        has_more=page.has_more,
+    )
+
+
+def _key_not_found(project_id: str, key_id: str) -> NotFoundError:
+    return NotFoundError(f"No API key '{key_id}' in project '{project_id}'.", param="api_key_id")

@@ -1,0 +1,83 @@
+"""The project a piece of work belongs to.
+
+Every stored object carries its project, and every storage query is scoped to the project of
+the work that runs it, read from here: the authentication middleware sets it for a request (the
+project of its API key), background work started by that request inherits it (asyncio copies
+the context into new tasks), and work that serves many projects (the ingestion worker) sets it
+from the row it picked up. Nothing outside this module passes a project around by hand, so a
+new route cannot forget to scope its queries.
+
+With authentication off every request works in :data:`DEFAULT_PROJECT`, which is also where
+the data written before projects existed lives, so turning keys on later keeps it.
+
+The project's :class:`Policy` (which models and hosted tools it may use) travels the same way,
+read where a model is resolved and where a hosted tool is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Final, Literal
+
+__all__ = [
+    "DEFAULT_PROJECT",
+    "HOSTED_TOOLS",
+    "OPEN",
+    "Policy",
+    "acting_for",
+    "current_policy",
+    "current_project",
+]
+
+DEFAULT_PROJECT: Final = "proj_default"
+HOSTED_TOOLS: Final = ("code_interpreter", "file_search", "image_generation", "mcp", "web_search")
+ModelMode = Literal["allow_list", "deny_list"]
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """What a project may use: models (an allow list or a deny list, or any) and hosted tools."""
+
+    model_mode: ModelMode | None = None  # None: every model
+    model_ids: frozenset[str] = frozenset()
+    denied_tools: frozenset[str] = frozenset()
+
+    def allows_model(self, *names: str) -> bool:
+        """Whether a model known by any of ``names`` (its id, its provider/id) may be used."""
+        if self.model_mode is None:
+            return True
+        listed = any(name in self.model_ids for name in names)
+        return listed if self.model_mode == "allow_list" else not listed
+
+    def allows_tool(self, kind: str) -> bool:
+        return kind not in self.denied_tools
+
+
+OPEN: Final = Policy()
+
+_PROJECT: ContextVar[str] = ContextVar("agentloom_project", default=DEFAULT_PROJECT)
+_POLICY: ContextVar[Policy] = ContextVar("agentloom_policy", default=OPEN)
+
+
+def current_project() -> str:
+    """The project the running work belongs to."""
+    return _PROJECT.get()
+
+
+def current_policy() -> Policy:
+    """What the running work's project may use."""
+    return _POLICY.get()
+
+
+@contextmanager
+def acting_for(project_id: str, policy: Policy = OPEN) -> Iterator[None]:
+    """Run the block (and the tasks it starts) as work of ``project_id`` under ``policy``."""
+    project, rules = _PROJECT.set(project_id), _POLICY.set(policy)
+    try:
+        yield
+    finally:
+        _POLICY.reset(rules)
+        _PROJECT.reset(project)
