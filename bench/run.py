@@ -145,7 +145,8 @@ model = "{MODEL}"
 
 
 @contextlib.contextmanager
-def server(backend_port: int, database_url: str) -> Iterator[int]:
+def server(backend_port: int, database_url: str, *, keyed: bool = False) -> Iterator[int]:
+    """The server on ``database_url``; ``keyed``: with API keys on (admin key ``ADMIN_KEY``)."""
     port = _free_port()
     args = [sys.executable, "-m", "agentloom.cli.main", "serve", "--port", str(port)]
     with tempfile.TemporaryDirectory(prefix="agentloom-bench-") as tmp:
@@ -158,6 +159,8 @@ def server(backend_port: int, database_url: str) -> Iterator[int]:
             "AGENTLOOM_INFERENCE_MODELS": MODEL,
             "AGENTLOOM_FILES_DIRECTORY": str(folder / "files"),
         }
+        if keyed:
+            env |= {"AGENTLOOM_AUTH": "keys", "AGENTLOOM_ADMIN_KEY": ADMIN_KEY}
         with _process([*args, "--log-level", "warning"], port, "/v1/health", env):
             yield port
 
@@ -330,6 +333,43 @@ HOSTILE_HEADER = [
 ]
 
 
+ADMIN_KEY = "sk-admin-bench-" + secrets.token_urlsafe(24)
+AUTH_TARGET_MS = 0.2
+
+
+async def _project_key(port: int) -> str:
+    """A new project's key, made through the admin API."""
+    bearer = {"Authorization": f"Bearer {ADMIN_KEY}"}
+    async with Connection(HOST, port, headers=bearer) as admin:
+        project = (await admin.post("/v1/organization/projects", {"name": "bench"})).json()
+        path = f"/v1/organization/projects/{project['id']}/service_accounts"
+        account = (await admin.post(path, {"name": "bench"})).json()
+    api_key = account["api_key"]
+    assert isinstance(api_key, dict)
+    return str(api_key["value"])
+
+
+async def _auth_row(open_port: int, keyed_port: int, opts: Options) -> Row:
+    """A stored response with a project key, against the same on a server without keys."""
+    bearer = {"Authorization": f"Bearer {await _project_key(keyed_port)}"}
+    counts = {"requests": opts.requests, "warmup": opts.warmup}
+    async with (
+        Connection(HOST, open_port) as plain,
+        Connection(HOST, keyed_port, headers=bearer) as keyed,
+    ):
+        base = await scenarios.latency(plain, scenarios.respond, **counts)
+        lat = await scenarios.latency(keyed, scenarios.respond, **counts)
+    added = (lat.median - base.median) * 1000
+    return Row(
+        "stored response, API key checked (vs no auth)",
+        _pair(base),
+        _pair(lat),
+        f"{added:+.2f} ms",
+        f"<= {AUTH_TARGET_MS} ms",
+        added <= AUTH_TARGET_MS,
+    )
+
+
 async def _hostile_rows(server_port: int) -> list[Row]:
     """Small requests while requests at (and far over) the ``[limits]`` are processed."""
     rows = []
@@ -496,6 +536,8 @@ def run_one(
         guard_rows = asyncio.run(_guardrail_rows(server_port, opts))
         hostile_rows = asyncio.run(_hostile_rows(server_port))
         sdk_rows = asyncio.run(_sdk_rows(backend_port, server_port, opts)) if with_sdk else []
+        with server(backend_port, database_url, keyed=True) as keyed_port:
+            rows.append(asyncio.run(_auth_row(server_port, keyed_port, opts)))
     paced = f"backend paced at {opts.paced_ms:.0f} ms an answer"
     with backend(opts.paced_ms) as backend_port, server(backend_port, database_url) as port:
         rows.append(asyncio.run(_throughput_row(backend_port, port, opts, paced)))

@@ -33,9 +33,11 @@ class Reply:
 class Connection:
     """One keep-alive connection; requests on it run one after another."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, *, headers: dict[str, str] | None = None) -> None:
         self.host = host
         self.port = port
+        # sent with every request (an Authorization header, say), encoded once
+        self._extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
 
@@ -54,7 +56,7 @@ class Connection:
     async def post_raw(self, path: str, body: bytes) -> Reply:
         """A POST of ``body`` as it is (prebuilt once for large payloads)."""
         head = (
-            f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\n"
+            f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\n{self._extra}"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
         )
         return await self._exchange(head.encode() + body)
@@ -64,7 +66,7 @@ class Connection:
         whole exchange's when none did): a streamed reply's time to its first token."""
         body = json.dumps(payload).encode()
         head = (
-            f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\n"
+            f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\n{self._extra}"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
         )
         reader, writer = self._streams()
@@ -84,7 +86,8 @@ class Connection:
         return reply, seen[0] if seen else time.perf_counter() - start
 
     async def get(self, path: str) -> Reply:
-        return await self._exchange(f"GET {path} HTTP/1.1\r\nHost: {self.host}\r\n\r\n".encode())
+        head = f"GET {path} HTTP/1.1\r\nHost: {self.host}\r\n{self._extra}\r\n"
+        return await self._exchange(head.encode())
 
     async def _exchange(self, request: bytes) -> Reply:
         reader, writer = self._streams()
