@@ -344,3 +344,62 @@ def test_files_settings_come_from_the_file_or_the_environment(tmp_path: Path) ->
     for bad in ("[files]\nmax_bytes = 0\n", '[files]\nblob_store = "s3"\n'):
         with pytest.raises(ConfigError):
             load_settings(_write(tmp_path, bad), env={})
+
+
+JWT = """
+[auth]
+mode = "keys"
+
+[auth.jwt]
+issuer = "https://idp.example.com/"
+audience = "agentloom"
+"""
+
+
+def test_bearer_jwts_are_configured_under_auth_jwt(tmp_path: Path) -> None:
+    path = _write(tmp_path, JWT + 'jwks_url = "https://idp.example.com/jwks"\n')
+
+    jwt = load_settings(path, env={}).auth.jwt
+
+    assert jwt is not None
+    assert (jwt.issuer, jwt.audience, jwt.jwks_url) == (
+        "https://idp.example.com/",
+        "agentloom",
+        "https://idp.example.com/jwks",
+    )
+    assert (jwt.project_claim, jwt.algorithms) == ("agentloom_project", ["RS256", "ES256"])
+    assert (jwt.leeway_seconds, jwt.jwks_cache_seconds, jwt.jwks_refetch_seconds) == (30, 300, 30)
+    assert load_settings(env={}).auth.jwt is None
+    on_file = load_settings(_write(tmp_path, JWT + 'jwks_file = "/etc/jwks.json"\n'), env={})
+    assert on_file.auth.jwt is not None
+    assert on_file.auth.jwt.jwks_file == Path("/etc/jwks.json")
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("", "exactly one of jwks_file and jwks_url"),
+        ('jwks_file = "/a"\njwks_url = "https://b/"\n', "exactly one of jwks_file and jwks_url"),
+        ('jwks_url = "http://idp.example.com/jwks"\n', "must be an https URL"),
+        ('jwks_url = "ftp://127.0.0.1/jwks"\n', "must be an https URL"),
+        ('jwks_file = "/a"\nalgorithms = ["none"]\n', "algorithms.0"),
+        ('jwks_file = "/a"\nalgorithms = ["HS256"]\n', "algorithms.0"),
+        ('jwks_file = "/a"\nalgorithms = []\n', "algorithms"),
+        ('jwks_file = "/a"\nleeway_seconds = -1\n', "leeway_seconds"),
+        ('jwks_file = "/a"\njwks_cache_seconds = 0\n', "jwks_cache_seconds"),
+        ('jwks_file = "/a"\nsecret = "x"\n', "secret"),
+    ],
+)
+def test_a_wrong_auth_jwt_table_is_refused(tmp_path: Path, extra: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_settings(_write(tmp_path, JWT + extra), env={})
+
+
+def test_jwts_need_keys_mode_and_loopback_may_serve_http(tmp_path: Path) -> None:
+    no_mode = JWT.replace('mode = "keys"\n', "") + 'jwks_file = "/a"\n'
+    local = JWT + 'jwks_url = "http://127.0.0.1:8080/jwks"\n'
+
+    with pytest.raises(ConfigError, match='needs \\[auth\\] mode = "keys"'):
+        load_settings(_write(tmp_path, no_mode), env={})
+    assert load_settings(_write(tmp_path, no_mode), env={"AGENTLOOM_AUTH": "keys"}).auth.jwt
+    assert load_settings(_write(tmp_path, local), env={}).auth.jwt is not None

@@ -30,6 +30,7 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -96,6 +97,50 @@ class ServerSettings(_Strict):
         return value
 
 
+JwtAlgorithm = Literal[
+    "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"
+]  # asymmetric only: never "none", never HMAC (a public key must not become a shared secret)
+_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
+def _default_algorithms() -> list[JwtAlgorithm]:
+    return ["RS256", "ES256"]
+
+
+class JwtSettings(_Strict):
+    """``[auth.jwt]``: bearer JWTs from an OIDC provider, checked offline against its JWKS."""
+
+    issuer: str = Field(min_length=1)  # the ``iss`` a token must carry, exactly
+    audience: str = Field(min_length=1)  # a value its ``aud`` must hold
+    jwks_file: Path | None = None  # the provider's JWKS, kept on disk ...
+    jwks_url: str | None = None  # ... or fetched (https; http only on a loopback host)
+    project_claim: str = Field(default="agentloom_project", min_length=1)
+    algorithms: list[JwtAlgorithm] = Field(default_factory=_default_algorithms, min_length=1)
+    leeway_seconds: int = Field(default=30, ge=0, le=300)  # clock skew allowed on exp and nbf
+    jwks_cache_seconds: float = Field(default=300.0, gt=0)  # the JWKS is read again after this
+    # an unknown ``kid`` fetches the JWKS again, at most this often
+    jwks_refetch_seconds: float = Field(default=30.0, ge=0)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> JwtSettings:
+        if (self.jwks_file is None) == (self.jwks_url is None):
+            raise ValueError("[auth.jwt] needs exactly one of jwks_file and jwks_url")
+        if self.jwks_url is not None:
+            _check_jwks_url(self.jwks_url)
+        return self
+
+
+def _check_jwks_url(url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme == "https" and parts.hostname:
+        return
+    if parts.scheme == "http" and parts.hostname in _LOOPBACK_HOSTS:
+        return
+    raise ValueError(
+        f"[auth.jwt] jwks_url must be an https URL (http only on a loopback host): {url!r}"
+    )
+
+
 class AuthSettings(_Strict):
     """``[auth]``: who may call. ``mode`` unset means ``none`` on a loopback address, and
     ``agentloom serve`` refuses to start on any other (set ``keys``, or ``none`` on purpose)."""
@@ -103,6 +148,13 @@ class AuthSettings(_Strict):
     mode: Literal["none", "keys"] | None = None
     admin_key_env: str = "AGENTLOOM_ADMIN_KEY"  # the variable holding the admin key
     watch_interval: float = Field(default=0.5, gt=0)  # seconds between revocation checks
+    jwt: JwtSettings | None = None  # bearer JWTs beside the API keys
+
+    @model_validator(mode="after")
+    def _jwt_needs_keys(self) -> AuthSettings:
+        if self.jwt is not None and self.mode != "keys":
+            raise ValueError('[auth.jwt] needs [auth] mode = "keys" (JWTs are checked beside keys)')
+        return self
 
     @property
     def keys(self) -> bool:

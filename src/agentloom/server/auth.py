@@ -2,7 +2,8 @@
 and runs as its project.
 
 With ``[auth] mode = "keys"`` a request needs ``Authorization: Bearer <key>``: a project key
-works in its project; the admin key manages the organization (``/v1/organization/...``) and
+works in its project, and so does a JWT from the OIDC provider of ``[auth.jwt]`` (in the project
+its claim names); the admin key manages the organization (``/v1/organization/...``) and
 works in a project only when it names one with the ``OpenAI-Project`` header. Without keys every
 request is the default project's and the organization routes are open (a server on loopback,
 run by one trusted person). ``/v1/health`` is always open.
@@ -19,6 +20,7 @@ from typing import Final
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from agentloom.auth.jwt import looks_like_jwt
 from agentloom.auth.verifier import Principal
 from agentloom.errors import AgentloomError, AuthenticationError, PermissionDeniedError
 from agentloom.server.errors import error_response
@@ -77,6 +79,8 @@ async def _authenticate(runtime: Runtime, scope: Scope) -> Principal:
     token = _bearer(scope)
     if token is None:
         raise AuthenticationError(_NO_KEY)
+    if runtime.jwt is not None and looks_like_jwt(token):
+        return await runtime.jwt.verify(token)
     principal = await runtime.keys.verify(token)
     if principal is None:
         raise AuthenticationError(

@@ -12,6 +12,7 @@ import anyio
 from sqlalchemy.exc import DBAPIError
 from starlette.requests import HTTPConnection
 
+from agentloom.auth.jwt import JwtVerifier, build_jwt_verifier
 from agentloom.auth.keys import KeyHasher
 from agentloom.auth.verifier import KeyVerifier
 from agentloom.config import Settings
@@ -65,6 +66,7 @@ class Runtime:
     keys: KeyVerifier
     projects: ProjectsService
     containers: ContainersService | None = None
+    jwt: JwtVerifier | None = None  # bearer JWTs, with [auth.jwt]
 
 
 @asynccontextmanager
@@ -108,7 +110,7 @@ async def open_runtime(
         stack.push_async_callback(web.aclose)
         safety = build_safety(settings.safety, catalog)
         stack.push_async_callback(safety.aclose)
-        yield await _services(settings, database, catalog, embedder, web, safety)
+        yield await _services(settings, database, catalog, embedder, web, safety, stack)
 
 
 async def _services(
@@ -118,6 +120,7 @@ async def _services(
     embedder: Embedder,
     web: WebSearchSources,
     safety: SafetyService,
+    stack: AsyncExitStack,
 ) -> Runtime:
     limits = EngineLimits(
         max_model_calls=settings.engine.max_model_calls,
@@ -153,6 +156,7 @@ async def _services(
     hasher = KeyHasher(await database.projects.secret())
     keys = KeyVerifier(database.projects, hasher, admin_key=settings.auth.admin_key())
     await keys.check()
+    jwt = await _jwt_verifier(settings, keys, stack)
     service = ResponsesService(
         catalog=catalog,
         store=database.responses,
@@ -189,7 +193,20 @@ async def _services(
         keys=keys,
         projects=ProjectsService(database.projects, hasher, changed=keys.drop),
         containers=containers,
+        jwt=jwt,
     )
+
+
+async def _jwt_verifier(
+    settings: Settings, keys: KeyVerifier, stack: AsyncExitStack
+) -> JwtVerifier | None:
+    """The verifier of bearer JWTs, its signing keys loaded, if ``[auth.jwt]`` is set."""
+    if settings.auth.jwt is None:
+        return None
+    verifier = build_jwt_verifier(settings.auth.jwt, keys)
+    stack.push_async_callback(verifier.aclose)
+    await verifier.start()
+    return verifier
 
 
 async def _sealer(settings: Settings, database: Database) -> Sealer:
