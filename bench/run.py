@@ -337,16 +337,44 @@ ADMIN_KEY = "sk-admin-bench-" + secrets.token_urlsafe(24)
 AUTH_TARGET_MS = 0.2
 
 
-async def _project_key(port: int) -> str:
-    """A new project's key, made through the admin API."""
+async def _project_key(port: int, *, requests_per_minute: int = 0) -> str:
+    """A new project's key, made through the admin API; the project limited to
+    ``requests_per_minute`` on the bench model if given."""
     bearer = {"Authorization": f"Bearer {ADMIN_KEY}"}
     async with Connection(HOST, port, headers=bearer) as admin:
         project = (await admin.post("/v1/organization/projects", {"name": "bench"})).json()
-        path = f"/v1/organization/projects/{project['id']}/service_accounts"
-        account = (await admin.post(path, {"name": "bench"})).json()
+        path = f"/v1/organization/projects/{project['id']}"
+        account = (await admin.post(f"{path}/service_accounts", {"name": "bench"})).json()
+        if requests_per_minute:
+            limit = {"max_requests_per_1_minute": requests_per_minute}
+            await admin.post(f"{path}/rate_limits/rl-{MODEL.replace('/', '__')}", limit)
     api_key = account["api_key"]
     assert isinstance(api_key, dict)
     return str(api_key["value"])
+
+
+async def _limiter_row(keyed_port: int, opts: Options) -> Row:
+    """Throughput of a project under a rate limit (never reached), against one without."""
+    common = {"clients": opts.clients, "seconds": opts.seconds, "warmup": 1.0}
+    rates = []
+    for limit in (0, 100_000_000):
+        key = await _project_key(keyed_port, requests_per_minute=limit)
+        headers = {"Authorization": f"Bearer {key}"}
+        rates.append(
+            await scenarios.throughput(
+                HOST, keyed_port, scenarios.respond, headers=headers, **common
+            )
+        )
+    free, limited = rates
+    added = (1 / limited - 1 / free) * 1000 * opts.clients
+    return Row(
+        f"requests/s, {opts.clients} clients, rate-limited project (vs unlimited)",
+        f"{free:.0f}",
+        f"{limited:.0f}",
+        f"{added:+.2f} ms a request",
+        "",
+        None,
+    )
 
 
 async def _auth_row(open_port: int, keyed_port: int, opts: Options) -> Row:
@@ -538,6 +566,7 @@ def run_one(
         sdk_rows = asyncio.run(_sdk_rows(backend_port, server_port, opts)) if with_sdk else []
         with server(backend_port, database_url, keyed=True) as keyed_port:
             rows.append(asyncio.run(_auth_row(server_port, keyed_port, opts)))
+            rows.append(asyncio.run(_limiter_row(keyed_port, opts)))
     paced = f"backend paced at {opts.paced_ms:.0f} ms an answer"
     with backend(opts.paced_ms) as backend_port, server(backend_port, database_url) as port:
         rows.append(asyncio.run(_throughput_row(backend_port, port, opts, paced)))

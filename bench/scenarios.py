@@ -362,7 +362,14 @@ async def conversation_turns(conn: Connection, *, turns: int) -> list[float]:
 
 
 async def throughput(
-    host: str, port: int, step: Step, *, clients: int, seconds: float, warmup: float
+    host: str,
+    port: int,
+    step: Step,
+    *,
+    clients: int,
+    seconds: float,
+    warmup: float,
+    headers: dict[str, str] | None = None,
 ) -> float:
     """Completed requests per second with ``clients`` connections sending back to back."""
     done = 0
@@ -370,7 +377,7 @@ async def throughput(
 
     async def client() -> None:
         nonlocal done
-        async with Connection(host, port) as conn:
+        async with Connection(host, port, headers=headers) as conn:
             deadline = time.perf_counter() + warmup + seconds
             while time.perf_counter() < deadline:
                 await step(conn)

@@ -3,4 +3,5 @@ pytest_plugins = [
     "tests.plugins.backend",
     "tests.plugins.server",
     "tests.plugins.sandbox",
+    "tests.plugins.tenants",
 ]

@@ -16,13 +16,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openai.types import FileDeleted, FileObject, Model, VectorStore, VectorStoreDeleted
-from openai.types.admin.organization import Project
+from openai.types.admin.organization import (
+    AuditLogListResponse,
+    Project,
+    UsageCodeInterpreterSessionsResponse,
+    UsageCompletionsResponse,
+    UsageFileSearchCallsResponse,
+    UsageWebSearchCallsResponse,
+)
 from openai.types.admin.organization.projects import (
     APIKeyDeleteResponse,
     ProjectAPIKey,
     ProjectHostedToolPermissions,
     ProjectModelPermissions,
     ProjectModelPermissionsDeleted,
+    ProjectRateLimit,
     ProjectServiceAccount,
     ServiceAccountCreateResponse,
     ServiceAccountDeleteResponse,
@@ -84,6 +92,8 @@ _BY_OBJECT: dict[str, TypeAdapter[Any]] = {
         "organization.project.api_key.deleted": APIKeyDeleteResponse,
         "project.model_permissions": ProjectModelPermissions,
         "project.model_permissions.deleted": ProjectModelPermissionsDeleted,
+        "project.rate_limit": ProjectRateLimit,
+        "organization.audit_log": AuditLogListResponse,
     }.items()
 }
 EVENT: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
@@ -93,6 +103,13 @@ _ELEMENT_TYPES: tuple[tuple[re.Pattern[str], TypeAdapter[Any]], ...] = (
     (re.compile(r"/v1/responses/[^/]+/input_items$"), TypeAdapter(ResponseItem)),
     (re.compile(r"/v1/responses/compact$"), TypeAdapter(ConversationItem)),
     (re.compile(r"/hosted_tool_permissions$"), TypeAdapter(ProjectHostedToolPermissions)),
+    (re.compile(r"/usage/completions$"), TypeAdapter(UsageCompletionsResponse)),
+    (re.compile(r"/usage/file_search_calls$"), TypeAdapter(UsageFileSearchCallsResponse)),
+    (re.compile(r"/usage/web_search_calls$"), TypeAdapter(UsageWebSearchCallsResponse)),
+    (
+        re.compile(r"/usage/code_interpreter_sessions$"),
+        TypeAdapter(UsageCodeInterpreterSessionsResponse),
+    ),
 )
 """What the elements of a list (or a single item) on these paths are."""
 

@@ -69,6 +69,7 @@ class ServerSettings(_Strict):
     heartbeat_interval: float = Field(default=10.0, gt=0)
     abandoned_after: float = Field(default=60.0, gt=0)
     websocket_max_age: float = Field(default=3600.0, gt=0)  # seconds a WebSocket stays open
+    usage_flush_interval: float = Field(default=1.0, gt=0)  # seconds between usage writes
     # Seals content handed to clients (compaction items, encrypted reasoning); default: a key
     # kept in the database. Old keys (a rotation) only open what they sealed before.
     sealing_key: SecretStr | None = None

@@ -43,6 +43,18 @@ class PermissionDeniedError(AgentloomError):
     default_code = "insufficient_permissions"
 
 
+class RateLimitedError(AgentloomError):
+    """The project used up a rate limit of its own (requests or tokens per minute, requests per
+    day); ``retry_after``: seconds until the window resets."""
+
+    default_code = "rate_limit_exceeded"
+
+    def __init__(self, message: str, *, retry_after: float, kind: str = "requests") -> None:
+        super().__init__(f"{message} Please try again in {_wait(retry_after)}.")
+        self.retry_after: float | None = retry_after
+        self.kind = kind  # OpenAI's error type: "requests" or "tokens"
+
+
 class NotFoundError(AgentloomError):
     """A referenced object (model, response, item ...) does not exist."""
 

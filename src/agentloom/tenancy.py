@@ -16,10 +16,10 @@ read where a model is resolved and where a hosted tool is built.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, Literal
 
 __all__ = [
@@ -27,7 +27,9 @@ __all__ = [
     "HOSTED_TOOLS",
     "OPEN",
     "Policy",
+    "RateLimit",
     "acting_for",
+    "current_key",
     "current_policy",
     "current_project",
 ]
@@ -38,12 +40,22 @@ ModelMode = Literal["allow_list", "deny_list"]
 
 
 @dataclass(frozen=True, slots=True)
+class RateLimit:
+    """A project's limits on one model; 0: no limit."""
+
+    requests_per_minute: int = 0
+    tokens_per_minute: int = 0
+    requests_per_day: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Policy:
     """What a project may use: models (an allow list or a deny list, or any) and hosted tools."""
 
     model_mode: ModelMode | None = None  # None: every model
     model_ids: frozenset[str] = frozenset()
     denied_tools: frozenset[str] = frozenset()
+    rate_limits: Mapping[str, RateLimit] = field(default_factory=dict)  # by model id
 
     def allows_model(self, *names: str) -> bool:
         """Whether a model known by any of ``names`` (its id, its provider/id) may be used."""
@@ -60,11 +72,17 @@ OPEN: Final = Policy()
 
 _PROJECT: ContextVar[str] = ContextVar("agentloom_project", default=DEFAULT_PROJECT)
 _POLICY: ContextVar[Policy] = ContextVar("agentloom_policy", default=OPEN)
+_KEY: ContextVar[str | None] = ContextVar("agentloom_key", default=None)
 
 
 def current_project() -> str:
     """The project the running work belongs to."""
     return _PROJECT.get()
+
+
+def current_key() -> str | None:
+    """The API key (or JWT subject) the running work was asked for with, if any."""
+    return _KEY.get()
 
 
 def current_policy() -> Policy:
@@ -73,11 +91,15 @@ def current_policy() -> Policy:
 
 
 @contextmanager
-def acting_for(project_id: str, policy: Policy = OPEN) -> Iterator[None]:
-    """Run the block (and the tasks it starts) as work of ``project_id`` under ``policy``."""
-    project, rules = _PROJECT.set(project_id), _POLICY.set(policy)
+def acting_for(
+    project_id: str, policy: Policy = OPEN, *, key_id: str | None = None
+) -> Iterator[None]:
+    """Run the block (and the tasks it starts) as work of ``project_id`` under ``policy``,
+    asked for with ``key_id``."""
+    project, rules, key = _PROJECT.set(project_id), _POLICY.set(policy), _KEY.set(key_id)
     try:
         yield
     finally:
+        _KEY.reset(key)
         _POLICY.reset(rules)
         _PROJECT.reset(project)

@@ -39,7 +39,8 @@ from agentloom.errors import AuthenticationError
 from agentloom.testing.backend import FakeBackend
 from agentloom.testing.serving import serve_async
 from tests.plugins.server import audited_client
-from tests.server.test_tenancy import ADMIN, ADMIN_ENV, Tenant, error_of, new_tenant, sdk
+from tests.plugins.tenants import ADMIN, ADMIN_ENV, Tenant, new_tenant, sdk
+from tests.server.test_tenancy import error_of
 
 ISSUER = "https://idp.example.com/"
 AUDIENCE = "agentloom"

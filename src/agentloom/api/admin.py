@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from agentloom.api.wire import Nullable, WireModel
 
@@ -135,3 +135,34 @@ class UpdateHostedToolPermissionsRequest(WireModel):
     image_generation: ToolPermission | None = None
     mcp: ToolPermission | None = None
     web_search: ToolPermission | None = None
+
+
+class AuditLogEntry(WireModel):
+    """An audit log entry; the object named by ``type`` rides along as an extra field."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    object: Literal["organization.audit_log"] = "organization.audit_log"
+    type: str
+    effective_at: int
+    actor: dict[str, Any]
+    project: dict[str, str] | None = None
+
+
+class RateLimit(WireModel):
+    id: str
+    object: Literal["project.rate_limit"] = "project.rate_limit"
+    model: str
+    max_requests_per_1_minute: int
+    max_tokens_per_1_minute: int
+    max_requests_per_1_day: int
+
+
+class UpdateRateLimitRequest(WireModel):
+    max_requests_per_1_minute: int | None = Field(default=None, ge=0)
+    max_tokens_per_1_minute: int | None = Field(default=None, ge=0)
+    max_requests_per_1_day: int | None = Field(default=None, ge=0)
+    batch_1_day_max_input_tokens: int | None = None
+    max_audio_megabytes_per_1_minute: int | None = None
+    max_images_per_1_minute: int | None = None

@@ -7,10 +7,11 @@ from collections.abc import Iterable
 from typing import cast
 
 from agentloom.storage.projects import ProjectRow
-from agentloom.tenancy import HOSTED_TOOLS, OPEN, ModelMode, Policy
+from agentloom.storage.rate_limits import LimitRow
+from agentloom.tenancy import HOSTED_TOOLS, OPEN, ModelMode, Policy, RateLimit
 
 
-def policy_of(row: ProjectRow) -> Policy:
+def policy_of(row: ProjectRow, limits: Iterable[LimitRow] = ()) -> Policy:
     model_mode: ModelMode | None = None
     model_ids: frozenset[str] = frozenset()
     if row.model_policy is not None:
@@ -18,9 +19,18 @@ def policy_of(row: ProjectRow) -> Policy:
         model_mode = cast(ModelMode, stored["mode"])
         model_ids = frozenset(stored["model_ids"])
     denied = frozenset(json.loads(row.tool_policy)) if row.tool_policy is not None else frozenset()
-    if model_mode is None and not denied:
+    rates = {
+        limit.model: RateLimit(
+            limit.max_requests_per_1_minute,
+            limit.max_tokens_per_1_minute,
+            limit.max_requests_per_1_day,
+        )
+        for limit in limits
+        if limit.limited
+    }
+    if model_mode is None and not denied and not rates:
         return OPEN
-    return Policy(model_mode, model_ids, denied & frozenset(HOSTED_TOOLS))
+    return Policy(model_mode, model_ids, denied & frozenset(HOSTED_TOOLS), rates)
 
 
 def model_policy_text(mode: ModelMode, model_ids: Iterable[str]) -> str:

@@ -22,6 +22,7 @@ from sqlalchemy.exc import DBAPIError
 from agentloom.auth.keys import KeyHasher, same_secret
 from agentloom.auth.policy import policy_of
 from agentloom.storage.projects import ProjectRow, SqlProjectStore
+from agentloom.storage.rate_limits import LimitRow, SqlRateLimitStore
 from agentloom.tenancy import OPEN, Policy
 
 log = logging.getLogger(__name__)
@@ -52,15 +53,23 @@ class _Project:
     policy: Policy
 
     @classmethod
-    def of(cls, row: ProjectRow | None) -> _Project:
+    def of(cls, row: ProjectRow | None, limits: tuple[LimitRow, ...] = ()) -> _Project:
         if row is None:
             return cls(False, OPEN)
-        return cls(row.archived_at is None, policy_of(row))
+        return cls(row.archived_at is None, policy_of(row, limits))
 
 
 class KeyVerifier:
-    def __init__(self, store: SqlProjectStore, hasher: KeyHasher, *, admin_key: str | None) -> None:
+    def __init__(
+        self,
+        store: SqlProjectStore,
+        hasher: KeyHasher,
+        *,
+        admin_key: str | None,
+        limits: SqlRateLimitStore | None = None,
+    ) -> None:
         self._store = store
+        self._limits = limits
         self._hasher = hasher
         self._admin_key = admin_key
         self._known: dict[str, Principal] = {}
@@ -104,7 +113,10 @@ class KeyVerifier:
         if found is None:
             generation = self._generation
             row = await self._store.get_project(project_id)
-            found = _Project.of(row)
+            limits: tuple[LimitRow, ...] = ()
+            if row is not None and self._limits is not None:
+                limits = tuple((await self._limits.limits(project_id)).values())
+            found = _Project.of(row, limits)
             if generation == self._generation:
                 self._projects[project_id] = found
         return found

@@ -21,6 +21,7 @@ import click
 from agentloom.api.admin import CreateProjectRequest, CreateServiceAccountRequest, Project
 from agentloom.config import ConfigError, Settings, load_settings
 from agentloom.errors import AgentloomError
+from agentloom.services.audit import AuditLog
 from agentloom.services.projects import ProjectsService
 from agentloom.storage.projects import ListQuery
 
@@ -176,7 +177,14 @@ async def _service(settings: Settings) -> AsyncIterator[ProjectsService]:
         await database.migrate()
         await database.projects.ensure_default(time.time())
         hasher = KeyHasher(await database.projects.secret())
-        yield ProjectsService(database.projects, hasher, changed=lambda: None)
+        yield ProjectsService(
+            database.projects,
+            hasher,
+            changed=lambda: None,
+            limits=database.rate_limits,
+            audit=AuditLog(database.audit, actor="cli"),
+            models=list,
+        )
     finally:
         await database.aclose()
 

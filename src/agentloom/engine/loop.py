@@ -101,6 +101,7 @@ class AgentLoop:
         self._stack = AsyncExitStack()  # connections of toolsets, closed when the run ends
         self._awaiting = False  # a tool call waits for the client (an approval request)
         self.failure: UpstreamError | None = None  # why the response failed, if it did
+        self.model_calls = 0  # model calls made so far
         self._guard = None if config.guards is None else Guard(config.guards)
 
     async def run(self) -> AsyncGenerator[ev.StreamEvent, None]:
@@ -141,6 +142,7 @@ class AgentLoop:
                 reasoning=self._config.reasoning,
             )
             self._turn = turn
+            self.model_calls += 1
             async for event in self._call_model(turn, budget):
                 yield event
             self._record(turn.result)

@@ -9,9 +9,13 @@ disconnect) is finalised as ``cancelled``.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
+
+import anyio
+from sqlalchemy.exc import DBAPIError
 
 from agentloom.api import events as ev
 from agentloom.api.compaction import CompactedResponse, CompactRequest
@@ -41,8 +45,11 @@ from agentloom.inference import base as inf
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.services.conversations import ConversationsService, appended, turn_row
 from agentloom.services.prompts import PromptsService
+from agentloom.services.usage import UsageLedger
 from agentloom.storage.base import ItemRow, Order, ResponseRow, ResponseStore
 from agentloom.tools.server_tools import ToolServices
+
+log = logging.getLogger(__name__)
 
 _TERMINAL_EVENTS = (ev.ResponseCompleted, ev.ResponseIncomplete, ev.ResponseFailed)
 
@@ -70,8 +77,10 @@ class ResponsesService:
         tools: ToolServices | None = None,
         attachments: Attachments | None = None,
         guardrails: Guardrails | None = None,
+        usage: UsageLedger | None = None,
     ) -> None:
         self._catalog = catalog
+        self._usage = usage
         self._store = store
         self._prompts = prompts
         self._compactions = compactions
@@ -159,11 +168,14 @@ class ResponsesService:
                 async for event in events:
                     if isinstance(event, _TERMINAL_EVENTS):
                         await self._finish(writer, prepared, event.response)
+                        await self._record(event.response, loop)
                         finished = True
                     yield event
         finally:
             if not finished:
-                await self._finish(writer, prepared, loop.abandoned())
+                abandoned = loop.abandoned()
+                await self._finish(writer, prepared, abandoned)
+                await self._record(abandoned, loop)
 
     async def _finish(
         self, writer: ResponseWriter | None, prepared: Prepared, response: Response
@@ -185,6 +197,16 @@ class ResponsesService:
             return
         await writer.finish(response, turn_row(hold.turn, appended(hold.turn, after)))
         self._conversations.ended(hold.turn, after)
+
+    async def _record(self, response: Response, loop: AgentLoop) -> None:
+        """Count the response's usage; a database fault there does not fail the response."""
+        if self._usage is None:
+            return
+        with anyio.CancelScope(shield=True):
+            try:
+                await self._usage.record(response, model_calls=loop.model_calls)
+            except DBAPIError:
+                log.warning("could not count the tokens of %s", response.id, exc_info=True)
 
     # --- read --------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from agentloom.errors import InvalidRequestError, NotFoundError, UpstreamError
@@ -52,6 +52,8 @@ class ModelCatalog:
         self._index: dict[str, ServedModel] = {}
         self._last_refresh = -float("inf")
         self._lock = asyncio.Lock()
+        # asked before a model is used (the rate limiter): raises to refuse
+        self.admission: Callable[[str], Awaitable[None]] | None = None
         self._reindex()
 
     async def refresh(self) -> None:
@@ -66,19 +68,18 @@ class ModelCatalog:
 
     def only_model(self) -> str:
         """The one model served, for requests that may leave ``model`` out."""
-        served: dict[tuple[str, str], str] = {}
-        for model in self.models():  # each model is indexed under its id and provider/id
-            key = (model.provider_name, model.backend_id)
-            served[key] = min(served.get(key, model.id), model.id, key=len)
+        served = names(self.models())
         if len(served) != 1:
             raise InvalidRequestError(
                 f"'model' is required: this server serves {len(served)} models.",
                 param="model",
                 code="missing_required_parameter",
             )
-        return next(iter(served.values()))
+        return served[0]
 
-    async def resolve(self, model_id: str) -> Resolved:
+    async def resolve(self, model_id: str, *, use: bool = True) -> Resolved:
+        """The model and its provider; ``use``: it is about to be called (the admission check
+        runs), not only looked at."""
         served = self._index.get(model_id)
         if served is None and await self._refresh_if_stale():
             served = self._index.get(model_id)
@@ -88,7 +89,14 @@ class ModelCatalog:
                 param="model",
                 code="model_not_found",
             )
+        if use and self.admission is not None:
+            await self.admission(served.id)
         return Resolved(provider=self._providers[served.provider_name], model=served)
+
+    def all_names(self) -> list[str]:
+        """The shortest name of every model served, whatever the running work's project may
+        use."""
+        return names(self._index.values())
 
     def models(self) -> list[ServedModel]:
         """The models served, those the running work's project may use."""
@@ -124,3 +132,12 @@ def _permitted(model: ServedModel, name: str) -> bool:
     """Whether the project's policy lets it use ``model`` (asked for as ``name``)."""
     qualified = f"{model.provider_name}/{model.backend_id}"
     return current_policy().allows_model(name, model.id, model.backend_id, qualified)
+
+
+def names(models: Iterable[ServedModel]) -> list[str]:
+    """One name per model (each is indexed under its id and ``provider/id``): the shortest."""
+    served: dict[tuple[str, str], str] = {}
+    for model in models:
+        key = (model.provider_name, model.backend_id)
+        served[key] = min(served.get(key, model.id), model.id, key=len)
+    return list(served.values())

@@ -51,6 +51,7 @@ def create_app(
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(housekeeping, runtime)
                 tasks.start_soon(runtime.keys.watch, settings.auth.watch_interval)
+                tasks.start_soon(runtime.usage.run, settings.server.usage_flush_interval)
                 tasks.start_soon(runtime.vector_stores.run_ingestion)
                 tasks.start_soon(runtime.vector_stores.warm)
                 if serving:

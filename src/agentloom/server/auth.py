@@ -18,19 +18,21 @@ from __future__ import annotations
 from typing import Final
 
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentloom.auth.jwt import looks_like_jwt
 from agentloom.auth.verifier import Principal
 from agentloom.errors import AgentloomError, AuthenticationError, PermissionDeniedError
 from agentloom.server.errors import error_response
 from agentloom.server.runtime import Runtime
+from agentloom.services.rate_limits import RateState, noting_rates, rate_headers
 from agentloom.tenancy import DEFAULT_PROJECT, acting_for
 
 __all__ = ["AuthMiddleware", "principal_of"]
 
 OPEN_PATHS: Final = frozenset({"/v1/health"})
 ADMIN_PREFIX: Final = "/v1/organization/"
+ADMIN_ACTOR: Final = "admin"  # the admin key, as usage and the audit log name it
 _STATE_KEY: Final = "principal"
 _NO_KEY: Final = (
     "You didn't provide an API key. You need to provide your API key in an Authorization "
@@ -65,8 +67,22 @@ class AuthMiddleware:
             await _refuse(exc, scope, receive, send)
             return
         scope.setdefault("state", {})[_STATE_KEY] = principal
-        with acting_for(project, await runtime.keys.policy(project)):
-            await self.app(scope, receive, send)
+        policy = await runtime.keys.policy(project)
+        key_id = ADMIN_ACTOR if principal.is_admin else principal.key_id
+        with acting_for(project, policy, key_id=key_id), noting_rates() as rates:
+            await self.app(scope, receive, _with_rate_headers(send, rates))
+
+
+def _with_rate_headers(send: Send, rates: RateState) -> Send:
+    """``send``, adding the ``x-ratelimit-*`` headers of a request admitted against limits."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start" and rates.limit is not None:
+            headers = [*message.get("headers", []), *rate_headers(rates)]
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return sending
 
 
 def _guarded(path: str) -> bool:

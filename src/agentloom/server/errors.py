@@ -20,6 +20,7 @@ ERROR_TABLE: tuple[tuple[type[errors.AgentloomError], int, str], ...] = (
     (errors.InvalidRequestError, 400, "invalid_request_error"),
     (errors.AuthenticationError, 401, "invalid_request_error"),
     (errors.PermissionDeniedError, 403, "invalid_request_error"),
+    (errors.RateLimitedError, 429, "requests"),
     (errors.NotFoundError, 404, "invalid_request_error"),
     (errors.ConflictError, 409, "invalid_request_error"),
     (errors.PayloadTooLargeError, 413, "invalid_request_error"),
@@ -52,9 +53,12 @@ def status_and_type(exc: errors.AgentloomError) -> tuple[int, str]:
 
 def error_response(exc: errors.AgentloomError) -> JSONResponse:
     status, kind = status_and_type(exc)
+    if isinstance(exc, errors.RateLimitedError):
+        kind = exc.kind
     headers = {}
-    if isinstance(exc, errors.UpstreamRateLimitError) and exc.retry_after is not None:
-        headers["retry-after"] = str(max(1, round(exc.retry_after)))
+    retry_after = getattr(exc, "retry_after", None)
+    if isinstance(exc, errors.UpstreamRateLimitError | errors.RateLimitedError) and retry_after:
+        headers["retry-after"] = str(max(1, round(retry_after)))
     body = envelope(exc.stated(), type=kind, param=exc.param, code=exc.code)
     return JSONResponse(body, status_code=status, headers=headers)
 

@@ -31,12 +31,15 @@ from agentloom.retrieval.embeddings import Embedder, build_embedder
 from agentloom.safety.service import SafetyService
 from agentloom.safety.shield_types import build_safety
 from agentloom.sealing import Sealer, SealingKey
+from agentloom.services.audit import AuditLog
 from agentloom.services.containers import ContainersService
 from agentloom.services.conversations import ConversationsService
 from agentloom.services.files import FilesService
 from agentloom.services.ingestion import Liveness
 from agentloom.services.projects import ProjectsService
 from agentloom.services.prompts import PromptsService
+from agentloom.services.rate_limits import RateLimiter
+from agentloom.services.usage import UsageLedger
 from agentloom.services.vector_stores import VectorStoresService
 from agentloom.storage.blobs import build_blob_store
 from agentloom.storage.database import Database
@@ -65,6 +68,8 @@ class Runtime:
     safety: SafetyService
     keys: KeyVerifier
     projects: ProjectsService
+    limiter: RateLimiter
+    usage: UsageLedger
     containers: ContainersService | None = None
     jwt: JwtVerifier | None = None  # bearer JWTs, with [auth.jwt]
 
@@ -154,7 +159,15 @@ async def _services(
     prompts = PromptsService(database.prompts, attachments=attachments)
     await database.projects.ensure_default(time.time())
     hasher = KeyHasher(await database.projects.secret())
-    keys = KeyVerifier(database.projects, hasher, admin_key=settings.auth.admin_key())
+    keys = KeyVerifier(
+        database.projects,
+        hasher,
+        admin_key=settings.auth.admin_key(),
+        limits=database.rate_limits,
+    )
+    limiter = RateLimiter(database.rate_limits)
+    catalog.admission = limiter.admit
+    usage = UsageLedger(database.usage, limiter)
     await keys.check()
     jwt = await _jwt_verifier(settings, keys, stack)
     service = ResponsesService(
@@ -179,6 +192,7 @@ async def _services(
             mcp_limits=McpLimits(settings.mcp.connect_timeout, settings.mcp.call_timeout),
             mcp_servers=declared_servers(settings.mcp.servers),
         ),
+        usage=usage,
     )
     return Runtime(
         settings=settings,
@@ -191,7 +205,16 @@ async def _services(
         vector_stores=vector_stores,
         safety=safety,
         keys=keys,
-        projects=ProjectsService(database.projects, hasher, changed=keys.drop),
+        projects=ProjectsService(
+            database.projects,
+            hasher,
+            changed=keys.drop,
+            limits=database.rate_limits,
+            audit=AuditLog(database.audit),
+            models=catalog.all_names,
+        ),
+        limiter=limiter,
+        usage=usage,
         containers=containers,
         jwt=jwt,
     )
@@ -246,6 +269,7 @@ async def housekeep(runtime: Runtime) -> None:
     try:
         await runtime.database.heartbeat()
         await runtime.database.fail_abandoned(runtime.settings.server.abandoned_after)
+        await runtime.limiter.prune()
         await runtime.files.delete_expired()
         if runtime.containers is not None:
             await runtime.containers.delete_idle()

@@ -9,8 +9,9 @@ key is seen by every server process through the verifier's epoch (see
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 from agentloom.api import admin
@@ -20,6 +21,7 @@ from agentloom.auth.keys import KeyHasher, new_key, redact
 from agentloom.auth.policy import model_policy_text, policy_of, tool_policy_text
 from agentloom.errors import InvalidRequestError, NotFoundError
 from agentloom.ids import new_id
+from agentloom.services.audit import AuditLog
 from agentloom.storage.base import Page
 from agentloom.storage.projects import (
     KeyOwner,
@@ -29,6 +31,7 @@ from agentloom.storage.projects import (
     ServiceAccountRow,
     SqlProjectStore,
 )
+from agentloom.storage.rate_limits import LimitRow, SqlRateLimitStore
 from agentloom.tenancy import DEFAULT_PROJECT, HOSTED_TOOLS
 
 __all__ = ["ProjectsService"]
@@ -39,17 +42,28 @@ W = TypeVar("W", bound=WireModel)
 
 class ProjectsService:
     def __init__(
-        self, store: SqlProjectStore, hasher: KeyHasher, *, changed: Callable[[], None]
+        self,
+        store: SqlProjectStore,
+        hasher: KeyHasher,
+        *,
+        changed: Callable[[], None],
+        limits: SqlRateLimitStore,
+        audit: AuditLog,
+        models: Callable[[], list[str]],
     ) -> None:
         self._store = store
         self._hasher = hasher
         self._changed = changed  # this process's key cache must forget what it knew
+        self._limits = limits
+        self.audit = audit
+        self._models = models  # the models served (rate limits are listed for each)
 
     # --- projects --------------------------------------------------------------------------
 
     async def create_project(self, request: admin.CreateProjectRequest) -> admin.Project:
         row = ProjectRow(id=new_id("proj"), name=request.name, created_at=time.time())
         await self._store.create_project(row)
+        await self._log("project.created", row, row.id, {"data": {"name": row.name}})
         return _project(row)
 
     async def get_project(self, project_id: str) -> admin.Project:
@@ -68,6 +82,8 @@ class ProjectsService:
         if request.name is not None:
             renamed = await self._store.rename_project(project_id, request.name)
             row = renamed or row
+            changes = {"changes_requested": {"title": request.name}}
+            await self._log("project.updated", row, project_id, changes)
         return _project(row)
 
     async def archive_project(self, project_id: str) -> admin.Project:
@@ -81,6 +97,7 @@ class ProjectsService:
         row = await self._store.archive_project(project_id, time.time())
         self._changed()
         assert row is not None
+        await self._log("project.archived", row, project_id)
         return _project(row)
 
     # --- permissions -------------------------------------------------------------------------
@@ -95,16 +112,20 @@ class ProjectsService:
     async def set_model_permissions(
         self, project_id: str, request: admin.UpdateModelPermissionsRequest
     ) -> admin.ModelPermissions:
-        await self._project(project_id)
+        row = await self._project(project_id)
         text = model_policy_text(request.mode, request.model_ids)
         await self._store.set_policy(project_id, model_policy=text)
         self._changed()
+        changes = {"changes_requested": {"model_permissions": request.model_dump()}}
+        await self._log("project.updated", row, project_id, changes)
         return await self.model_permissions(project_id)
 
     async def clear_model_permissions(self, project_id: str) -> admin.ModelPermissionsDeleted:
-        await self._project(project_id)
+        row = await self._project(project_id)
         await self._store.set_policy(project_id, model_policy=None)
         self._changed()
+        changes = {"changes_requested": {"model_permissions": None}}
+        await self._log("project.updated", row, project_id, changes)
         return admin.ModelPermissionsDeleted()
 
     async def tool_permissions(self, project_id: str) -> admin.HostedToolPermissions:
@@ -117,7 +138,8 @@ class ProjectsService:
     async def set_tool_permissions(
         self, project_id: str, request: admin.UpdateHostedToolPermissionsRequest
     ) -> admin.HostedToolPermissions:
-        policy = policy_of(await self._project(project_id))
+        row = await self._project(project_id)
+        policy = policy_of(row)
         denied = set(policy.denied_tools)
         for kind in HOSTED_TOOLS:
             change = getattr(request, kind)
@@ -125,14 +147,49 @@ class ProjectsService:
                 (denied.discard if change.enabled else denied.add)(kind)
         await self._store.set_policy(project_id, tool_policy=tool_policy_text(denied))
         self._changed()
+        changes = {"changes_requested": {"hosted_tool_permissions": request.model_dump()}}
+        await self._log("project.updated", row, project_id, changes)
         return await self.tool_permissions(project_id)
+
+    # --- rate limits ---------------------------------------------------------------------------
+
+    async def rate_limits(self, project_id: str) -> ListPage[admin.RateLimit]:
+        """The project's limit on each model served (0: no limit)."""
+        await self._project(project_id)
+        set_ = await self._limits.limits(project_id)
+        models = sorted({*self._models(), *set_})
+        data = [_rate_limit(set_.get(model) or LimitRow(model)) for model in models]
+        return ListPage[admin.RateLimit](
+            data=data,
+            first_id=data[0].id if data else None,
+            last_id=data[-1].id if data else None,
+            has_more=False,
+        )
+
+    async def update_rate_limit(
+        self, project_id: str, limit_id: str, request: admin.UpdateRateLimitRequest
+    ) -> admin.RateLimit:
+        row = await self._project(project_id)
+        current = await self._limits.limits(project_id)
+        model = next((m for m in {*self._models(), *current} if rate_limit_id(m) == limit_id), None)
+        if model is None:
+            raise NotFoundError(
+                f"No rate limit '{limit_id}' in this project.", param="rate_limit_id"
+            )
+        old = current.get(model) or LimitRow(model)
+        changes = request.model_dump(include=set(_LIMIT_FIELDS), exclude_none=True)
+        new = dataclasses.replace(old, **changes)
+        await self._limits.set_limit(project_id, new)
+        self._changed()
+        await self._log("rate_limit.updated", row, limit_id, {"changes_requested": changes})
+        return _rate_limit(new)
 
     # --- service accounts --------------------------------------------------------------------
 
     async def create_account(
         self, project_id: str, request: admin.CreateServiceAccountRequest
     ) -> admin.CreatedServiceAccount:
-        await self._active(project_id)
+        project = await self._active(project_id)
         now = time.time()
         only = bool(request.create_service_account_only)
         if only and request.expires_in_seconds is not None:
@@ -150,6 +207,10 @@ class ProjectsService:
         made = None if only else self._new_key(account, "Secret key", request.expires_in_seconds)
         await self._store.create_account(account, made[1] if made else None)
         self._changed()
+        role = {"data": {"role": account.role}}
+        await self._log("service_account.created", project, account.id, role)
+        if made is not None:
+            await self._log("api_key.created", project, made[1].id)
         return admin.CreatedServiceAccount(
             id=account.id,
             name=account.name,
@@ -179,6 +240,7 @@ class ProjectsService:
         await self.get_account(project_id, account_id)
         await self._store.delete_account(project_id, account_id)
         self._changed()
+        await self._log("service_account.deleted", await self._project(project_id), account_id)
         return admin.Deleted(id=account_id, object="organization.project.service_account.deleted")
 
     # --- keys ----------------------------------------------------------------------------------
@@ -186,7 +248,7 @@ class ProjectsService:
     async def create_key(
         self, project_id: str, account_id: str, request: admin.CreateKeyRequest
     ) -> admin.NewKey:
-        await self._active(project_id)
+        project = await self._active(project_id)
         account = await self._store.get_account(project_id, account_id)
         if account is None:
             raise NotFoundError(
@@ -196,6 +258,7 @@ class ProjectsService:
         value, row = self._new_key(account, request.name, request.expires_in_seconds)
         await self._store.add_key(row)
         self._changed()
+        await self._log("api_key.created", project, row.id)
         return _new_key(row, value)
 
     async def get_key(self, project_id: str, key_id: str) -> admin.ProjectKey:
@@ -211,13 +274,25 @@ class ProjectsService:
         return _list(page, _key, "API key", query.after)
 
     async def revoke_key(self, project_id: str, key_id: str) -> admin.Deleted:
-        await self._project(project_id)
+        project = await self._project(project_id)
         if not await self._store.delete_key(project_id, key_id):
             raise _key_not_found(project_id, key_id)
         self._changed()
+        await self._log("api_key.deleted", project, key_id)
         return admin.Deleted(id=key_id, object="organization.project.api_key.deleted")
 
     # --- helpers -------------------------------------------------------------------------------
+
+    async def _log(
+        self,
+        kind: str,
+        project: ProjectRow,
+        subject: str,
+        details: Mapping[str, object] | None = None,
+    ) -> None:
+        await self.audit.record(
+            kind, subject=subject, project=(project.id, project.name), details=details
+        )
 
     def _new_key(
         self, account: ServiceAccountRow, name: str, expires_in: int | None
@@ -310,6 +385,24 @@ def _list(
         first_id=ids[0] if ids else None,
         last_id=ids[-1] if ids else None,
         has_more=page.has_more,
+    )
+
+
+_LIMIT_FIELDS = ("max_requests_per_1_minute", "max_tokens_per_1_minute", "max_requests_per_1_day")
+
+
+def rate_limit_id(model: str) -> str:
+    """A rate limit's id: ``rl-`` and its model (a ``/`` in the id would break the path)."""
+    return "rl-" + model.replace("/", "__")
+
+
+def _rate_limit(row: LimitRow) -> admin.RateLimit:
+    return admin.RateLimit(
+        id=rate_limit_id(row.model),
+        model=row.model,
+        max_requests_per_1_minute=row.max_requests_per_1_minute,
+        max_tokens_per_1_minute=row.max_tokens_per_1_minute,
+        max_requests_per_1_day=row.max_requests_per_1_day,
     )
 
 

@@ -26,6 +26,7 @@ from sqlalchemy.pool import StaticPool
 
 from agentloom.storage import schema
 from agentloom.storage.agent_sessions import SqlAgentSessionStore
+from agentloom.storage.audit import SqlAuditStore
 from agentloom.storage.chunks_base import ChunkStore
 from agentloom.storage.containers import SqlContainerStore
 from agentloom.storage.conversations import SqlConversationStore
@@ -33,8 +34,10 @@ from agentloom.storage.files import SqlFileStore
 from agentloom.storage.memories import SqlMemoryStore
 from agentloom.storage.projects import SqlProjectStore
 from agentloom.storage.prompts import SqlPromptStore
+from agentloom.storage.rate_limits import SqlRateLimitStore
 from agentloom.storage.responses import SqlResponseStore
 from agentloom.storage.runner import AsyncRunner, Runner, ThreadRunner
+from agentloom.storage.usage import SqlUsageStore
 from agentloom.storage.vector_chunks import SqlChunkStore
 from agentloom.storage.vector_stores import SqlVectorStoreStore
 
@@ -126,6 +129,9 @@ class Database:
         self.files = SqlFileStore(runner)
         self.containers = SqlContainerStore(runner)
         self.projects = SqlProjectStore(runner)
+        self.rate_limits = SqlRateLimitStore(runner)
+        self.usage = SqlUsageStore(runner)
+        self.audit = SqlAuditStore(runner)
         self.agent_sessions = SqlAgentSessionStore(runner)  # the agent SDK's sessions and ticks
         self.memories = SqlMemoryStore(runner)  # the agent SDK's memory notes
 

@@ -384,3 +384,59 @@ memories = sa.Table(
     sa.Index("memories_namespace", "namespace", "id"),
     sqlite_autoincrement=True,
 )
+
+# Usage, aggregated per minute, project, key and model (each process adds its own rows; reads
+# sum them).
+usage_records = sa.Table(
+    "usage_records",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("minute", sa.BigInteger, nullable=False),  # unix seconds, a multiple of 60
+    sa.Column("project_id", sa.String(96), nullable=False),
+    sa.Column("key_id", sa.String(128), nullable=True),
+    sa.Column("model", sa.String(256), nullable=False),
+    sa.Column("requests", sa.Integer, nullable=False),
+    sa.Column("input_tokens", sa.BigInteger, nullable=False),
+    sa.Column("cached_tokens", sa.BigInteger, nullable=False),
+    sa.Column("output_tokens", sa.BigInteger, nullable=False),
+    sa.Column("reasoning_tokens", sa.BigInteger, nullable=False),
+    sa.Column("file_search_calls", sa.Integer, nullable=False),
+    sa.Column("web_search_calls", sa.Integer, nullable=False),
+    sa.Column("code_interpreter_sessions", sa.Integer, nullable=False),
+    sa.Column("mcp_calls", sa.Integer, nullable=False),
+)
+
+# Rate limits per project and model, and the counters that enforce them across processes: one
+# row per (project, model, window kind, window start), incremented atomically.
+rate_limits = sa.Table(
+    "rate_limits",
+    metadata,
+    sa.Column("project_id", sa.String(96), primary_key=True),
+    sa.Column("model", sa.String(256), primary_key=True),
+    sa.Column("max_requests_per_1_minute", sa.Integer, nullable=False),
+    sa.Column("max_tokens_per_1_minute", sa.Integer, nullable=False),
+    sa.Column("max_requests_per_1_day", sa.Integer, nullable=False),
+)
+rate_windows = sa.Table(
+    "rate_windows",
+    metadata,
+    sa.Column("project_id", sa.String(96), primary_key=True),
+    sa.Column("model", sa.String(256), primary_key=True),
+    sa.Column("window", sa.String(1), primary_key=True),  # "m": a minute, "d": a day
+    sa.Column("start", sa.BigInteger, primary_key=True),
+    sa.Column("requests", sa.Integer, nullable=False),
+    sa.Column("tokens", sa.BigInteger, nullable=False),
+)
+
+# What administrators did, with who did it.
+audit_logs = sa.Table(
+    "audit_logs",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False, unique=True),
+    sa.Column("type", sa.String(64), nullable=False),
+    sa.Column("effective_at", sa.Float, nullable=False),
+    sa.Column("project_id", sa.String(96), nullable=True),
+    sa.Column("actor_id", sa.String(128), nullable=False),
+    sa.Column("body", sa.Text, nullable=False),  # the whole entry as JSON
+)

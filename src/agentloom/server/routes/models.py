@@ -22,7 +22,8 @@ async def list_models(request: Request) -> Response:
 
 
 async def retrieve_model(request: Request) -> Response:
-    resolved = await runtime_of(request).catalog.resolve(request.path_params["model_id"])
+    model_id = request.path_params["model_id"]
+    resolved = await runtime_of(request).catalog.resolve(model_id, use=False)
     return json_response(_model_object(resolved.model))
 
 

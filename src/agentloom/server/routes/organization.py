@@ -5,8 +5,9 @@ Only the admin key reaches these routes when keys are on (:mod:`agentloom.server
 
 from __future__ import annotations
 
+from starlette.datastructures import QueryParams
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from agentloom.api.admin import (
@@ -16,14 +17,17 @@ from agentloom.api.admin import (
     UpdateHostedToolPermissionsRequest,
     UpdateModelPermissionsRequest,
     UpdateProjectRequest,
+    UpdateRateLimitRequest,
 )
 from agentloom.errors import InvalidRequestError
 from agentloom.server.body import parse_body
 from agentloom.server.query import limit_param, optional_param
 from agentloom.server.render import json_response
-from agentloom.server.routes.methods import by_method
+from agentloom.server.routes.methods import Endpoint, by_method
 from agentloom.server.runtime import runtime_of
 from agentloom.services.projects import ProjectsService
+from agentloom.services.usage_reports import REPORTS, UsageRequest, usage_page
+from agentloom.storage.audit import AuditQuery
 from agentloom.storage.projects import ListQuery
 
 PROJECT = "/v1/organization/projects/{project_id}"
@@ -133,6 +137,83 @@ async def tool_permissions(request: Request) -> Response:
     return json_response(await service.tool_permissions(project_id))
 
 
+# --- rate limits, usage, audit logs ---------------------------------------------------------
+
+
+async def list_rate_limits(request: Request) -> Response:
+    return json_response(await _projects(request).rate_limits(_path(request, "project_id")))
+
+
+async def update_rate_limit(request: Request) -> Response:
+    body = await parse_body(request, UpdateRateLimitRequest)
+    ids = _path(request, "project_id"), _path(request, "rate_limit_id")
+    return json_response(await _projects(request).update_rate_limit(*ids, body))
+
+
+def _usage(kind: str) -> Endpoint:
+    async def report(request: Request) -> Response:
+        return await usage(request, kind)
+
+    return report
+
+
+async def usage(request: Request, kind: str) -> Response:
+    params = request.query_params
+    usage_request = UsageRequest(
+        start_time=_int(params, "start_time", required=True) or 0,
+        end_time=_int(params, "end_time"),
+        bucket_width=params.get("bucket_width", "1d"),
+        group_by=_list(params, "group_by"),
+        project_ids=_list(params, "project_ids"),
+        api_key_ids=_list(params, "api_key_ids"),
+        models=_list(params, "models"),
+        limit=_int(params, "limit"),
+        page=optional_param(params, "page"),
+    )
+    store = runtime_of(request).database.usage
+    page = await usage_page(store, kind, usage_request)
+    return JSONResponse(page)
+
+
+async def audit_logs(request: Request) -> Response:
+    params = request.query_params
+    query = AuditQuery(
+        after=optional_param(params, "after"),
+        before=optional_param(params, "before"),
+        limit=limit_param(params),
+        types=_list(params, "event_types"),
+        project_ids=_list(params, "project_ids"),
+        actor_ids=_list(params, "actor_ids"),
+        since=_int(params, "effective_at[gte]"),
+        until=_int(params, "effective_at[lte]"),
+    )
+    return json_response(await _projects(request).audit.list(query))
+
+
+def _list(params: QueryParams, name: str) -> tuple[str, ...]:
+    """A repeated parameter, as ``name=a&name=b`` or ``name[]=a&name[]=b``."""
+    return tuple(params.getlist(name) + params.getlist(f"{name}[]"))
+
+
+def _int(params: QueryParams, name: str, *, required: bool = False) -> int | None:
+    raw = params.get(name)
+    if raw is None:
+        if required:
+            raise InvalidRequestError(
+                f"Missing required parameter: '{name}'.",
+                param=name,
+                code="missing_required_parameter",
+            )
+        return None
+    if not raw.isdigit():
+        raise InvalidRequestError(
+            f"Invalid '{name}': expected unix seconds, got '{raw}'.",
+            param=name,
+            code="invalid_value",
+        )
+    return int(raw)
+
+
 # --- keys ----------------------------------------------------------------------------------
 
 
@@ -188,6 +269,10 @@ routes = [
         tool_permissions,
         methods=["GET", "HEAD", "POST"],
     ),
+    Route(PROJECT + "/rate_limits", list_rate_limits, methods=["GET"]),
+    Route(PROJECT + "/rate_limits/{rate_limit_id}", update_rate_limit, methods=["POST"]),
+    *(Route(f"/v1/organization/usage/{kind}", _usage(kind), methods=["GET"]) for kind in REPORTS),
+    Route("/v1/organization/audit_logs", audit_logs, methods=["GET"]),
     Route(PROJECT + "/api_keys", list_keys, methods=["GET"]),
     Route(
         PROJECT + "/api_keys/{api_key_id}",

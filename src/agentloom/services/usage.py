@@ -1,0 +1,87 @@
+"""What each project used: recorded when a response ends, summed for ``/organization/usage``.
+
+Recording costs a dictionary update on the response's path. The ledger adds what it gathered
+to the database every ``flush_interval`` (and when the server stops), one row per minute,
+project, key and model. A process killed without warning loses at most that interval's usage.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+
+import anyio
+from sqlalchemy.exc import DBAPIError
+
+from agentloom.api.items import OutputItem
+from agentloom.api.response import Response
+from agentloom.services.rate_limits import RateLimiter
+from agentloom.storage.usage import SqlUsageStore, UsageCounts, UsageKey
+from agentloom.tenancy import current_key, current_project
+
+log = logging.getLogger(__name__)
+
+_CALLS = {
+    "file_search_call": "file_search_calls",
+    "web_search_call": "web_search_calls",
+    "mcp_call": "mcp_calls",
+}
+
+
+class UsageLedger:
+    def __init__(self, store: SqlUsageStore, limiter: RateLimiter) -> None:
+        self._store = store
+        self._limiter = limiter
+        self._pending: dict[UsageKey, UsageCounts] = {}
+
+    async def record(self, response: Response, *, model_calls: int) -> None:
+        """Count a response that ended (whatever its status)."""
+        counts = counts_of(response.output, model_calls)
+        usage = response.usage
+        if usage is not None:
+            counts.input_tokens = usage.input_tokens
+            counts.cached_tokens = usage.input_tokens_details.cached_tokens
+            counts.output_tokens = usage.output_tokens
+            counts.reasoning_tokens = usage.output_tokens_details.reasoning_tokens
+        minute = int(time.time()) // 60 * 60
+        key = UsageKey(minute, current_project(), current_key(), response.model)
+        self._pending.setdefault(key, UsageCounts()).add(counts)
+        if usage is not None:
+            await self._limiter.spend(response.model, usage.input_tokens + usage.output_tokens)
+
+    async def flush(self) -> None:
+        """Add what was gathered to the database (kept for the next try if that fails)."""
+        pending, self._pending = self._pending, {}
+        try:
+            await self._store.add(list(pending.items()))
+        except BaseException:
+            for key, counts in pending.items():
+                self._pending.setdefault(key, UsageCounts()).add(counts)
+            raise
+
+    async def run(self, interval: float) -> None:
+        """Flush every ``interval`` seconds for the life of the server, and once at the end."""
+        try:
+            while True:
+                await anyio.sleep(interval)
+                try:
+                    await self.flush()
+                except (DBAPIError, OSError):
+                    log.warning("could not record usage; retrying", exc_info=True)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.flush()
+
+
+def counts_of(output: Sequence[OutputItem], model_calls: int) -> UsageCounts:
+    counts = UsageCounts(requests=model_calls)
+    containers = set()
+    for item in output:
+        name = _CALLS.get(item.type)
+        if name is not None:
+            setattr(counts, name, getattr(counts, name) + 1)
+        elif item.type == "code_interpreter_call":
+            containers.add(getattr(item, "container_id", None))
+    counts.code_interpreter_sessions = len(containers)
+    return counts

@@ -1,0 +1,140 @@
+"""``/v1/organization/usage/*``: recorded usage summed into time buckets, OpenAI's shapes.
+
+Each endpoint is one :class:`Report`: which counts it shows and how a result reads. Buckets are
+``1m``, ``1h`` or ``1d`` wide from ``start_time``; a page holds ``limit`` buckets (empty ones
+included, as OpenAI sends them) and ``next_page`` names where the next page starts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agentloom.errors import InvalidRequestError
+from agentloom.storage.usage import SqlUsageStore, UsageCounts, UsageQuery, UsageTotal
+
+WIDTHS = {"1m": 60, "1h": 3600, "1d": 86_400}
+LIMITS = {"1m": (60, 1440), "1h": (24, 168), "1d": (7, 31)}  # default, most buckets a page
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    object: str
+    groups: tuple[str, ...]  # what it may be grouped by
+    fields: Callable[[UsageCounts], dict[str, int]]
+    keep: Callable[[UsageCounts], bool] = lambda counts: True
+
+
+REPORTS: dict[str, Report] = {
+    "completions": Report(
+        "organization.usage.completions.result",
+        ("project_id", "api_key_id", "model"),
+        lambda c: {
+            "input_tokens": c.input_tokens,
+            "input_cached_tokens": c.cached_tokens,
+            "output_tokens": c.output_tokens,
+            "num_model_requests": c.requests,
+        },
+        lambda c: c.requests > 0,
+    ),
+    "file_search_calls": Report(
+        "organization.usage.file_searches.result",
+        ("project_id", "api_key_id"),
+        lambda c: {"num_requests": c.file_search_calls},
+        lambda c: c.file_search_calls > 0,
+    ),
+    "web_search_calls": Report(
+        "organization.usage.web_searches.result",
+        ("project_id", "api_key_id", "model"),
+        lambda c: {"num_requests": c.web_search_calls, "num_model_requests": c.requests},
+        lambda c: c.web_search_calls > 0,
+    ),
+    "code_interpreter_sessions": Report(
+        "organization.usage.code_interpreter_sessions.result",
+        ("project_id",),
+        lambda c: {"num_sessions": c.code_interpreter_sessions},
+        lambda c: c.code_interpreter_sessions > 0,
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRequest:
+    start_time: int
+    end_time: int | None = None
+    bucket_width: str = "1d"
+    group_by: tuple[str, ...] = ()
+    project_ids: tuple[str, ...] = ()
+    api_key_ids: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    limit: int | None = None
+    page: str | None = None
+
+
+async def usage_page(store: SqlUsageStore, kind: str, request: UsageRequest) -> dict[str, Any]:
+    """One page of the ``kind`` report (a key of :data:`REPORTS`)."""
+    report = REPORTS[kind]
+    width, limit = _width_and_limit(request)
+    for name in request.group_by:
+        if name not in report.groups:
+            raise InvalidRequestError(
+                f"Invalid 'group_by': '{name}' (this report groups by {', '.join(report.groups)}).",
+                param="group_by",
+            )
+    start = _page_start(request)
+    end = request.end_time if request.end_time is not None else int(time.time()) + 1
+    stop = min(end, start + width * limit)
+    query = UsageQuery(
+        start=start,
+        end=stop,
+        width=width,
+        group_by=request.group_by,
+        project_ids=request.project_ids,
+        key_ids=request.api_key_ids,
+        models=request.models,
+    )
+    totals = await store.totals(query)
+    buckets = [_bucket(at, at + width, report, totals) for at in range(start, stop, width)]
+    page: dict[str, Any] = {"object": "page", "data": buckets, "has_more": stop < end}
+    if stop < end:
+        page["next_page"] = str(stop)
+    return page
+
+
+def _width_and_limit(request: UsageRequest) -> tuple[int, int]:
+    width = WIDTHS.get(request.bucket_width)
+    if width is None:
+        raise InvalidRequestError(
+            "Invalid 'bucket_width': expected 1m, 1h or 1d.", param="bucket_width"
+        )
+    default, most = LIMITS[request.bucket_width]
+    limit = default if request.limit is None else request.limit
+    if not 1 <= limit <= most:
+        raise InvalidRequestError(
+            f"Invalid 'limit': between 1 and {most} for bucket_width={request.bucket_width}.",
+            param="limit",
+        )
+    return width, limit
+
+
+def _page_start(request: UsageRequest) -> int:
+    if request.page is None:
+        return request.start_time
+    if not request.page.isdigit() or int(request.page) < request.start_time:
+        raise InvalidRequestError("Invalid 'page': use a next_page value.", param="page")
+    return int(request.page)
+
+
+def _bucket(start: int, end: int, report: Report, totals: list[UsageTotal]) -> dict[str, Any]:
+    results = [
+        {"object": report.object, **report.fields(t.counts), **_grouped(t)}
+        for t in totals
+        if t.bucket == start and report.keep(t.counts)
+    ]
+    return {"object": "bucket", "start_time": start, "end_time": end, "results": results}
+
+
+def _grouped(total: UsageTotal) -> dict[str, str]:
+    return {name: value for name, value in total.groups.items() if value is not None}

@@ -1,0 +1,98 @@
+"""Audit log entries: what administrators changed, when, and who did it (newest first)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from agentloom.storage import schema
+from agentloom.storage.base import Page
+from agentloom.storage.pages import keyset_page
+from agentloom.storage.runner import Runner
+
+A = schema.audit_logs
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRow:
+    id: str
+    type: str
+    effective_at: float
+    project_id: str | None
+    actor_id: str
+    body: str  # the entry as JSON
+
+
+@dataclass(frozen=True, slots=True)
+class AuditQuery:
+    after: str | None = None
+    before: str | None = None
+    limit: int = 20
+    types: tuple[str, ...] = ()
+    project_ids: tuple[str, ...] = ()
+    actor_ids: tuple[str, ...] = ()
+    since: float | None = None  # effective_at >= since
+    until: float | None = None  # effective_at <= until
+
+
+class SqlAuditStore:
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+
+    async def add(self, row: AuditRow) -> None:
+        await self._runner.write_statement(partial(_add, row))
+
+    async def list_page(self, query: AuditQuery) -> Page[AuditRow] | None:
+        """``None`` when a cursor names no entry."""
+        return await self._runner.read(partial(_list, query))
+
+
+def _add(row: AuditRow, conn: Connection) -> None:
+    conn.execute(
+        A.insert().values(
+            id=row.id,
+            type=row.type,
+            effective_at=row.effective_at,
+            project_id=row.project_id,
+            actor_id=row.actor_id,
+            body=row.body,
+        )
+    )
+
+
+def _list(query: AuditQuery, conn: Connection) -> Page[AuditRow] | None:
+    select = sa.select(A.c.id, A.c.type, A.c.effective_at, A.c.project_id, A.c.actor_id, A.c.body)
+    if query.types:
+        select = select.where(A.c.type.in_(query.types))
+    if query.project_ids:
+        select = select.where(A.c.project_id.in_(query.project_ids))
+    if query.actor_ids:
+        select = select.where(A.c.actor_id.in_(query.actor_ids))
+    if query.since is not None:
+        select = select.where(A.c.effective_at >= query.since)
+    if query.until is not None:
+        select = select.where(A.c.effective_at <= query.until)
+    cursors = []
+    for given in (query.after, query.before):
+        seq = None if given is None else conn.scalar(sa.select(A.c.seq).where(A.c.id == given))
+        if given is not None and seq is None:
+            return None
+        cursors.append(None if seq is None else int(seq))
+    return keyset_page(
+        conn,
+        select,
+        A.c.seq,
+        order="desc",
+        limit=query.limit,
+        row=_row,
+        after=cursors[0],
+        before=cursors[1],
+    )
+
+
+def _row(row: Any) -> AuditRow:
+    return AuditRow(row.id, row.type, row.effective_at, row.project_id, row.actor_id, row.body)
