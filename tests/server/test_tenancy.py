@@ -446,3 +446,24 @@ async def test_a_project_may_be_denied_hosted_tools(
     )
     assert again.web_search.enabled
     assert not again.mcp.enabled
+
+
+async def test_postgresql_pushes_a_revocation_to_the_other_server(
+    keyed: Settings, alpha: Tenant, raw: httpx2.AsyncClient
+) -> None:
+    if not keyed.database.url.startswith("postgresql"):
+        pytest.skip("SQLite has no notifications: its processes poll the epoch")
+    slow = keyed.auth.model_copy(update={"watch_interval": 60.0})
+    async with audited_client(keyed.model_copy(update={"auth": slow})) as other:
+        elsewhere = sdk(other, alpha.key)
+        assert (await elsewhere.models.list()).data is not None
+        await sdk(raw, admin_api_key=ADMIN).admin.organization.projects.api_keys.delete(
+            alpha.key_id, project_id=alpha.project_id
+        )
+        for _ in range(100):
+            try:
+                await elsewhere.models.list()
+            except openai.AuthenticationError:
+                return
+            await asyncio.sleep(0.02)
+    pytest.fail("the revocation did not reach the other server in 2 s (watching every 60 s)")

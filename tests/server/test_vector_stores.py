@@ -148,7 +148,8 @@ async def test_attributes_are_validated_and_updated(client: openai.AsyncOpenAI) 
                 attributes=bad,  # type: ignore[arg-type]
             )
         assert refused.value.body["param"].startswith("attributes")  # type: ignore[index]
-    await client.vector_stores.files.create(
+    # ingested first: the file's status must not change between the update and the retrieve
+    await client.vector_stores.files.create_and_poll(
         file_id=file_id, vector_store_id=store.id, attributes={"year": 2024, "draft": True}
     )
     updated = await client.vector_stores.files.update(

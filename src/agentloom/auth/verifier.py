@@ -12,6 +12,7 @@ The admin key (from the environment, never stored) is compared in constant time.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from dataclasses import dataclass
@@ -79,6 +80,7 @@ class KeyVerifier:
         self._touched: dict[str, float] = {}  # key id -> when last_used_at was last written
         self._generation = 0
         self._epoch: int | None = None
+        self._nudged = asyncio.Event()
 
     async def verify(self, token: str) -> Principal | None:
         """The principal of ``token``; ``None`` for a wrong, revoked or expired one."""
@@ -128,14 +130,21 @@ class KeyVerifier:
         self._unknown.clear()
         self._projects.clear()
 
+    def nudge(self) -> None:
+        """The epoch may have moved (a notification): check it now."""
+        self._nudged.set()
+
     async def watch(self, interval: float) -> None:
-        """Follow the shared epoch for the life of the server, and write ``last_used_at``."""
+        """Follow the shared epoch for the life of the server, and write ``last_used_at``:
+        at once when nudged (PostgreSQL notifications), else every ``interval``."""
         while True:
             try:
                 await self.check()
             except (DBAPIError, OSError):
                 log.warning("could not read the key epoch; retrying", exc_info=True)
-            await anyio.sleep(interval)
+            with anyio.move_on_after(interval):
+                await self._nudged.wait()
+            self._nudged = asyncio.Event()
 
     async def check(self) -> None:
         """One round of :meth:`watch`."""

@@ -30,6 +30,8 @@ from agentloom.server.routes import (
     websocket,
 )
 from agentloom.server.runtime import housekeeping, open_runtime
+from agentloom.storage.notify import Listener
+from agentloom.storage.projects import AUTH_CHANNEL
 
 
 def create_app(
@@ -51,6 +53,9 @@ def create_app(
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(housekeeping, runtime)
                 tasks.start_soon(runtime.keys.watch, settings.auth.watch_interval)
+                if runtime.database.dialect == "postgresql":
+                    listener = Listener(settings.database.url, AUTH_CHANNEL)
+                    tasks.start_soon(listener.run, runtime.keys.nudge)
                 tasks.start_soon(runtime.usage.run, settings.server.usage_flush_interval)
                 tasks.start_soon(runtime.vector_stores.run_ingestion)
                 tasks.start_soon(runtime.vector_stores.warm)

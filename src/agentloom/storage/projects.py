@@ -22,6 +22,7 @@ from sqlalchemy.engine import Connection
 
 from agentloom.storage import schema
 from agentloom.storage.base import Order, Page
+from agentloom.storage.notify import notify
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
 from agentloom.tenancy import DEFAULT_PROJECT
@@ -30,6 +31,7 @@ PR = schema.projects
 SA = schema.service_accounts
 K = schema.api_keys
 AS = schema.auth_state
+AUTH_CHANNEL = "agentloom_auth"  # notified when the epoch moves (PostgreSQL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,8 +180,14 @@ def _epoch(conn: Connection) -> int:
     return int(conn.scalar(sa.select(AS.c.epoch).where(AS.c.id == 1)) or 0)
 
 
+def bump_epoch(conn: Connection) -> None:
+    """Tell every process that cached keys or project policies may be stale."""
+    _bump(conn)
+
+
 def _bump(conn: Connection) -> None:
     conn.execute(AS.update().where(AS.c.id == 1).values(epoch=AS.c.epoch + 1))
+    notify(conn, AUTH_CHANNEL)
 
 
 def _insert(table: sa.Table, values: dict[str, Any], conn: Connection) -> None:

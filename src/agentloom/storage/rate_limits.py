@@ -16,6 +16,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from agentloom.storage import schema
+from agentloom.storage.projects import bump_epoch
 from agentloom.storage.runner import Runner
 
 L = schema.rate_limits
@@ -97,6 +98,7 @@ def _set_limit(project_id: str, row: LimitRow, conn: Connection) -> None:
     conn.execute(
         insert.on_conflict_do_update(index_elements=[L.c.project_id, L.c.model], set_=changes)
     )
+    bump_epoch(conn)  # the limits travel with each process's cached project policy
 
 
 def _bump(
