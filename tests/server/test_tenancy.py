@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -467,3 +468,35 @@ async def test_postgresql_pushes_a_revocation_to_the_other_server(
                 return
             await asyncio.sleep(0.02)
     pytest.fail("the revocation did not reach the other server in 2 s (watching every 60 s)")
+
+
+async def test_key_scopes_are_refused_not_ignored(raw: httpx2.AsyncClient, alpha: Tenant) -> None:
+    accounts = sdk(raw, admin_api_key=ADMIN).admin.organization.projects.service_accounts
+    account = await accounts.create(alpha.project_id, name="bare", create_service_account_only=True)
+
+    with pytest.raises(openai.BadRequestError) as refused:
+        await accounts.api_keys.create(
+            account.id, project_id=alpha.project_id, scopes=["api.all.read"]
+        )
+
+    assert refused.value.param == "scopes"
+
+
+async def test_a_keys_lifetime_is_updated_and_logged(
+    raw: httpx2.AsyncClient, alpha: Tenant
+) -> None:
+    keys = sdk(raw, admin_api_key=ADMIN).admin.organization.projects.api_keys
+
+    updated = await keys.update(alpha.key_id, project_id=alpha.project_id, expires_in_seconds=600)
+    unchanged = await keys.update(alpha.key_id, project_id=alpha.project_id)
+    logged = sdk(raw, admin_api_key=ADMIN).admin.organization.audit_logs.list(
+        event_types=["api_key.updated"]
+    )
+
+    assert updated.expires_at is not None
+    assert 590 <= updated.expires_at - time.time() <= 610
+    assert unchanged.expires_at == updated.expires_at
+    assert [e.type async for e in logged] == ["api_key.updated"]
+    assert (await alpha.client.models.list()).data is not None
+    with pytest.raises(openai.NotFoundError):
+        await keys.update("key_missing", project_id=alpha.project_id, expires_in_seconds=600)

@@ -71,6 +71,11 @@ class CreateKeyRequest(WireModel):
     scopes: list[str] | None = None
 
 
+class UpdateKeyRequest(WireModel):
+    expires_in_seconds: int | None = Field(default=None, ge=60)
+    scopes: list[str] | None = None
+
+
 class KeyOwnerAccount(WireModel):
     id: str
     name: str

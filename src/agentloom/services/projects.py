@@ -248,6 +248,7 @@ class ProjectsService:
     async def create_key(
         self, project_id: str, account_id: str, request: admin.CreateKeyRequest
     ) -> admin.NewKey:
+        _no_scopes(request.scopes)
         project = await self._active(project_id)
         account = await self._store.get_account(project_id, account_id)
         if account is None:
@@ -272,6 +273,27 @@ class ProjectsService:
         await self._project(project_id)
         page = await self._store.list_keys(project_id, query)
         return _list(page, _key, "API key", query.after)
+
+    async def update_key(
+        self, project_id: str, key_id: str, request: admin.UpdateKeyRequest
+    ) -> admin.ProjectKey:
+        """A new lifetime from now (scopes are refused, as at creation)."""
+        _no_scopes(request.scopes)
+        project = await self._project(project_id)
+        current = await self.get_key(project_id, key_id)
+        if current.expires_at is not None and current.expires_at <= time.time():
+            raise InvalidRequestError(
+                f"API key '{key_id}' has expired: expired keys cannot be updated.",
+                param="api_key_id",
+            )
+        if request.expires_in_seconds is not None:
+            expires_at = time.time() + request.expires_in_seconds
+            if not await self._store.set_key_expiry(project_id, key_id, expires_at):
+                raise _key_not_found(project_id, key_id)
+            self._changed()
+            changes = {"expires_in_seconds": request.expires_in_seconds}
+            await self._log("api_key.updated", project, key_id, {"changes_requested": changes})
+        return await self.get_key(project_id, key_id)
 
     async def revoke_key(self, project_id: str, key_id: str) -> admin.Deleted:
         project = await self._project(project_id)
@@ -404,6 +426,15 @@ def _rate_limit(row: LimitRow) -> admin.RateLimit:
         max_tokens_per_1_minute=row.max_tokens_per_1_minute,
         max_requests_per_1_day=row.max_requests_per_1_day,
     )
+
+
+def _no_scopes(scopes: list[str] | None) -> None:
+    if scopes:
+        raise InvalidRequestError(
+            "API key scopes are not supported yet: a key has every permission of its project. "
+            "Leave 'scopes' out.",
+            param="scopes",
+        )
 
 
 def _key_not_found(project_id: str, key_id: str) -> NotFoundError:

@@ -150,6 +150,9 @@ class SqlProjectStore:
     async def list_keys(self, project_id: str, query: ListQuery) -> Page[KeyOwner] | None:
         return await self._runner.read(partial(_list_keys, project_id, query))
 
+    async def set_key_expiry(self, project_id: str, key_id: str, expires_at: float) -> bool:
+        return await self._runner.write(partial(_set_key_expiry, project_id, key_id, expires_at))
+
     async def delete_key(self, project_id: str, key_id: str) -> bool:
         return await self._runner.write(partial(_delete_key, project_id, key_id))
 
@@ -344,6 +347,14 @@ def _delete_key(project_id: str, key_id: str, conn: Connection) -> bool:
     if deleted:
         _bump(conn)
     return deleted
+
+
+def _set_key_expiry(project_id: str, key_id: str, expires_at: float, conn: Connection) -> bool:
+    mine = sa.and_(K.c.id == key_id, K.c.project_id == project_id)
+    updated = conn.execute(K.update().where(mine).values(expires_at=expires_at)).rowcount > 0
+    if updated:
+        _bump(conn)
+    return updated
 
 
 def _find_key(digest: str, conn: Connection) -> KeyOwner | None:

@@ -15,6 +15,7 @@ from agentloom.api.admin import (
     CreateProjectRequest,
     CreateServiceAccountRequest,
     UpdateHostedToolPermissionsRequest,
+    UpdateKeyRequest,
     UpdateModelPermissionsRequest,
     UpdateProjectRequest,
     UpdateRateLimitRequest,
@@ -227,6 +228,12 @@ async def retrieve_key(request: Request) -> Response:
     return json_response(await _projects(request).get_key(*ids))
 
 
+async def update_key(request: Request) -> Response:
+    body = await parse_body(request, UpdateKeyRequest, empty="{}")
+    ids = _path(request, "project_id"), _path(request, "api_key_id")
+    return json_response(await _projects(request).update_key(*ids, body))
+
+
 async def revoke_key(request: Request) -> Response:
     ids = _path(request, "project_id"), _path(request, "api_key_id")
     return json_response(await _projects(request).revoke_key(*ids))
@@ -276,7 +283,7 @@ routes = [
     Route(PROJECT + "/api_keys", list_keys, methods=["GET"]),
     Route(
         PROJECT + "/api_keys/{api_key_id}",
-        by_method(GET=retrieve_key, DELETE=revoke_key),
-        methods=["GET", "DELETE"],
+        by_method(GET=retrieve_key, POST=update_key, DELETE=revoke_key),
+        methods=["GET", "POST", "DELETE"],
     ),
 ]
