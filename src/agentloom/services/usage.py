@@ -51,7 +51,9 @@ class UsageLedger:
             await self._limiter.spend(response.model, usage.input_tokens + usage.output_tokens)
 
     async def flush(self) -> None:
-        """Add what was gathered to the database (kept for the next try if that fails)."""
+        """Add what was gathered to the database (kept for the next try if that fails), and
+        the tokens spent under token limits to the shared rate counts."""
+        await self._limiter.flush()
         pending, self._pending = self._pending, {}
         try:
             await self._store.add(list(pending.items()))

@@ -60,13 +60,20 @@ class SqlRateLimitStore:
     async def set_limit(self, project_id: str, row: LimitRow) -> None:
         await self._runner.write(partial(_set_limit, project_id, row))
 
-    async def hit(self, project_id: str, model: str, *, minute: int, day: int) -> Counts:
-        """Count one request (in the minute starting at ``minute`` and the day at ``day``)."""
-        return await self._runner.write(partial(_hit, project_id, model, minute, day))
-
-    async def spend(self, project_id: str, model: str, *, minute: int, tokens: int) -> None:
-        """Count ``tokens`` used in the minute starting at ``minute``."""
-        await self._runner.write(partial(_bump, project_id, model, "m", minute, 0, tokens))
+    async def hit(
+        self,
+        project_id: str,
+        model: str,
+        *,
+        minute: int,
+        day: int,
+        requests: int = 1,
+        tokens: int = 0,
+    ) -> Counts:
+        """Count ``requests`` (in the minute starting at ``minute`` and the day at ``day``) and
+        ``tokens`` (in the minute); the counts afterwards."""
+        counted = partial(_hit, project_id, model, minute, day, requests, tokens)
+        return await self._runner.write(counted)
 
     async def prune(self, before: int) -> None:
         """Forget windows that started before ``before``."""
@@ -127,9 +134,17 @@ def _bump(
     return int(row.requests), int(row.tokens)
 
 
-def _hit(project_id: str, model: str, minute: int, day: int, conn: Connection) -> Counts:
-    minute_requests, minute_tokens = _bump(project_id, model, "m", minute, 1, 0, conn)
-    day_requests, _ = _bump(project_id, model, "d", day, 1, 0, conn)
+def _hit(
+    project_id: str,
+    model: str,
+    minute: int,
+    day: int,
+    requests: int,
+    tokens: int,
+    conn: Connection,
+) -> Counts:
+    minute_requests, minute_tokens = _bump(project_id, model, "m", minute, requests, tokens, conn)
+    day_requests, _ = _bump(project_id, model, "d", day, requests, 0, conn)
     return Counts(minute_requests, minute_tokens, day_requests)
 
 
