@@ -21,6 +21,7 @@ Where the request's limits stood when it was admitted is kept for the response's
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -78,6 +79,7 @@ class RateLimiter:
     def __init__(self, store: SqlRateLimitStore) -> None:
         self._store = store
         self._leases: dict[tuple[str, str], _Lease] = {}
+        self._locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._tokens: dict[tuple[str, str, int], int] = {}  # spent, not yet written
 
     async def admit(self, model: str) -> None:
@@ -89,8 +91,12 @@ class RateLimiter:
         minute, day = _start(now, MINUTE), _start(now, DAY)
         key = (current_project(), model)
         lease = self._leases.get(key)
-        if lease is None or lease.minute != minute or lease.day != day or lease.left <= 0:
-            lease = await self._reserve(key, limit, minute, day)
+        if not _usable(lease, minute, day):
+            async with self._locks.setdefault(key, asyncio.Lock()):  # one reservation at a time
+                lease = self._leases.get(key)
+                if not _usable(lease, minute, day):
+                    lease = await self._reserve(key, limit, minute, day)
+        assert lease is not None
         lease.left -= 1
         used = lease.counts.minute_requests - lease.left
         _note(limit, now, used, lease)
@@ -134,6 +140,10 @@ class RateLimiter:
     async def prune(self) -> None:
         """Forget counters older than yesterday."""
         await self._store.prune(_start(time.time(), DAY) - DAY)
+
+
+def _usable(lease: _Lease | None, minute: int, day: int) -> bool:
+    return lease is not None and lease.left > 0 and (lease.minute, lease.day) == (minute, day)
 
 
 def _start(now: float, width: int) -> int:
