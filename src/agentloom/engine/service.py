@@ -9,13 +9,9 @@ disconnect) is finalised as ``cancelled``.
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
-
-import anyio
-from sqlalchemy.exc import DBAPIError
 
 from agentloom.api import events as ev
 from agentloom.api.compaction import CompactedResponse, CompactRequest
@@ -48,8 +44,6 @@ from agentloom.services.prompts import PromptsService
 from agentloom.services.usage import UsageLedger
 from agentloom.storage.base import ItemRow, Order, ResponseRow, ResponseStore
 from agentloom.tools.server_tools import ToolServices
-
-log = logging.getLogger(__name__)
 
 _TERMINAL_EVENTS = (ev.ResponseCompleted, ev.ResponseIncomplete, ev.ResponseFailed)
 
@@ -168,14 +162,14 @@ class ResponsesService:
                 async for event in events:
                     if isinstance(event, _TERMINAL_EVENTS):
                         await self._finish(writer, prepared, event.response)
-                        await self._record(event.response, loop)
+                        self._record(event.response, loop)
                         finished = True
                     yield event
         finally:
             if not finished:
                 abandoned = loop.abandoned()
                 await self._finish(writer, prepared, abandoned)
-                await self._record(abandoned, loop)
+                self._record(abandoned, loop)
 
     async def _finish(
         self, writer: ResponseWriter | None, prepared: Prepared, response: Response
@@ -198,15 +192,10 @@ class ResponsesService:
         await writer.finish(response, turn_row(hold.turn, appended(hold.turn, after)))
         self._conversations.ended(hold.turn, after)
 
-    async def _record(self, response: Response, loop: AgentLoop) -> None:
-        """Count the response's usage; a database fault there does not fail the response."""
-        if self._usage is None:
-            return
-        with anyio.CancelScope(shield=True):
-            try:
-                await self._usage.record(response, model_calls=loop.model_calls)
-            except DBAPIError:
-                log.warning("could not count the tokens of %s", response.id, exc_info=True)
+    def _record(self, response: Response, loop: AgentLoop) -> None:
+        """Count the response's usage (in memory: the ledger writes it later)."""
+        if self._usage is not None:
+            self._usage.record(response, model_calls=loop.model_calls)
 
     # --- read --------------------------------------------------------------------------------
 

@@ -115,7 +115,7 @@ class RateLimiter:
         self._leases[key] = lease
         return lease
 
-    async def spend(self, model: str, tokens: int) -> None:
+    def spend(self, model: str, tokens: int) -> None:
         """Count the tokens a response used, if the project limits them for ``model``."""
         limit = current_policy().rate_limits.get(model)
         if limit is None or not limit.tokens_per_minute or tokens <= 0:

@@ -35,7 +35,7 @@ class UsageLedger:
         self._limiter = limiter
         self._pending: dict[UsageKey, UsageCounts] = {}
 
-    async def record(self, response: Response, *, model_calls: int) -> None:
+    def record(self, response: Response, *, model_calls: int) -> None:
         """Count a response that ended (whatever its status)."""
         counts = counts_of(response.output, model_calls)
         usage = response.usage
@@ -48,7 +48,7 @@ class UsageLedger:
         key = UsageKey(minute, current_project(), current_key(), response.model)
         self._pending.setdefault(key, UsageCounts()).add(counts)
         if usage is not None:
-            await self._limiter.spend(response.model, usage.input_tokens + usage.output_tokens)
+            self._limiter.spend(response.model, usage.input_tokens + usage.output_tokens)
 
     async def flush(self) -> None:
         """Add what was gathered to the database (kept for the next try if that fails), and
