@@ -17,6 +17,9 @@ from typing import Any
 
 from openai.types import FileDeleted, FileObject, Model, VectorStore, VectorStoreDeleted
 from openai.types.admin.organization import (
+    AdminAPIKey,
+    AdminAPIKeyCreateResponse,
+    AdminAPIKeyDeleteResponse,
     AuditLogListResponse,
     Project,
     UsageCodeInterpreterSessionsResponse,
@@ -94,6 +97,8 @@ _BY_OBJECT: dict[str, TypeAdapter[Any]] = {
         "project.model_permissions.deleted": ProjectModelPermissionsDeleted,
         "project.rate_limit": ProjectRateLimit,
         "organization.audit_log": AuditLogListResponse,
+        "organization.admin_api_key": AdminAPIKeyCreateResponse | AdminAPIKey,
+        "organization.admin_api_key.deleted": AdminAPIKeyDeleteResponse,
     }.items()
 }
 EVENT: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)

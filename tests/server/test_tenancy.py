@@ -500,3 +500,32 @@ async def test_a_keys_lifetime_is_updated_and_logged(
     assert (await alpha.client.models.list()).data is not None
     with pytest.raises(openai.NotFoundError):
         await keys.update("key_missing", project_id=alpha.project_id, expires_in_seconds=600)
+
+
+async def test_more_admin_keys_through_the_admin_api(
+    raw: httpx2.AsyncClient, alpha: Tenant, backend: FakeBackend
+) -> None:
+    keys = sdk(raw, admin_api_key=ADMIN).admin.organization.admin_api_keys
+
+    made = await keys.create(name="second admin")
+    second = sdk(raw, admin_api_key=made.value).admin.organization
+    listed = [k async for k in keys.list()]
+    projects = [p.id async for p in second.projects.list()]
+    in_project = sdk(raw, made.value, project=alpha.project_id)
+    answered = await in_project.responses.create(model=backend.model, input="Hi")
+    gone = await keys.delete(made.id)
+
+    assert made.value.startswith("sk-admin-")
+    assert [k.id for k in listed] == [made.id]
+    assert made.value not in {k.redacted_value for k in listed}
+    assert alpha.project_id in projects
+    assert answered.id
+    assert gone.deleted
+    with pytest.raises(openai.AuthenticationError):
+        await second.projects.list()
+    logs = sdk(raw, admin_api_key=ADMIN).admin.organization.audit_logs
+    kinds = ["tenant.admin_api_key.created", "tenant.admin_api_key.deleted"]
+    logged = [e.type async for e in logs.list(event_types=kinds)]  # type: ignore[arg-type]
+    assert logged == ["tenant.admin_api_key.deleted", "tenant.admin_api_key.created"]
+    with pytest.raises(openai.PermissionDeniedError):
+        await sdk(raw, admin_api_key=alpha.key).admin.organization.admin_api_keys.list()

@@ -171,3 +171,31 @@ class UpdateRateLimitRequest(WireModel):
     batch_1_day_max_input_tokens: int | None = None
     max_audio_megabytes_per_1_minute: int | None = None
     max_images_per_1_minute: int | None = None
+
+
+class AdminKeyOwner(WireModel):
+    type: Literal["user"] = "user"
+    object: Literal["organization.user"] = "organization.user"
+    role: Literal["owner"] = "owner"
+    id: str = "admin"
+    name: str = "admin"
+
+
+class AdminKey(WireModel):
+    id: str
+    object: Literal["organization.admin_api_key"] = "organization.admin_api_key"
+    name: str
+    redacted_value: str
+    created_at: int
+    expires_at: Nullable[int] = None  # null: it does not expire
+    last_used_at: int | None = None
+    owner: AdminKeyOwner = Field(default_factory=AdminKeyOwner)
+
+
+class CreatedAdminKey(AdminKey):
+    value: str
+
+
+class CreateAdminKeyRequest(WireModel):
+    name: str = NAME_FIELD
+    expires_in_seconds: int | None = Field(default=None, ge=60)

@@ -14,12 +14,13 @@ import secrets
 from typing import Final
 
 PROJECT_KEY_PREFIX: Final = "sk-proj-"
+ADMIN_KEY_PREFIX: Final = "sk-admin-"
 _SHOWN_HEAD: Final = 11
 _SHOWN_TAIL: Final = 4
 
 
-def new_key() -> str:
-    return PROJECT_KEY_PREFIX + secrets.token_urlsafe(32)
+def new_key(prefix: str = PROJECT_KEY_PREFIX) -> str:
+    return prefix + secrets.token_urlsafe(32)
 
 
 def redact(key: str) -> str:

@@ -22,6 +22,8 @@ from sqlalchemy.exc import DBAPIError
 
 from agentloom.auth.keys import KeyHasher, same_secret
 from agentloom.auth.policy import policy_of
+from agentloom.storage.admin_keys import ADMIN_KEY_PREFIX as ADMIN_KEY_ID_PREFIX
+from agentloom.storage.admin_keys import SqlAdminKeyStore
 from agentloom.storage.projects import ProjectRow, SqlProjectStore
 from agentloom.storage.rate_limits import LimitRow, SqlRateLimitStore
 from agentloom.tenancy import OPEN, Policy
@@ -68,8 +70,10 @@ class KeyVerifier:
         *,
         admin_key: str | None,
         limits: SqlRateLimitStore | None = None,
+        admins: SqlAdminKeyStore | None = None,
     ) -> None:
         self._store = store
+        self._admins = admins
         self._limits = limits
         self._hasher = hasher
         self._admin_key = admin_key
@@ -163,6 +167,10 @@ class KeyVerifier:
             if owner is None
             else Principal(owner.key.project_id, owner.key.id, owner.key.expires_at)
         )
+        if principal is None and self._admins is not None:
+            admin = await self._admins.find(digest)
+            if admin is not None:
+                principal = Principal(None, admin.id, admin.expires_at)
         if generation == self._generation:
             if principal is not None:
                 self._known[digest] = principal
@@ -175,4 +183,7 @@ class KeyVerifier:
         for key_id, when in used.items():
             if when - self._touched.get(key_id, 0.0) >= TOUCH_EVERY:
                 self._touched[key_id] = when
-                await self._store.touch_key(key_id, when)
+                if key_id.startswith(ADMIN_KEY_ID_PREFIX) and self._admins is not None:
+                    await self._admins.touch(key_id, when)
+                else:
+                    await self._store.touch_key(key_id, when)

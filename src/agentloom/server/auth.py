@@ -68,7 +68,7 @@ class AuthMiddleware:
             return
         scope.setdefault("state", {})[_STATE_KEY] = principal
         policy = await runtime.keys.policy(project)
-        key_id = ADMIN_ACTOR if principal.is_admin else principal.key_id
+        key_id = principal.key_id or (ADMIN_ACTOR if principal.is_admin else None)
         with acting_for(project, policy, key_id=key_id), noting_rates() as rates:
             await self.app(scope, receive, _with_rate_headers(send, rates))
 

@@ -31,6 +31,7 @@ from agentloom.retrieval.embeddings import Embedder, build_embedder
 from agentloom.safety.service import SafetyService
 from agentloom.safety.shield_types import build_safety
 from agentloom.sealing import Sealer, SealingKey
+from agentloom.services.admin_keys import AdminKeysService
 from agentloom.services.audit import AuditLog
 from agentloom.services.containers import ContainersService
 from agentloom.services.conversations import ConversationsService
@@ -70,6 +71,7 @@ class Runtime:
     projects: ProjectsService
     limiter: RateLimiter
     usage: UsageLedger
+    admin_keys: AdminKeysService
     containers: ContainersService | None = None
     jwt: JwtVerifier | None = None  # bearer JWTs, with [auth.jwt]
 
@@ -164,10 +166,12 @@ async def _services(
         hasher,
         admin_key=settings.auth.admin_key(),
         limits=database.rate_limits,
+        admins=database.admin_keys,
     )
     limiter = RateLimiter(database.rate_limits)
     catalog.admission = limiter.admit
     usage = UsageLedger(database.usage, limiter)
+    audit = AuditLog(database.audit)
     await keys.check()
     jwt = await _jwt_verifier(settings, keys, stack)
     service = ResponsesService(
@@ -210,11 +214,12 @@ async def _services(
             hasher,
             changed=keys.drop,
             limits=database.rate_limits,
-            audit=AuditLog(database.audit),
+            audit=audit,
             models=catalog.all_names,
         ),
         limiter=limiter,
         usage=usage,
+        admin_keys=AdminKeysService(database.admin_keys, hasher, audit, changed=keys.drop),
         containers=containers,
         jwt=jwt,
     )

@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import StaticPool
 
 from agentloom.storage import schema
+from agentloom.storage.admin_keys import SqlAdminKeyStore
 from agentloom.storage.agent_sessions import SqlAgentSessionStore
 from agentloom.storage.audit import SqlAuditStore
 from agentloom.storage.chunks_base import ChunkStore
@@ -129,6 +130,7 @@ class Database:
         self.files = SqlFileStore(runner)
         self.containers = SqlContainerStore(runner)
         self.projects = SqlProjectStore(runner)
+        self.admin_keys = SqlAdminKeyStore(runner)
         self.rate_limits = SqlRateLimitStore(runner)
         self.usage = SqlUsageStore(runner)
         self.audit = SqlAuditStore(runner)

@@ -440,3 +440,18 @@ audit_logs = sa.Table(
     sa.Column("actor_id", sa.String(128), nullable=False),
     sa.Column("body", sa.Text, nullable=False),  # the whole entry as JSON
 )
+
+# Admin keys made through the admin API (beside the one from the environment): like project
+# keys, only their keyed hash and a redacted form are kept.
+admin_keys = sa.Table(
+    "admin_keys",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False, unique=True),
+    sa.Column("name", sa.String(256), nullable=False),
+    sa.Column("digest", sa.String(64), nullable=False, unique=True),
+    sa.Column("redacted", sa.String(64), nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("expires_at", sa.Float, nullable=True),
+    sa.Column("last_used_at", sa.Float, nullable=True),
+)

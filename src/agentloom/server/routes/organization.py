@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from agentloom.api.admin import (
+    CreateAdminKeyRequest,
     CreateKeyRequest,
     CreateProjectRequest,
     CreateServiceAccountRequest,
@@ -22,7 +23,7 @@ from agentloom.api.admin import (
 )
 from agentloom.errors import InvalidRequestError
 from agentloom.server.body import parse_body
-from agentloom.server.query import limit_param, optional_param
+from agentloom.server.query import limit_param, optional_param, order_param
 from agentloom.server.render import json_response
 from agentloom.server.routes.methods import Endpoint, by_method
 from agentloom.server.runtime import runtime_of
@@ -215,6 +216,31 @@ def _int(params: QueryParams, name: str, *, required: bool = False) -> int | Non
     return int(raw)
 
 
+# --- admin keys ----------------------------------------------------------------------------
+
+
+async def create_admin_key(request: Request) -> Response:
+    body = await parse_body(request, CreateAdminKeyRequest)
+    return json_response(await runtime_of(request).admin_keys.create(body))
+
+
+async def list_admin_keys(request: Request) -> Response:
+    params = request.query_params
+    keys = runtime_of(request).admin_keys
+    page = await keys.list(
+        optional_param(params, "after"), limit_param(params), order_param(params, default="asc")
+    )
+    return json_response(page)
+
+
+async def retrieve_admin_key(request: Request) -> Response:
+    return json_response(await runtime_of(request).admin_keys.get(_path(request, "key_id")))
+
+
+async def delete_admin_key(request: Request) -> Response:
+    return json_response(await runtime_of(request).admin_keys.delete(_path(request, "key_id")))
+
+
 # --- keys ----------------------------------------------------------------------------------
 
 
@@ -280,6 +306,16 @@ routes = [
     Route(PROJECT + "/rate_limits/{rate_limit_id}", update_rate_limit, methods=["POST"]),
     *(Route(f"/v1/organization/usage/{kind}", _usage(kind), methods=["GET"]) for kind in REPORTS),
     Route("/v1/organization/audit_logs", audit_logs, methods=["GET"]),
+    Route(
+        "/v1/organization/admin_api_keys",
+        by_method(GET=list_admin_keys, POST=create_admin_key),
+        methods=["GET", "POST"],
+    ),
+    Route(
+        "/v1/organization/admin_api_keys/{key_id}",
+        by_method(GET=retrieve_admin_key, DELETE=delete_admin_key),
+        methods=["GET", "DELETE"],
+    ),
     Route(PROJECT + "/api_keys", list_keys, methods=["GET"]),
     Route(
         PROJECT + "/api_keys/{api_key_id}",
