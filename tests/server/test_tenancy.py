@@ -449,11 +449,11 @@ async def test_a_project_may_be_denied_hosted_tools(
     assert not again.mcp.enabled
 
 
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
 async def test_postgresql_pushes_a_revocation_to_the_other_server(
     keyed: Settings, alpha: Tenant, raw: httpx2.AsyncClient
 ) -> None:
-    if not keyed.database.url.startswith("postgresql"):
-        pytest.skip("SQLite has no notifications: its processes poll the epoch")
+    """(SQLite has no notifications: its processes poll the epoch, tested above.)"""
     slow = keyed.auth.model_copy(update={"watch_interval": 60.0})
     async with audited_client(keyed.model_copy(update={"auth": slow})) as other:
         elsewhere = sdk(other, alpha.key)
