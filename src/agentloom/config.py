@@ -166,6 +166,16 @@ class AuthSettings(_Strict):
         return value or None
 
 
+class JobSettings(_Strict):
+    """``[jobs]``: background responses, run by every server process from one durable queue."""
+
+    concurrency: int = Field(default=4, ge=1, le=256)  # jobs one process runs at once
+    lease_seconds: float = Field(default=30.0, gt=1)  # a silent process's jobs are taken over after
+    max_queued: int = Field(default=10_000, ge=1)  # queued jobs past which a create is a 429
+    drain_seconds: float = Field(default=10.0, ge=0)  # on shutdown, to finish before handing back
+    max_attempts: int = Field(default=3, ge=1)  # runs of one job before it fails
+
+
 class DatabaseSettings(_Strict):
     url: str = f"sqlite:///{DEFAULT_DATA_DIR}/agentloom.db"
 
@@ -367,6 +377,7 @@ class ProviderSettings(_Strict):
 class Settings(_Strict):
     server: ServerSettings = Field(default_factory=ServerSettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)
+    jobs: JobSettings = Field(default_factory=JobSettings)
     limits: RequestLimits = Field(default_factory=RequestLimits)
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     engine: EngineSettings = Field(default_factory=EngineSettings)

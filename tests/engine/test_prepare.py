@@ -292,7 +292,7 @@ async def test_a_function_call_output_without_its_call_is_a_400_naming_input_i(
     ("fields", "param", "code"),
     [
         ({"input": []}, "input", "missing_required_parameter"),
-        ({"background": True}, "background", None),
+        ({"background": True, "store": False}, "background", None),
         (
             {"conversation": "conv_1", "previous_response_id": "resp_1"},
             "previous_response_id",

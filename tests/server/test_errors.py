@@ -214,8 +214,7 @@ BODY_CASES: list[Case] = [
         None,
     ),
     ("malformed conversation id", body(conversation="c1"), 400, "conversation", "invalid_value"),
-    # not supported yet: a clear 400 naming the parameter
-    ("background", body(background=True), 400, "background", None),
+    ("background without store", body(background=True, store=False), 400, "background", None),
 ]
 
 
@@ -342,7 +341,7 @@ async def stored_id(http: httpx2.AsyncClient) -> str:
 @pytest.mark.parametrize(
     ("suffix", "query", "status", "param"),
     [
-        ("", "stream=true", 400, "stream"),
+        ("", "stream=true", 400, "response_id"),  # not a background response
         ("", "include=everything", 400, "include"),
         ("/cancel", "", 400, "response_id"),
         ("/input_items", "limit=0", 400, "limit"),

@@ -134,7 +134,7 @@ class KeyVerifier:
         self._unknown.clear()
         self._projects.clear()
 
-    def nudge(self) -> None:
+    def nudge(self, _payload: str = "") -> None:
         """The epoch may have moved (a notification): check it now."""
         self._nudged.set()
 

@@ -31,8 +31,11 @@ class ResponseWriter:
         input_items: Sequence[StoredItem],
         *,
         begin_delay: float = DEFAULT_BEGIN_DELAY,
+        queued: bool = False,
     ) -> None:
+        """``queued``: the response's row was written when it was queued (background)."""
         self._store = store
+        self._queued = queued
         self._row = response_row(response)
         self._input_items = input_items
         self._inputs: list[ItemRow] | None = None
@@ -43,7 +46,10 @@ class ResponseWriter:
         self._begun = asyncio.ensure_future(self._write_begin())
 
     async def _write_begin(self) -> None:
-        await self._store.begin(self._row, await self._input_rows())
+        if self._queued:
+            await self._store.start(self._row, await self._input_rows())
+        else:
+            await self._store.begin(self._row, await self._input_rows())
 
     async def _input_rows(self) -> list[ItemRow]:
         """The input items' rows, encoded once: off the event loop when there are many."""
@@ -58,7 +64,10 @@ class ResponseWriter:
         self._timer.cancel()
         with anyio.CancelScope(shield=True):
             final, outputs = response_row(response), item_rows(response.output)
-            if self._begun is None:
+            if self._begun is None and self._queued:
+                await self._store.start(self._row, await self._input_rows())
+                await self._store.finish(final, outputs, turn)
+            elif self._begun is None:
                 await self._store.save(final, await self._input_rows(), outputs, turn)
             else:
                 await self._begun

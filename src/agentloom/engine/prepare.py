@@ -121,8 +121,11 @@ class Preparer:
         *,
         local: LocalChain | None = None,
         media: Message | None = None,
+        identity: tuple[str, int] | None = None,
     ) -> Prepared:
-        """``media``: a prompt's image and file values, shown after the instructions."""
+        """``media``: a prompt's image and file values, shown after the instructions;
+        ``identity``: the id and creation time the response already has (a background
+        response, queued earlier)."""
         _check_unsupported(request)
         guards = self._guards(request)
         resolved = await self._catalog.resolve(request.model)
@@ -133,7 +136,7 @@ class Preparer:
             await toolset.check()
         threshold = _compact_threshold(request, resolved)
         chain = await self._chain(request.previous_response_id, local)
-        response = _skeleton(request)
+        response = _skeleton(request, identity)
         conversation_id = request.conversation_id()
         hold = None
         if conversation_id is not None:
@@ -289,9 +292,10 @@ def _check_unsupported(request: CreateResponseRequest) -> None:
             param="previous_response_id",
             code="invalid_request",
         )
-    if request.background:
+    if request.background and not request.store:
         raise InvalidRequestError(
-            "Background mode is not supported by this server yet.", param="background"
+            "Background responses must be stored: 'background' needs 'store' true.",
+            param="background",
         )
     if not request.input and request.previous_response_id is None:
         raise InvalidRequestError(
@@ -299,13 +303,15 @@ def _check_unsupported(request: CreateResponseRequest) -> None:
         )
 
 
-def _skeleton(request: CreateResponseRequest) -> Response:
+def _skeleton(request: CreateResponseRequest, identity: tuple[str, int] | None) -> Response:
     tier = request.service_tier
     conversation_id = request.conversation_id()
+    response_id, created_at = identity or (new_id("resp"), int(time.time()))
     return Response(
-        id=new_id("resp"),
-        created_at=int(time.time()),
+        id=response_id,
+        created_at=created_at,
         status="in_progress",
+        background=request.background,
         conversation=None if conversation_id is None else ConversationRef(id=conversation_id),
         instructions=request.instructions,
         max_output_tokens=request.max_output_tokens,

@@ -96,12 +96,19 @@ class ResponsesService:
     # --- create ------------------------------------------------------------------------------
 
     async def prepare(
-        self, request: CreateResponseRequest, *, local: LocalChain | None = None
+        self,
+        request: CreateResponseRequest,
+        *,
+        local: LocalChain | None = None,
+        identity: tuple[str, int] | None = None,
     ) -> Prepared:
         """Validate and resolve a request; raises the caller's mistakes before anything runs.
-        A prepared response that holds a conversation must be run or :meth:`discard` ed."""
+        A prepared response that holds a conversation must be run or :meth:`discard` ed.
+        ``identity``: the id and creation time of a queued background response."""
         applied = await self._prompts.apply(request)  # a `prompt` rendered into the request
-        return await self._preparer.prepare(applied.request, local=local, media=applied.media)
+        return await self._preparer.prepare(
+            applied.request, local=local, media=applied.media, identity=identity
+        )
 
     async def compact(self, request: CompactRequest) -> CompactedResponse:
         """``/responses/compact``: the context summarised into one compaction item."""
@@ -153,7 +160,12 @@ class ResponsesService:
             prepared.hold.started = True
         writer = None
         if prepared.store:
-            writer = ResponseWriter(self._store, prepared.response, prepared.input_items)
+            writer = ResponseWriter(
+                self._store,
+                prepared.response,
+                prepared.input_items,
+                queued=prepared.response.background,  # its row exists since it was queued
+            )
         finished = False
         try:
             # closed here, in this task, when the consumer goes away: the loop's connections
@@ -204,6 +216,12 @@ class ResponsesService:
         if stored is None:
             raise _not_found(response_id)
         return _response(stored.response, stored.output)
+
+    async def reset(self, row: ResponseRow) -> None:
+        """Rewrite a background response's row (back to the queue, or settled by its job's
+        runner), its items dropped."""
+        self._histories.forget(row.id)
+        await self._store.reset(row)
 
     async def delete(self, response_id: str) -> DeletedResponse:
         self._histories.clear()

@@ -29,9 +29,7 @@ from agentloom.server.routes import (
     vector_stores,
     websocket,
 )
-from agentloom.server.runtime import housekeeping, open_runtime
-from agentloom.storage.notify import Listener
-from agentloom.storage.projects import AUTH_CHANNEL
+from agentloom.server.runtime import open_runtime, start_tasks
 
 
 def create_app(
@@ -51,17 +49,11 @@ def create_app(
         async with open_runtime(settings, providers=providers, embedder=embedder) as runtime:
             app.state.runtime = runtime
             async with anyio.create_task_group() as tasks:
-                tasks.start_soon(housekeeping, runtime)
-                tasks.start_soon(runtime.keys.watch, settings.auth.watch_interval)
-                if runtime.database.dialect == "postgresql":
-                    listener = Listener(settings.database.url, AUTH_CHANNEL)
-                    tasks.start_soon(listener.run, runtime.keys.nudge)
-                tasks.start_soon(runtime.usage.run, settings.server.usage_flush_interval)
-                tasks.start_soon(runtime.vector_stores.run_ingestion)
-                tasks.start_soon(runtime.vector_stores.warm)
+                start_tasks(tasks, runtime)
                 if serving:
                     process.settle()
                 yield
+                await runtime.jobs.drain()  # finish or hand back background responses
                 tasks.cancel_scope.cancel()
 
     return Starlette(

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
 import anyio
+from anyio.abc import TaskGroup
 from sqlalchemy.exc import DBAPIError
 from starlette.requests import HTTPConnection
 
@@ -33,18 +34,25 @@ from agentloom.safety.shield_types import build_safety
 from agentloom.sealing import Sealer, SealingKey
 from agentloom.services.admin_keys import AdminKeysService
 from agentloom.services.audit import AuditLog
+from agentloom.services.background import BackgroundResponses
 from agentloom.services.containers import ContainersService
 from agentloom.services.conversations import ConversationsService
 from agentloom.services.files import FilesService
 from agentloom.services.ingestion import Liveness
+from agentloom.services.jobs import JobRunner
 from agentloom.services.projects import ProjectsService
 from agentloom.services.prompts import PromptsService
 from agentloom.services.rate_limits import RateLimiter
 from agentloom.services.usage import UsageLedger
 from agentloom.services.vector_stores import VectorStoresService
+from agentloom.services.wakeups import Wakeups
 from agentloom.storage.blobs import build_blob_store
 from agentloom.storage.database import Database
+from agentloom.storage.events import EVENTS_CHANNEL
+from agentloom.storage.jobs import CANCEL_CHANNEL, JOBS_CHANNEL
 from agentloom.storage.keys import sealing_keys
+from agentloom.storage.notify import Listener
+from agentloom.storage.projects import AUTH_CHANNEL
 from agentloom.tools.code_interpreter import code_runner
 from agentloom.tools.containers import Containers
 from agentloom.tools.mcp.declared import declared_servers
@@ -72,6 +80,8 @@ class Runtime:
     limiter: RateLimiter
     usage: UsageLedger
     admin_keys: AdminKeysService
+    background: BackgroundResponses
+    jobs: JobRunner
     containers: ContainersService | None = None
     jwt: JwtVerifier | None = None  # bearer JWTs, with [auth.jwt]
 
@@ -198,6 +208,24 @@ async def _services(
         ),
         usage=usage,
     )
+    background = BackgroundResponses(
+        service,
+        database.responses,
+        database.jobs,
+        database.events,
+        Wakeups(),
+        max_queued=settings.jobs.max_queued,
+    )
+    runner = JobRunner(
+        background,
+        service,
+        database.jobs,
+        database.events,
+        instance_id=settings.server.instance_id,
+        settings=settings.jobs,
+        policy=keys.policy,
+    )
+    background.stop_here = runner.stop
     return Runtime(
         settings=settings,
         database=database,
@@ -220,6 +248,8 @@ async def _services(
         limiter=limiter,
         usage=usage,
         admin_keys=AdminKeysService(database.admin_keys, hasher, audit, changed=keys.drop),
+        background=background,
+        jobs=runner,
         containers=containers,
         jwt=jwt,
     )
@@ -258,6 +288,25 @@ async def _build(
         stack.push_async_callback(provider.aclose)
         built[name] = provider
     return built
+
+
+def start_tasks(tasks: TaskGroup, runtime: Runtime) -> None:
+    """Everything the server runs beside its requests, for its whole life."""
+    settings = runtime.settings
+    tasks.start_soon(housekeeping, runtime)
+    tasks.start_soon(runtime.keys.watch, settings.auth.watch_interval)
+    tasks.start_soon(runtime.usage.run, settings.server.usage_flush_interval)
+    tasks.start_soon(runtime.vector_stores.run_ingestion)
+    tasks.start_soon(runtime.vector_stores.warm)
+    tasks.start_soon(runtime.jobs.run)
+    if runtime.database.dialect == "postgresql":
+        channels: dict[str, Callable[[str], None]] = {
+            AUTH_CHANNEL: runtime.keys.nudge,
+            EVENTS_CHANNEL: runtime.background.wakeups.wake,
+            JOBS_CHANNEL: runtime.jobs.nudge,
+            CANCEL_CHANNEL: runtime.jobs.stop,
+        }
+        tasks.start_soon(Listener(settings.database.url, channels).run)
 
 
 async def housekeeping(runtime: Runtime) -> None:

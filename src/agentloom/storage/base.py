@@ -61,6 +61,13 @@ class Page(Generic[T]):
 
 
 class ResponseStore(Protocol):
+    async def start(self, response: ResponseRow, input_items: Sequence[ItemRow]) -> None:
+        """A queued (background) response starts: its row updated, its input items written."""
+
+    async def reset(self, response: ResponseRow) -> None:
+        """A background response goes back to the queue: its items dropped, its row as
+        given."""
+
     async def begin(self, response: ResponseRow, input_items: Sequence[ItemRow]) -> None:
         """Insert a new response (usually ``in_progress``) with its new input items."""
 

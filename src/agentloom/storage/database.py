@@ -31,7 +31,9 @@ from agentloom.storage.audit import SqlAuditStore
 from agentloom.storage.chunks_base import ChunkStore
 from agentloom.storage.containers import SqlContainerStore
 from agentloom.storage.conversations import SqlConversationStore
+from agentloom.storage.events import SqlEventStore
 from agentloom.storage.files import SqlFileStore
+from agentloom.storage.jobs import SqlJobStore
 from agentloom.storage.memories import SqlMemoryStore
 from agentloom.storage.projects import SqlProjectStore
 from agentloom.storage.prompts import SqlPromptStore
@@ -130,6 +132,8 @@ class Database:
         self.files = SqlFileStore(runner)
         self.containers = SqlContainerStore(runner)
         self.projects = SqlProjectStore(runner)
+        self.jobs = SqlJobStore(runner)
+        self.events = SqlEventStore(runner)
         self.admin_keys = SqlAdminKeyStore(runner)
         self.rate_limits = SqlRateLimitStore(runner)
         self.usage = SqlUsageStore(runner)
@@ -201,9 +205,12 @@ def _running(pid: int) -> bool:
 def _fail_abandoned(since: float, conn: Connection) -> int:
     live = sa.select(schema.instances.c.id).where(schema.instances.c.heartbeat_at >= since)
     table = schema.responses
+    jobs = schema.jobs
+    background = sa.select(jobs.c.subject).where(jobs.c.status != "done")
     abandoned = sa.and_(
         table.c.status.in_(_ACTIVE),
         sa.or_(table.c.instance_id.is_(None), table.c.instance_id.not_in(live)),
+        table.c.id.not_in(background),  # a job's response: its job is taken over instead
     )
     rows = conn.execute(sa.select(table.c.id, table.c.body).where(abandoned)).all()
     for row in rows:

@@ -167,6 +167,12 @@ class SqlResponseStore:
         else:
             await self._runner.write(partial(_with_turn, statement, turn, current_project()))
 
+    async def start(self, response: ResponseRow, input_items: Sequence[ItemRow]) -> None:
+        await self._runner.write(partial(_start, current_project(), response, input_items))
+
+    async def reset(self, response: ResponseRow) -> None:
+        await self._runner.write(partial(_reset, current_project(), response))
+
     async def get(self, response_id: str) -> StoredResponse | None:
         return await self._runner.read(partial(_get, current_project(), response_id))
 
@@ -309,6 +315,35 @@ def _insert_items(
             _SQL_INSERT_ITEMS,
             [(r.id, response_id, kind, i, r.body, project) for i, r in enumerate(rows)],
         )
+
+
+def _update(project: str, response: ResponseRow, conn: Connection) -> None:
+    mine = sa.and_(R.c.id == response.id, R.c.project_id == project)
+    conn.execute(R.update().where(mine).values(status=response.status, body=response.body))
+
+
+def _start(
+    project: str, response: ResponseRow, inputs: Sequence[ItemRow], conn: Connection
+) -> None:
+    _update(project, response, conn)
+    if inputs:
+        rows = [
+            {
+                "id": item.id,
+                "response_id": response.id,
+                "kind": schema.INPUT,
+                "position": position,
+                "body": item.body,
+                "project_id": project,
+            }
+            for position, item in enumerate(inputs)
+        ]
+        conn.execute(I.insert(), rows)
+
+
+def _reset(project: str, response: ResponseRow, conn: Connection) -> None:
+    conn.execute(I.delete().where(I.c.response_id == response.id, I.c.project_id == project))
+    _update(project, response, conn)
 
 
 def _get(project: str, response_id: str, conn: Connection) -> StoredResponse | None:

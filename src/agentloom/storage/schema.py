@@ -455,3 +455,38 @@ admin_keys = sa.Table(
     sa.Column("expires_at", sa.Float, nullable=True),
     sa.Column("last_used_at", sa.Float, nullable=True),
 )
+
+# --- background work -----------------------------------------------------------------------
+# Durable jobs, shared by every server process: a process claims a queued job (``claimed_by``)
+# and keeps renewing its lease (``lease_until``); a job whose lease ran out (its process died)
+# is taken over by another. ``payload``: what the job runs (JSON, by ``kind``).
+jobs = sa.Table(
+    "jobs",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False, unique=True),
+    _project(),
+    sa.Column("kind", sa.String(32), nullable=False),
+    sa.Column("subject", sa.String(96), nullable=False),  # a response id, for kind "response"
+    sa.Column("key_id", sa.String(128), nullable=True),  # who asked for it
+    sa.Column("payload", sa.Text, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),  # queued, running, done
+    sa.Column("claimed_by", sa.String(96), nullable=True),
+    sa.Column("lease_until", sa.Float, nullable=True),
+    sa.Column("attempts", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("cancel_requested", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Index("ix_jobs_status_seq", "status", "seq"),
+    sa.Index("ix_jobs_subject", "subject"),
+)
+
+# The stream events of background responses, in order, as they were made.
+response_events = sa.Table(
+    "response_events",
+    metadata,
+    sa.Column("response_id", sa.String(96), primary_key=True),
+    sa.Column("sequence_number", sa.Integer, primary_key=True),
+    _project(),
+    sa.Column("type", sa.String(64), nullable=False),
+    sa.Column("body", sa.Text, nullable=False),
+)

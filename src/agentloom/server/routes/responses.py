@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -17,7 +19,8 @@ from agentloom.server.query import include_param, limit_param, optional_param, o
 from agentloom.server.render import json_response
 from agentloom.server.routes.methods import by_method
 from agentloom.server.runtime import runtime_of
-from agentloom.server.sse import encode_stream
+from agentloom.server.sse import encode_stored, encode_stream
+from agentloom.storage.events import StoredEvent
 
 TOKEN_COUNT_METHOD = "x-agentloom-token-count-method"
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
@@ -26,6 +29,8 @@ SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 async def create_response(request: Request) -> Response:
     runtime = runtime_of(request)
     body = await parse_body(request, CreateResponseRequest)
+    if body.background:
+        return await _create_in_background(request, body)
     prepared = await runtime.responses.prepare(body)
     if body.stream:
         events = runtime.responses.stream(prepared)
@@ -40,6 +45,20 @@ async def create_response(request: Request) -> Response:
         return json_response(await runtime.responses.collect(prepared))
     finally:
         await runtime.responses.discard(prepared)
+
+
+async def _create_in_background(request: Request, body: CreateResponseRequest) -> Response:
+    """Queued at once; streamed (when asked) as its job makes it, from any process. Losing
+    this connection does not cancel it."""
+    background = runtime_of(request).background
+    response = await background.create(body)
+    if body.stream:
+        return _sse(encode_stored(background.follow(response.id)))
+    return json_response(response)
+
+
+def _sse(frames: AsyncIterator[bytes]) -> StreamingResponse:
+    return StreamingResponse(frames, media_type="text/event-stream", headers=SSE_HEADERS)
 
 
 async def compact_response(request: Request) -> Response:
@@ -58,15 +77,35 @@ async def count_input_tokens(request: Request) -> Response:
 
 
 async def retrieve_response(request: Request) -> Response:
-    if request.query_params.get("stream") in ("true", "1"):
-        raise InvalidRequestError(
-            "Streaming a stored response is only possible for background responses, which this "
-            "server does not support yet.",
-            param="stream",
-        )
     include_param(request.query_params)
     runtime = runtime_of(request)
-    return json_response(await runtime.responses.get(request.path_params["response_id"]))
+    response_id = request.path_params["response_id"]
+    if request.query_params.get("stream") in ("true", "1"):
+        after = _starting_after(request)
+        events = runtime.background.follow(response_id, after)
+        first = await anext(events, None)  # its mistakes (404, not background) as errors
+
+        async def frames() -> AsyncIterator[StoredEvent]:
+            if first is not None:
+                yield first
+                async for event in events:
+                    yield event
+
+        return _sse(encode_stored(frames()))
+    return json_response(await runtime.responses.get(response_id))
+
+
+def _starting_after(request: Request) -> int:
+    raw = request.query_params.get("starting_after")
+    if raw is None:
+        return -1
+    if not raw.isdigit():
+        raise InvalidRequestError(
+            f"Invalid 'starting_after': expected a sequence number, got '{raw}'.",
+            param="starting_after",
+            code="invalid_value",
+        )
+    return int(raw)
 
 
 async def delete_response(request: Request) -> Response:
@@ -76,10 +115,7 @@ async def delete_response(request: Request) -> Response:
 
 async def cancel_response(request: Request) -> Response:
     runtime = runtime_of(request)
-    await runtime.responses.get(request.path_params["response_id"])  # 404 if unknown
-    raise InvalidRequestError(
-        "Only responses created with background=true can be cancelled.", param="response_id"
-    )
+    return json_response(await runtime.background.cancel(request.path_params["response_id"]))
 
 
 async def list_responses(request: Request) -> Response:

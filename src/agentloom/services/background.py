@@ -1,0 +1,135 @@
+"""Background responses: queued as durable jobs, run by any server process, followed from any.
+
+``create`` validates the request as a foreground create would (every mistake is a 400 before
+anything is stored), then writes the response (``queued``) and its job in one transaction. A
+:class:`~agentloom.services.jobs.JobRunner` in some process runs it; every event it makes is
+stored (:mod:`agentloom.storage.events`). ``follow`` replays a response's stored events after a
+``sequence_number`` and then the live ones as they are written, woken in-process or by
+PostgreSQL notifications, until the terminal event. ``cancel`` stops it wherever it runs.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+
+import anyio
+
+from agentloom.api.requests import CreateResponseRequest
+from agentloom.api.response import Response
+from agentloom.engine.persist import response_row
+from agentloom.engine.service import ResponsesService
+from agentloom.errors import InvalidRequestError, RateLimitedError
+from agentloom.ids import new_id
+from agentloom.services.wakeups import Wakeups
+from agentloom.storage.base import ResponseStore
+from agentloom.storage.events import SqlEventStore, StoredEvent
+from agentloom.storage.jobs import JobRow, SqlJobStore
+from agentloom.tenancy import current_key, current_project
+
+__all__ = ["TERMINAL_EVENTS", "BackgroundResponses"]
+
+TERMINAL_EVENTS = frozenset({"response.completed", "response.failed", "response.incomplete"})
+SETTLED = frozenset({"completed", "failed", "incomplete", "cancelled"})
+RECHECK_AFTER = 1.0  # seconds a follower waits for a wake-up before it reads again anyway
+
+
+class BackgroundResponses:
+    def __init__(
+        self,
+        responses: ResponsesService,
+        store: ResponseStore,
+        jobs: SqlJobStore,
+        events: SqlEventStore,
+        wakeups: Wakeups,
+        *,
+        max_queued: int,
+    ) -> None:
+        self._responses = responses
+        self._store = store
+        self._jobs = jobs
+        self._events = events
+        self.wakeups = wakeups
+        self._max_queued = max_queued
+        self.queued = anyio.Event()  # set when this process queued a job (its runner wakes)
+        self.stop_here: Callable[[str], None] = lambda _subject: None  # this process's runner
+
+    async def create(self, request: CreateResponseRequest) -> Response:
+        """Validate, then store the response ``queued`` with its job; returns it at once."""
+        prepared = await self._responses.prepare(request)
+        await self._responses.discard(prepared)  # the run prepares (and holds) again
+        waiting = await self._jobs.depth()
+        if waiting >= self._max_queued:
+            raise RateLimitedError(
+                f"The background queue is full ({waiting} responses waiting).", retry_after=1.0
+            )
+        response = prepared.response.model_copy(update={"status": "queued"})
+        job = JobRow(
+            id=new_id("job"),
+            project_id=current_project(),
+            kind="response",
+            subject=response.id,
+            key_id=current_key(),
+            payload=json.dumps(
+                {"request": request.model_dump(mode="json"), "created_at": response.created_at}
+            ),
+            created_at=time.time(),
+        )
+        await self._jobs.enqueue_response(response_row(response), job)
+        self.queued.set()
+        return response
+
+    async def follow(self, response_id: str, after: int = -1) -> AsyncIterator[StoredEvent]:
+        """The response's events after ``after``, then the live ones until it ends."""
+        await self._background(response_id)
+        last = after
+        while True:
+            with self.wakeups.waiting(response_id) as woken:
+                events = await self._events.after(response_id, last)
+                for event in events:
+                    last = event.sequence_number
+                    yield event
+                if any(event.type in TERMINAL_EVENTS for event in events):
+                    return
+                if not events:
+                    stored = await self._store.get(response_id)
+                    if stored is None or stored.response.status in SETTLED:
+                        return  # deleted, or ended without a terminal event (cancelled)
+                    with anyio.move_on_after(RECHECK_AFTER):
+                        await woken.wait()
+
+    async def cancel(self, response_id: str) -> Response:
+        """Stop a queued or running background response; a settled one is returned as is."""
+        response = await self._background(response_id)
+        if response.status in SETTLED:
+            return response
+        job = await self._jobs.request_cancel(response_id)
+        if job is not None and job.status == "cancelled":  # it never started
+            cancelled = response.model_copy(update={"status": "cancelled"})
+            await self._store.reset(response_row(cancelled))
+            self.wakeups.wake(response_id)
+            return cancelled
+        self.stop_here(response_id)  # if it runs in this process (else: notified, or polled)
+        return await self._settled(response_id)
+
+    async def _settled(self, response_id: str) -> Response:
+        """The response once its runner stopped it (within a few seconds), else as it is."""
+        with anyio.move_on_after(5.0):
+            while True:
+                with self.wakeups.waiting(response_id) as woken:
+                    response = await self._responses.get(response_id)
+                    if response.status in SETTLED:
+                        return response
+                    with anyio.move_on_after(0.2):
+                        await woken.wait()
+        return await self._responses.get(response_id)
+
+    async def _background(self, response_id: str) -> Response:
+        response = await self._responses.get(response_id)  # 404 for another project's
+        if not response.background:
+            raise InvalidRequestError(
+                "Only responses created with background=true can be streamed again or cancelled.",
+                param="response_id",
+            )
+        return response

@@ -1,0 +1,86 @@
+"""The stream events of background responses, stored as they are made.
+
+Any process can replay a response's events after a ``sequence_number`` and follow new ones:
+each batch written notifies the listeners of :data:`EVENTS_CHANNEL` (PostgreSQL) with the
+response's id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from agentloom.storage import schema
+from agentloom.storage.notify import notify
+from agentloom.storage.runner import Runner
+from agentloom.tenancy import current_project
+
+E = schema.response_events
+EVENTS_CHANNEL = "agentloom_events"
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    sequence_number: int
+    type: str
+    body: str  # the event as JSON
+
+
+class SqlEventStore:
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+
+    async def append(self, response_id: str, events: Sequence[StoredEvent]) -> None:
+        if events:
+            await self._runner.write(partial(_append, current_project(), response_id, events))
+
+    async def after(self, response_id: str, after: int, limit: int = 1000) -> list[StoredEvent]:
+        """The response's events with a ``sequence_number`` above ``after``, in order."""
+        read = partial(_after, current_project(), response_id, after, limit)
+        return await self._runner.read(read)
+
+    async def clear(self, response_id: str) -> None:
+        """Forget the response's events (it runs again from the start)."""
+        await self._runner.write(partial(_clear, current_project(), response_id))
+
+
+def _append(
+    project: str, response_id: str, events: Sequence[StoredEvent], conn: Connection
+) -> None:
+    rows = [
+        {
+            "response_id": response_id,
+            "sequence_number": e.sequence_number,
+            "project_id": project,
+            "type": e.type,
+            "body": e.body,
+        }
+        for e in events
+    ]
+    conn.execute(E.insert(), rows)
+    notify(conn, EVENTS_CHANNEL, response_id)
+
+
+def _after(
+    project: str, response_id: str, after: int, limit: int, conn: Connection
+) -> list[StoredEvent]:
+    query = (
+        sa.select(E.c.sequence_number, E.c.type, E.c.body)
+        .where(
+            E.c.response_id == response_id,
+            E.c.project_id == project,
+            E.c.sequence_number > after,
+        )
+        .order_by(E.c.sequence_number)
+        .limit(limit)
+    )
+    return [StoredEvent(r.sequence_number, r.type, r.body) for r in conn.execute(query)]
+
+
+def _clear(project: str, response_id: str, conn: Connection) -> None:
+    mine = sa.and_(E.c.response_id == response_id, E.c.project_id == project)
+    conn.execute(E.delete().where(mine))

@@ -1,0 +1,213 @@
+"""Durable jobs shared by every server process on the database.
+
+A job is ``queued`` until a process claims it (``running``, ``claimed_by`` that process, a
+lease it renews), then ``done``. A claim is one guarded ``UPDATE`` (``... WHERE status =
+'queued'``), after ``FOR UPDATE SKIP LOCKED`` on PostgreSQL so that claimers do not wait on each
+other: each job runs in one process at a time. A job whose lease ran out belongs to a process
+that stopped: another one takes it over (:meth:`SqlJobStore.expired`, :meth:`requeue`).
+
+Enqueueing a background response writes its response row and its job in one transaction, and
+notifies the processes listening (PostgreSQL) that there is work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from functools import partial
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from agentloom.storage import schema
+from agentloom.storage.base import ResponseRow
+from agentloom.storage.notify import notify
+from agentloom.storage.runner import Runner
+from agentloom.tenancy import current_project
+
+J = schema.jobs
+R = schema.responses
+JOBS_CHANNEL = "agentloom_jobs"  # notified when a job is queued
+CANCEL_CHANNEL = "agentloom_cancel"  # notified with a job's subject when it is to stop
+
+
+@dataclass(frozen=True, slots=True)
+class JobRow:
+    id: str
+    project_id: str
+    kind: str
+    subject: str
+    key_id: str | None
+    payload: str
+    status: str = "queued"
+    attempts: int = 0
+    cancel_requested: bool = False
+    created_at: float = 0.0
+
+
+_COLUMNS = tuple(J.c[name] for name in JobRow.__slots__)
+
+
+class SqlJobStore:
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+
+    async def enqueue_response(self, response: ResponseRow, job: JobRow) -> None:
+        """Store a background response (queued, no items yet) and its job together."""
+        await self._runner.write(partial(_enqueue_response, response, job))
+
+    async def claim(self, instance_id: str, *, now: float, lease: float) -> JobRow | None:
+        """The oldest queued job, now this instance's (``None`` when there is none)."""
+        return await self._runner.write(partial(_claim, instance_id, now, lease))
+
+    async def renew(self, instance_id: str, job_ids: list[str], until: float) -> set[str]:
+        """Extend this instance's leases; the ids it still holds."""
+        if not job_ids:
+            return set()
+        return await self._runner.write(partial(_renew, instance_id, job_ids, until))
+
+    async def finish(self, job_id: str, instance_id: str) -> None:
+        await self._runner.write(partial(_finish, job_id, instance_id))
+
+    async def hand_back(self, job_id: str, instance_id: str) -> None:
+        """Put a job this instance holds back in the queue (the instance is stopping)."""
+        await self._runner.write(partial(_hand_back, job_id, instance_id))
+
+    async def get(self, subject: str) -> JobRow | None:
+        """The job of ``subject`` (in the running work's project)."""
+        return await self._runner.read(partial(_get, current_project(), subject))
+
+    async def request_cancel(self, subject: str) -> JobRow | None:
+        """Ask the job of ``subject`` to stop: a queued one is done at once (returned with
+        status ``cancelled``), a running one is flagged for its process (and notified)."""
+        return await self._runner.write(partial(_request_cancel, current_project(), subject))
+
+    async def cancelled(self, instance_id: str) -> list[str]:
+        """Subjects of this instance's running jobs asked to stop."""
+        return await self._runner.read(partial(_cancelled, instance_id))
+
+    async def expired(self, now: float, limit: int = 100) -> list[JobRow]:
+        """Running jobs whose lease ran out (their process stopped), of any project."""
+        return await self._runner.read(partial(_expired, now, limit))
+
+    async def requeue(self, job_id: str, *, lease_before: float) -> bool:
+        """Queue an expired job again (unless another process already took it over)."""
+        return await self._runner.write(partial(_requeue, job_id, lease_before))
+
+    async def settle(self, job_id: str, *, lease_before: float) -> bool:
+        """Mark an expired job done without running it again."""
+        return await self._runner.write(partial(_settle, job_id, lease_before))
+
+    async def depth(self) -> int:
+        """Jobs waiting to run."""
+        return await self._runner.read(_depth)
+
+
+def _row(row: Any) -> JobRow:
+    return JobRow(*(getattr(row, c.name) for c in _COLUMNS))
+
+
+def _enqueue_response(response: ResponseRow, job: JobRow, conn: Connection) -> None:
+    conn.execute(
+        R.insert().values(
+            id=response.id,
+            created_at=response.created_at,
+            model=response.model,
+            status=response.status,
+            previous_response_id=response.previous_response_id,
+            body=response.body,
+            project_id=job.project_id,
+        )
+    )
+    conn.execute(J.insert().values(**asdict(job)))
+    notify(conn, JOBS_CHANNEL)
+
+
+def _claim(instance_id: str, now: float, lease: float, conn: Connection) -> JobRow | None:
+    query = sa.select(J.c.id).where(J.c.status == "queued").order_by(J.c.seq).limit(1)
+    if conn.dialect.name == "postgresql":
+        query = query.with_for_update(skip_locked=True)
+    job_id = conn.scalar(query)
+    if job_id is None:
+        return None
+    claimed = conn.execute(
+        J.update()
+        .where(J.c.id == job_id, J.c.status == "queued")
+        .values(
+            status="running",
+            claimed_by=instance_id,
+            lease_until=now + lease,
+            attempts=J.c.attempts + 1,
+        )
+        .returning(*_COLUMNS)
+    ).first()
+    return None if claimed is None else _row(claimed)
+
+
+def _mine(job_id: str, instance_id: str) -> sa.ColumnElement[bool]:
+    return sa.and_(J.c.id == job_id, J.c.claimed_by == instance_id, J.c.status == "running")
+
+
+def _renew(instance_id: str, job_ids: list[str], until: float, conn: Connection) -> set[str]:
+    held = sa.and_(J.c.id.in_(job_ids), J.c.claimed_by == instance_id, J.c.status == "running")
+    rows = conn.execute(J.update().where(held).values(lease_until=until).returning(J.c.id))
+    return {row.id for row in rows}
+
+
+def _finish(job_id: str, instance_id: str, conn: Connection) -> None:
+    conn.execute(J.update().where(_mine(job_id, instance_id)).values(status="done"))
+
+
+def _hand_back(job_id: str, instance_id: str, conn: Connection) -> None:
+    values = {"status": "queued", "claimed_by": None, "lease_until": None}
+    conn.execute(J.update().where(_mine(job_id, instance_id)).values(**values))
+    notify(conn, JOBS_CHANNEL)
+
+
+def _get(project: str, subject: str, conn: Connection) -> JobRow | None:
+    query = sa.select(*_COLUMNS).where(J.c.subject == subject, J.c.project_id == project)
+    row = conn.execute(query).first()
+    return None if row is None else _row(row)
+
+
+def _request_cancel(project: str, subject: str, conn: Connection) -> JobRow | None:
+    job = _get(project, subject, conn)
+    if job is None:
+        return None
+    if job.status == "queued":
+        mine = sa.and_(J.c.id == job.id, J.c.status == "queued")
+        if conn.execute(J.update().where(mine).values(status="done")).rowcount:
+            return JobRow(**{**asdict(job), "status": "cancelled", "cancel_requested": True})
+        job = _get(project, subject, conn) or job  # claimed meanwhile: stop it running
+    if job.status == "running":
+        conn.execute(J.update().where(J.c.id == job.id).values(cancel_requested=True))
+        notify(conn, CANCEL_CHANNEL, subject)
+    return JobRow(**{**asdict(job), "cancel_requested": True})
+
+
+def _cancelled(instance_id: str, conn: Connection) -> list[str]:
+    flagged = sa.and_(J.c.claimed_by == instance_id, J.c.status == "running", J.c.cancel_requested)
+    return list(conn.scalars(sa.select(J.c.subject).where(flagged)))
+
+
+def _expired(now: float, limit: int, conn: Connection) -> list[JobRow]:
+    late = sa.and_(J.c.status == "running", J.c.lease_until < now)
+    return [_row(r) for r in conn.execute(sa.select(*_COLUMNS).where(late).limit(limit))]
+
+
+def _requeue(job_id: str, lease_before: float, conn: Connection) -> bool:
+    late = sa.and_(J.c.id == job_id, J.c.status == "running", J.c.lease_until < lease_before)
+    values = {"status": "queued", "claimed_by": None, "lease_until": None}
+    requeued = conn.execute(J.update().where(late).values(**values)).rowcount > 0
+    if requeued:
+        notify(conn, JOBS_CHANNEL)
+    return requeued
+
+
+def _settle(job_id: str, lease_before: float, conn: Connection) -> bool:
+    late = sa.and_(J.c.id == job_id, J.c.status == "running", J.c.lease_until < lease_before)
+    return conn.execute(J.update().where(late).values(status="done")).rowcount > 0
+
+
+def _depth(conn: Connection) -> int:
+    return int(conn.scalar(sa.select(sa.func.count()).where(J.c.status == "queued")) or 0)

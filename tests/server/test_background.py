@@ -1,0 +1,179 @@
+"""Background responses through the official client: queued at once, run as durable jobs,
+streamed and resumed from any server on the database, cancelled wherever they run."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx2
+import openai
+import pytest
+
+from agentloom.config import Settings
+from agentloom.inference.scripted import ScriptedModel, delay
+from agentloom.testing.backend import FakeBackend
+from tests.plugins.server import BASE_URL, audited_client
+
+SETTLED = {"completed", "failed", "incomplete", "cancelled"}
+
+
+async def settled(client: openai.AsyncOpenAI, response_id: str) -> Any:
+    for _ in range(200):
+        response = await client.responses.retrieve(response_id)
+        if response.status in SETTLED:
+            return response
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{response_id} is still {response.status}")
+
+
+def sdk(raw: httpx2.AsyncClient) -> openai.AsyncOpenAI:
+    return openai.AsyncOpenAI(base_url=BASE_URL, api_key="unused", http_client=raw, max_retries=0)
+
+
+@pytest.fixture
+async def other(settings: Settings) -> AsyncIterator[openai.AsyncOpenAI]:
+    """A second server on the same database (as another process would be)."""
+    async with audited_client(settings) as raw:
+        yield sdk(raw)
+
+
+async def test_a_background_response_is_queued_then_runs(
+    client: openai.AsyncOpenAI, backend: FakeBackend, scripted: ScriptedModel
+) -> None:
+    scripted.add_turn("Done in the background.")
+
+    queued = await client.responses.create(model=backend.model, input="Hi", background=True)
+    final = await settled(client, queued.id)
+    items = await client.responses.input_items.list(queued.id)
+
+    assert (queued.status, queued.background, queued.output) == ("queued", True, [])
+    assert (final.status, final.background) == ("completed", True)
+    assert final.output_text == "Done in the background."
+    assert [item.type for item in items.data] == ["message"]
+
+
+async def test_background_needs_store(client: openai.AsyncOpenAI, backend: FakeBackend) -> None:
+    with pytest.raises(openai.BadRequestError) as refused:
+        await client.responses.create(
+            model=backend.model, input="Hi", background=True, store=False
+        )
+
+    assert refused.value.param == "background"
+
+
+async def test_a_bad_background_request_is_refused_before_it_is_queued(
+    client: openai.AsyncOpenAI,
+) -> None:
+    with pytest.raises(openai.NotFoundError):
+        await client.responses.create(model="no-such-model", input="Hi", background=True)
+    with pytest.raises(openai.NotFoundError):
+        await client.responses.create(
+            model="no-such-model", input="Hi", background=True, previous_response_id="resp_x"
+        )
+
+
+async def test_streamed_background_events_and_a_resumed_stream(
+    client: openai.AsyncOpenAI, backend: FakeBackend, scripted: ScriptedModel
+) -> None:
+    scripted.add_turn("one two three")
+
+    stream = await client.responses.create(
+        model=backend.model, input="Hi", background=True, stream=True
+    )
+    events = [event async for event in stream]
+    response_id = events[0].response.id  # type: ignore[union-attr]
+    resumed = await client.responses.retrieve(response_id, stream=True, starting_after=2)
+    again = [event async for event in resumed]
+
+    numbers = [event.sequence_number for event in events]
+    assert numbers == list(range(len(events)))
+    assert events[-1].type == "response.completed"
+    assert [event.sequence_number for event in again] == numbers[3:]
+    assert [event.type for event in again] == [event.type for event in events[3:]]
+
+
+async def test_a_stream_resumes_on_another_server_while_the_response_runs(
+    client: openai.AsyncOpenAI,
+    other: openai.AsyncOpenAI,
+    backend: FakeBackend,
+    scripted: ScriptedModel,
+) -> None:
+    scripted.add_turn("slow ", delay(0.4), "answer")
+
+    queued = await client.responses.create(model=backend.model, input="Hi", background=True)
+    elsewhere = await other.responses.retrieve(queued.id, stream=True)
+    events = [event async for event in elsewhere]
+
+    assert events[0].type == "response.created"
+    assert events[-1].type == "response.completed"
+    assert events[-1].response.output_text == "slow answer"  # type: ignore[union-attr]
+
+
+async def test_cancel_stops_a_running_response_wherever_it_runs(
+    client: openai.AsyncOpenAI,
+    other: openai.AsyncOpenAI,
+    backend: FakeBackend,
+    scripted: ScriptedModel,
+) -> None:
+    scripted.add_turn("start ", delay(30), "never")
+    queued = await client.responses.create(model=backend.model, input="Hi", background=True)
+    for _ in range(100):  # running
+        if (await client.responses.retrieve(queued.id)).status == "in_progress":
+            break
+        await asyncio.sleep(0.02)
+
+    cancelled = await other.responses.cancel(queued.id)
+    again = await client.responses.cancel(queued.id)
+    stream = await other.responses.retrieve(queued.id, stream=True)
+    replayed = [event.type async for event in stream]
+
+    assert cancelled.status == "cancelled"
+    assert again.status == "cancelled"
+    assert replayed[0] == "response.created"
+    assert "response.completed" not in replayed
+
+
+async def test_a_queued_response_is_cancelled_before_it_runs(
+    client: openai.AsyncOpenAI, settings: Settings, backend: FakeBackend
+) -> None:
+    queued = await client.responses.create(model=backend.model, input="Hi", background=True)
+    cancelled = await client.responses.cancel(queued.id)
+
+    final = await settled(client, queued.id)
+    assert cancelled.status in ("cancelled", "completed")  # it may have run already
+    assert final.status == cancelled.status
+
+
+async def test_only_background_responses_are_cancelled_or_streamed_again(
+    client: openai.AsyncOpenAI, backend: FakeBackend
+) -> None:
+    foreground = await client.responses.create(model=backend.model, input="Hi")
+
+    with pytest.raises(openai.BadRequestError):
+        await client.responses.cancel(foreground.id)
+    with pytest.raises(openai.BadRequestError):
+        await client.responses.retrieve(foreground.id, stream=True)
+    with pytest.raises(openai.NotFoundError):
+        await client.responses.cancel("resp_missing")
+
+
+async def test_many_jobs_over_two_servers_run_exactly_once(
+    client: openai.AsyncOpenAI,
+    other: openai.AsyncOpenAI,
+    backend: FakeBackend,
+    scripted: ScriptedModel,
+) -> None:
+    ids = [
+        (await (client if n % 2 else other).responses.create(
+            model=backend.model, input=f"job {n}", background=True
+        )).id
+        for n in range(16)
+    ]
+
+    finals = [await settled(client, response_id) for response_id in ids]
+
+    assert {final.status for final in finals} == {"completed"}
+    asked = sorted(str(request.messages[-1].content) for request in scripted.requests)
+    assert asked == sorted(f"job {n}" for n in range(16))  # each model call made once
