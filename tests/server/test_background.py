@@ -56,9 +56,7 @@ async def test_a_background_response_is_queued_then_runs(
 
 async def test_background_needs_store(client: openai.AsyncOpenAI, backend: FakeBackend) -> None:
     with pytest.raises(openai.BadRequestError) as refused:
-        await client.responses.create(
-            model=backend.model, input="Hi", background=True, store=False
-        )
+        await client.responses.create(model=backend.model, input="Hi", background=True, store=False)
 
     assert refused.value.param == "background"
 
@@ -166,9 +164,11 @@ async def test_many_jobs_over_two_servers_run_exactly_once(
     scripted: ScriptedModel,
 ) -> None:
     ids = [
-        (await (client if n % 2 else other).responses.create(
-            model=backend.model, input=f"job {n}", background=True
-        )).id
+        (
+            await (client if n % 2 else other).responses.create(
+                model=backend.model, input=f"job {n}", background=True
+            )
+        ).id
         for n in range(16)
     ]
 

@@ -139,7 +139,8 @@ class JobRunner:
             await self._jobs.finish(job.id, self._instance)
         except Exception:
             log.exception("background job %s failed", job.id)
-            with anyio.CancelScope(shield=True):
+            with anyio.CancelScope(shield=True), acting_for(job.project_id):
+                await self._fail(job, "The server failed while running this response.")
                 await self._jobs.finish(job.id, self._instance)
         finally:
             self._running.pop(job.subject, None)
