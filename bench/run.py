@@ -398,6 +398,63 @@ async def _auth_row(open_port: int, keyed_port: int, opts: Options) -> Row:
     )
 
 
+async def _background_rows(server_port: int, opts: Options) -> list[Row]:
+    """Background responses on one process: the queued answer against a stored foreground
+    create, and one streamed to its end against a foreground stream."""
+    counts = {"requests": opts.requests, "warmup": opts.warmup}
+    async with Connection(HOST, server_port) as conn:
+        stored = await scenarios.latency(conn, scenarios.respond, **counts)
+
+        async def queue(c: Connection) -> None:
+            await scenarios.queue_background(c)
+
+        queued = await scenarios.latency(conn, queue, **counts)
+        streamed = await scenarios.latency(conn, _respond_stream, **counts)
+        background = await scenarios.latency(conn, scenarios.background_streamed, **counts)
+    return [
+        Row(
+            "background create (answers `queued`) vs a stored foreground create",
+            _pair(stored),
+            _pair(queued),
+            f"{(queued.median - stored.median) * 1000:+.2f} ms",
+            "",
+            None,
+        ),
+        Row(
+            "background response streamed to its end vs the same in foreground",
+            _pair(streamed),
+            _pair(background),
+            f"{(background.median - streamed.median) * 1000:+.2f} ms",
+            "",
+            None,
+        ),
+    ]
+
+
+async def _follower_row(first: int, second: int, opts: Options) -> Row:
+    """A background response created on one process and followed to its end from another
+    (woken by PostgreSQL notifications), against followed from the one that runs it."""
+    samples: dict[int, list[float]] = {first: [], second: []}
+    async with Connection(HOST, first) as creator:
+        for port in (first, second):
+            async with Connection(HOST, port) as reader:
+                for n in range(opts.warmup + opts.requests):
+                    start = time.perf_counter()
+                    response_id = await scenarios.queue_background(creator)
+                    await scenarios.follow(reader, response_id)
+                    if n >= opts.warmup:
+                        samples[port].append(time.perf_counter() - start)
+    here, there = scenarios.Latency(samples[first]), scenarios.Latency(samples[second])
+    return Row(
+        "background: queued, then followed to its end from another process (vs the same)",
+        _pair(here),
+        _pair(there),
+        f"{(there.median - here.median) * 1000:+.2f} ms",
+        "",
+        None,
+    )
+
+
 async def _hostile_rows(server_port: int) -> list[Row]:
     """Small requests while requests at (and far over) the ``[limits]`` are processed."""
     rows = []
@@ -564,6 +621,10 @@ def run_one(
         guard_rows = asyncio.run(_guardrail_rows(server_port, opts))
         hostile_rows = asyncio.run(_hostile_rows(server_port))
         sdk_rows = asyncio.run(_sdk_rows(backend_port, server_port, opts)) if with_sdk else []
+        rows += asyncio.run(_background_rows(server_port, opts))
+        if database_url.startswith("postgresql"):
+            with server(backend_port, database_url) as second_port:
+                rows.append(asyncio.run(_follower_row(server_port, second_port, opts)))
         with server(backend_port, database_url, keyed=True) as keyed_port:
             rows.append(asyncio.run(_auth_row(server_port, keyed_port, opts)))
             rows.append(asyncio.run(_limiter_row(keyed_port, opts)))

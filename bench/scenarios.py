@@ -89,6 +89,27 @@ async def respond(conn: Connection, *, store: bool = True, stream: bool = False)
         _completed(reply)
 
 
+async def queue_background(conn: Connection) -> str:
+    """Create a background response; its id (it answers ``queued`` at once)."""
+    payload = {"model": MODEL, "input": "Hello", "background": True}
+    body = _ok(await conn.post("/v1/responses", payload)).json()
+    if body.get("status") != "queued":
+        raise ProtocolError(f"background response not queued: {body!r}")
+    return str(body["id"])
+
+
+async def background_streamed(conn: Connection) -> None:
+    """Create a background response and stream it to its end on the same connection."""
+    payload = {"model": MODEL, "input": "Hello", "background": True, "stream": True}
+    _streamed(await conn.post("/v1/responses", payload), b"event: response.completed")
+
+
+async def follow(conn: Connection, response_id: str) -> None:
+    """Stream a background response (from its start) until it ends."""
+    reply = await conn.get(f"/v1/responses/{response_id}?stream=true")
+    _streamed(reply, b"event: response.completed")
+
+
 @dataclass(frozen=True, slots=True)
 class Streamed:
     first: float  # seconds to the first output_text delta

@@ -33,6 +33,7 @@ __all__ = ["TERMINAL_EVENTS", "BackgroundResponses"]
 TERMINAL_EVENTS = frozenset({"response.completed", "response.failed", "response.incomplete"})
 SETTLED = frozenset({"completed", "failed", "incomplete", "cancelled"})
 RECHECK_AFTER = 1.0  # seconds a follower waits for a wake-up before it reads again anyway
+TERMINAL_GRACE = 5.0  # seconds a follower waits for the terminal event of an ended response
 
 
 class BackgroundResponses:
@@ -84,6 +85,7 @@ class BackgroundResponses:
         """The response's events after ``after``, then the live ones until it ends."""
         await self._background(response_id)
         last = after
+        ended_at: float | None = None  # when the row said it had ended, no terminal event seen
         while True:
             with self.wakeups.waiting(response_id) as woken:
                 events = await self._events.after(response_id, last)
@@ -94,8 +96,14 @@ class BackgroundResponses:
                     return
                 if not events:
                     stored = await self._store.get(response_id)
-                    if stored is None or stored.response.status in SETTLED:
-                        return  # deleted, or ended without a terminal event (cancelled)
+                    if stored is None or stored.response.status == "cancelled":
+                        return  # deleted, or cancelled: no terminal event comes
+                    if stored.response.status in SETTLED:
+                        # its terminal event is written just after its row: wait for it, a
+                        # little (a process that died in between leaves it to a takeover)
+                        ended_at = ended_at or time.monotonic()
+                        if time.monotonic() - ended_at > TERMINAL_GRACE:
+                            return
                     with anyio.move_on_after(RECHECK_AFTER):
                         await woken.wait()
 
