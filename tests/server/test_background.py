@@ -4,15 +4,22 @@ streamed and resumed from any server on the database, cancelled wherever they ru
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 from collections.abc import AsyncIterator
+from dataclasses import asdict
 from typing import Any
 
 import httpx2
 import openai
 import pytest
 
+from agentloom.api.response import Response
 from agentloom.config import Settings
+from agentloom.engine.persist import response_row
 from agentloom.inference.scripted import ScriptedModel, delay
+from agentloom.storage import schema
+from agentloom.storage.database import Database
 from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import BASE_URL, audited_client
 
@@ -177,3 +184,47 @@ async def test_many_jobs_over_two_servers_run_exactly_once(
     assert {final.status for final in finals} == {"completed"}
     asked = sorted(str(request.messages[-1].content) for request in scripted.requests)
     assert asked == sorted(f"job {n}" for n in range(16))  # each model call made once
+
+
+async def test_a_job_whose_process_died_after_a_side_effect_is_failed_not_run_again(
+    settings: Settings, client: openai.AsyncOpenAI, backend: FakeBackend
+) -> None:
+    response_id = "resp_" + "d" * 48
+    row = response_row(
+        Response(
+            id=response_id,
+            created_at=int(time.time()),
+            status="in_progress",
+            model=backend.model,
+            background=True,
+        )
+    )
+    job = {
+        "id": "job_dead",
+        "kind": "response",
+        "subject": response_id,
+        "payload": json.dumps({"request": {"model": backend.model, "input": "Hi"}}),
+        "status": "running",
+        "claimed_by": "inst_gone",
+        "lease_until": time.time() - 60,  # its process stopped renewing a minute ago
+        "attempts": 1,
+        "irreversible": True,  # a code_interpreter or MCP call had started
+        "created_at": time.time(),
+    }
+
+    def write(conn: Any) -> None:
+        conn.execute(schema.responses.insert().values(**asdict(row)))
+        conn.execute(schema.jobs.insert().values(**job))
+
+    database = await Database.connect(settings.database.url, instance_id="inst_test")
+    try:
+        await database.runner.write(write)
+    finally:
+        await database.aclose()
+
+    final = await settled(client, response_id)
+
+    assert final.status == "failed"
+    assert final.error is not None
+    assert "side effects" in final.error.message
+    assert backend.requests == []  # it was not run again

@@ -39,6 +39,11 @@ from agentloom.tenancy import Policy, acting_for
 log = logging.getLogger(__name__)
 
 BATCH_DELAY = 0.02  # seconds an event waits for others to be written with it
+# The first event of a tool call with effects outside the response: once seen, a takeover
+# fails the job rather than running it (and the tool) again.
+SIDE_EFFECTS = frozenset(
+    {"response.code_interpreter_call.in_progress", "response.mcp_call.in_progress"}
+)
 CLAIM_POLL = 1.0  # seconds between claims when nothing wakes the workers
 
 
@@ -157,8 +162,12 @@ class JobRunner:
             await self._fail(job, exc.stated())
             return
         writer = _EventWriter(self._events, self._background, job.subject)
+        marked = False
         try:
             async for event in self._responses.stream(prepared):
+                if not marked and event.type in SIDE_EFFECTS:
+                    await self._jobs.mark_irreversible(job.id, self._instance)
+                    marked = True
                 await writer.add(event)
         finally:
             with anyio.CancelScope(shield=True):
@@ -192,13 +201,9 @@ class JobRunner:
         now = time.time()
         for job in await self._jobs.expired(now):
             with acting_for(job.project_id):
-                if job.attempts >= self._settings.max_attempts:
+                if job.irreversible or job.attempts >= self._settings.max_attempts:
                     if await self._jobs.settle(job.id, lease_before=now):
-                        message = (
-                            f"The server running this response stopped {job.attempts} times; "
-                            "it was not tried again."
-                        )
-                        await self._fail(job, message)
+                        await self._fail(job, _why_not_again(job))
                 elif await self._jobs.requeue(job.id, lease_before=now):
                     await self._requeued(job)
                     self._background.queued.set()
@@ -235,6 +240,16 @@ class JobRunner:
             job.subject, [StoredEvent(0, terminal.type, terminal.model_dump_json())]
         )
         self._background.wakeups.wake(job.subject)
+
+
+def _why_not_again(job: JobRow) -> str:
+    if job.irreversible:
+        return (
+            "The server running this response stopped after a tool with side effects "
+            "(code_interpreter, MCP) had run; it was not run again, so that the tool does not "
+            "run twice."
+        )
+    return f"The server running this response stopped {job.attempts} times; it was not tried again."
 
 
 class _EventWriter:

@@ -42,6 +42,7 @@ class JobRow:
     status: str = "queued"
     attempts: int = 0
     cancel_requested: bool = False
+    irreversible: bool = False
     created_at: float = 0.0
 
 
@@ -68,6 +69,11 @@ class SqlJobStore:
 
     async def finish(self, job_id: str, instance_id: str) -> None:
         await self._runner.write(partial(_finish, job_id, instance_id))
+
+    async def mark_irreversible(self, job_id: str, instance_id: str) -> None:
+        """The job did something that must not happen twice: a takeover fails it instead of
+        running it again."""
+        await self._runner.write_statement(partial(_mark_irreversible, job_id, instance_id))
 
     async def hand_back(self, job_id: str, instance_id: str) -> None:
         """Put a job this instance holds back in the queue (the instance is stopping)."""
@@ -156,6 +162,10 @@ def _renew(instance_id: str, job_ids: list[str], until: float, conn: Connection)
 
 def _finish(job_id: str, instance_id: str, conn: Connection) -> None:
     conn.execute(J.update().where(_mine(job_id, instance_id)).values(status="done"))
+
+
+def _mark_irreversible(job_id: str, instance_id: str, conn: Connection) -> None:
+    conn.execute(J.update().where(_mine(job_id, instance_id)).values(irreversible=True))
 
 
 def _hand_back(job_id: str, instance_id: str, conn: Connection) -> None:

@@ -475,6 +475,8 @@ jobs = sa.Table(
     sa.Column("lease_until", sa.Float, nullable=True),
     sa.Column("attempts", sa.Integer, nullable=False, server_default="0"),
     sa.Column("cancel_requested", sa.Boolean, nullable=False, server_default=sa.false()),
+    # set once the job did something that must not happen twice (a tool with side effects)
+    sa.Column("irreversible", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Index("ix_jobs_status_seq", "status", "seq"),
     sa.Index("ix_jobs_subject", "subject"),

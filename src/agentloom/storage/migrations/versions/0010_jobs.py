@@ -36,6 +36,7 @@ def upgrade() -> None:
         sa.Column("lease_until", sa.Float, nullable=True),
         sa.Column("attempts", sa.Integer, nullable=False, server_default="0"),
         sa.Column("cancel_requested", sa.Boolean, nullable=False, server_default=sa.false()),
+        sa.Column("irreversible", sa.Boolean, nullable=False, server_default=sa.false()),
         sa.Column("created_at", sa.Float, nullable=False),
     )
     op.create_index("ix_jobs_status_seq", "jobs", ["status", "seq"])
