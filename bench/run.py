@@ -431,6 +431,37 @@ async def _background_rows(server_port: int, opts: Options) -> list[Row]:
     ]
 
 
+async def _two_process_rows(first: int, second: int, opts: Options) -> list[Row]:
+    """Foreground throughput on one process and on two sharing the database, and background
+    responses completed per second through two (each created, then followed to its end)."""
+    common = {"clients": opts.clients, "seconds": opts.seconds, "warmup": 1.0}
+    one = await scenarios.throughput(HOST, first, scenarios.respond, **common)
+    two = await scenarios.throughput(HOST, [first, second], scenarios.respond, **common)
+
+    async def job(conn: Connection) -> None:
+        await scenarios.follow(conn, await scenarios.queue_background(conn))
+
+    jobs = await scenarios.throughput(HOST, [first, second], job, **common)
+    return [
+        Row(
+            f"requests/s, {opts.clients} clients, stored: 1 process vs 2 on one database",
+            f"{one:.0f}",
+            f"{two:.0f}",
+            f"{two / one:.2f}x",
+            "",
+            None,
+        ),
+        Row(
+            f"background responses completed/s through 2 processes, {opts.clients} clients",
+            "",
+            f"{jobs:.0f}",
+            "",
+            "",
+            None,
+        ),
+    ]
+
+
 async def _follower_row(first: int, second: int, opts: Options) -> Row:
     """A background response created on one process and followed to its end from another
     (woken by PostgreSQL notifications), against followed from the one that runs it."""
@@ -625,6 +656,7 @@ def run_one(
         if database_url.startswith("postgresql"):
             with server(backend_port, database_url) as second_port:
                 rows.append(asyncio.run(_follower_row(server_port, second_port, opts)))
+                rows += asyncio.run(_two_process_rows(server_port, second_port, opts))
         with server(backend_port, database_url, keyed=True) as keyed_port:
             rows.append(asyncio.run(_auth_row(server_port, keyed_port, opts)))
             rows.append(asyncio.run(_limiter_row(keyed_port, opts)))

@@ -384,7 +384,7 @@ async def conversation_turns(conn: Connection, *, turns: int) -> list[float]:
 
 async def throughput(
     host: str,
-    port: int,
+    port: int | Sequence[int],
     step: Step,
     *,
     clients: int,
@@ -392,11 +392,13 @@ async def throughput(
     warmup: float,
     headers: dict[str, str] | None = None,
 ) -> float:
-    """Completed requests per second with ``clients`` connections sending back to back."""
+    """Completed requests per second with ``clients`` connections sending back to back
+    (spread over the ``port`` s, when several servers are given)."""
+    ports = [port] if isinstance(port, int) else list(port)
     done = 0
     counting = False
 
-    async def client() -> None:
+    async def client(port: int) -> None:
         nonlocal done
         async with Connection(host, port, headers=headers) as conn:
             deadline = time.perf_counter() + warmup + seconds
@@ -414,7 +416,7 @@ async def throughput(
         return done / (time.perf_counter() - start)
 
     async with asyncio.TaskGroup() as group:
-        for _ in range(clients):
-            group.create_task(client())
+        for n in range(clients):
+            group.create_task(client(ports[n % len(ports)]))
         rate = group.create_task(clock())
     return rate.result()

@@ -190,12 +190,12 @@ class JobRunner:
                 await anyio.sleep_forever()
 
     async def _renew(self) -> None:
-        mine = [running.job.id for running in self._running.values()]
+        mine = list(self._running.values())  # jobs claimed meanwhile are not judged here
         until = time.time() + self._settings.lease_seconds
-        held = await self._jobs.renew(self._instance, mine, until)
-        for running in list(self._running.values()):
-            if running.job.id not in held:  # taken over by another process: stop here
-                running.scope.cancel()
+        held = await self._jobs.renew(self._instance, [r.job.id for r in mine], until)
+        for running in mine:
+            if running.job.id not in held and not running.done.is_set():
+                running.scope.cancel()  # taken over by another process: stop here
 
     async def _take_over(self) -> None:
         now = time.time()
