@@ -16,6 +16,17 @@ class ListPage(WireModel, Generic[T]):
     last_id: Nullable[str]
     has_more: bool
 
+    @classmethod
+    def of(cls, data: list[T], *, has_more: bool) -> ListPage[T]:
+        """A page of ``data`` (objects with an ``id``), its ends named by their ids."""
+        ids = [getattr(item, "id", None) for item in data[:1] + data[-1:]]
+        return cls(
+            data=data,
+            first_id=ids[0] if ids else None,
+            last_id=ids[-1] if ids else None,
+            has_more=has_more,
+        )
+
 
 class ModelObject(WireModel):
     id: str

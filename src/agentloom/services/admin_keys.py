@@ -65,12 +65,7 @@ class AdminKeysService:
         if page is None:
             raise NotFoundError(f"No admin API key '{after}' to page from.", param="after")
         data = [_key(row) for row in page.data]
-        return ListPage[admin.AdminKey](
-            data=data,
-            first_id=data[0].id if data else None,
-            last_id=data[-1].id if data else None,
-            has_more=page.has_more,
-        )
+        return ListPage[admin.AdminKey].of(data, has_more=page.has_more)
 
     async def delete(self, key_id: str) -> admin.Deleted:
         if not await self._store.delete(key_id):

@@ -58,9 +58,4 @@ class AuditLog:
             given = query.after or query.before
             raise NotFoundError(f"No audit log entry '{given}' to page from.", param="after")
         data = [AuditLogEntry.model_validate_json(row.body) for row in page.data]
-        return ListPage[AuditLogEntry](
-            data=data,
-            first_id=data[0].id if data else None,
-            last_id=data[-1].id if data else None,
-            has_more=page.has_more,
-        )
+        return ListPage[AuditLogEntry].of(data, has_more=page.has_more)

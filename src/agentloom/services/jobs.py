@@ -186,8 +186,7 @@ class JobRunner:
                 await self._take_over()
             except (DBAPIError, OSError):
                 log.warning("job maintenance failed; retrying", exc_info=True)
-            with anyio.move_on_after(min(every, CLAIM_POLL)):
-                await anyio.sleep_forever()
+            await anyio.sleep(min(every, CLAIM_POLL))
 
     async def _renew(self) -> None:
         mine = list(self._running.values())  # jobs claimed meanwhile are not judged here

@@ -159,12 +159,7 @@ class ProjectsService:
         set_ = await self._limits.limits(project_id)
         models = sorted({*self._models(), *set_})
         data = [_rate_limit(set_.get(model) or LimitRow(model)) for model in models]
-        return ListPage[admin.RateLimit](
-            data=data,
-            first_id=data[0].id if data else None,
-            last_id=data[-1].id if data else None,
-            has_more=False,
-        )
+        return ListPage[admin.RateLimit].of(data, has_more=False)
 
     async def update_rate_limit(
         self, project_id: str, limit_id: str, request: admin.UpdateRateLimitRequest
@@ -400,14 +395,7 @@ def _list(
 ) -> ListPage[W]:
     if page is None:
         raise NotFoundError(f"No {what} with id '{after}' to page from.", param="after")
-    data = [shape(row) for row in page.data]
-    ids = [getattr(item, "id", None) for item in data]
-    return ListPage[W](
-        data=data,
-        first_id=ids[0] if ids else None,
-        last_id=ids[-1] if ids else None,
-        has_more=page.has_more,
-    )
+    return ListPage[W].of([shape(row) for row in page.data], has_more=page.has_more)
 
 
 _LIMIT_FIELDS = ("max_requests_per_1_minute", "max_tokens_per_1_minute", "max_requests_per_1_day")
