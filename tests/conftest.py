@@ -4,4 +4,5 @@ pytest_plugins = [
     "tests.plugins.server",
     "tests.plugins.sandbox",
     "tests.plugins.tenants",
+    "tests.plugins.webhooks",
 ]

@@ -57,6 +57,12 @@ from openai.types.vector_stores import (
     VectorStoreFileBatch,
     VectorStoreFileDeleted,
 )
+from openai.types.webhooks import (
+    DeletedWebhookEndpoint,
+    WebhookEndpoint,
+    WebhookEndpointTestResult,
+    WebhookEndpointWithSecret,
+)
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from tests.wire_nullability import nullable, required_fields
@@ -99,6 +105,9 @@ _BY_OBJECT: dict[str, TypeAdapter[Any]] = {
         "organization.audit_log": AuditLogListResponse,
         "organization.admin_api_key": AdminAPIKeyCreateResponse | AdminAPIKey,
         "organization.admin_api_key.deleted": AdminAPIKeyDeleteResponse,
+        "webhook_endpoint": WebhookEndpointWithSecret | WebhookEndpoint,
+        "webhook_endpoint.deleted": DeletedWebhookEndpoint,
+        "webhook_endpoint.test": WebhookEndpointTestResult,
     }.items()
 }
 EVENT: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)

@@ -341,6 +341,39 @@ class McpSettings(_Strict):
         return self
 
 
+class WebhookSettings(_Strict):
+    """``[webhooks]``: which URLs endpoints may have, and how deliveries are retried. Like MCP
+    servers: link-local addresses and cloud metadata hosts are always refused; loopback only
+    when allowed (``AGENTLOOM_WEBHOOK_ALLOW_LOOPBACK``); plain ``http`` only when allowed."""
+
+    allow_hosts: list[str] = Field(default_factory=list)  # empty: any host not denied
+    deny_hosts: list[str] = Field(default_factory=list)
+    allow_loopback: bool = False
+    allow_private: bool = True
+    allow_http: bool = False  # https only, unless this (or a loopback URL that is allowed)
+    timeout: float = Field(default=10.0, gt=0)  # one attempt, connect to last byte
+    # seconds before each retry of a failed delivery (OpenAI retries for up to 72 hours)
+    retry_delays: list[float] = Field(
+        default_factory=lambda: [5.0, 300.0, 1800.0, 7200.0, 18000.0, 36000.0, 36000.0],
+        max_length=50,
+    )
+
+    @field_validator("retry_delays", mode="before")
+    @classmethod
+    def _split_delays(cls, value: object) -> object:
+        """The environment gives the delays as one comma-separated string."""
+        if isinstance(value, str):
+            return [d.strip() for d in value.split(",") if d.strip()]
+        return value
+
+    @field_validator("retry_delays")
+    @classmethod
+    def _non_negative(cls, value: list[float]) -> list[float]:
+        if any(delay < 0 for delay in value):
+            raise ValueError("retry delays are seconds, 0 or more")
+        return value
+
+
 class ProviderSettings(_Strict):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$")
     type: str = "openai_compatible"
@@ -388,6 +421,7 @@ class Settings(_Strict):
     code_interpreter: CodeInterpreterSettings = Field(default_factory=CodeInterpreterSettings)
     web_search: WebSearchSettings = Field(default_factory=WebSearchSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
     safety: SafetySettings = Field(default_factory=SafetySettings)
 
     @model_validator(mode="after")
@@ -418,6 +452,8 @@ _ENV_SCALARS: dict[str, tuple[str, str]] = {
     "AGENTLOOM_JOBS_CONCURRENCY": ("jobs", "concurrency"),
     "AGENTLOOM_JOBS_LEASE_SECONDS": ("jobs", "lease_seconds"),
     "AGENTLOOM_JOBS_DRAIN_SECONDS": ("jobs", "drain_seconds"),
+    "AGENTLOOM_WEBHOOK_ALLOW_LOOPBACK": ("webhooks", "allow_loopback"),
+    "AGENTLOOM_WEBHOOK_RETRY_DELAYS": ("webhooks", "retry_delays"),
     "AGENTLOOM_MAX_MODEL_CALLS": ("engine", "max_model_calls"),
     "AGENTLOOM_WEBSOCKET_MAX_AGE": ("server", "websocket_max_age"),
     "AGENTLOOM_SEALING_KEY": ("server", "sealing_key"),

@@ -213,6 +213,9 @@ async def make_everything(tenant: Tenant, backend: FakeBackend) -> Owned:
     container = await client.containers.create(name="box", file_ids=[uploaded.id])
     container_files = await client.containers.files.list(container.id)
     prompt = await client.post("/prompts", cast_to=httpx2.Response, body={"prompt": "Be {{x}}."})
+    hook = await client.webhooks.create(
+        name="hooks", url="https://10.9.9.9/hook", event_types=["response.completed"]
+    )
     return Owned(
         {
             "response_id": response.id,
@@ -224,6 +227,7 @@ async def make_everything(tenant: Tenant, backend: FakeBackend) -> Owned:
             "container_id": container.id,
             "container_file_id": container_files.data[0].id,
             "prompt_id": prompt.json()["id"],
+            "webhook_endpoint_id": hook.id,
         }
     )
 
@@ -241,6 +245,7 @@ _BODIES: dict[str, dict[str, Any]] = {
     "/v1/vector_stores/{vector_store_id}/files": {"file_id": "{file_id}"},
     "/v1/vector_stores/{vector_store_id}/files/{file_id}": {"attributes": {"k": "v"}},
     "/v1/vector_stores/{vector_store_id}/file_batches": {"file_ids": ["{file_id}"]},
+    "/v1/webhook_endpoints/{webhook_endpoint_id}/test": {"event_type": "response.completed"},
 }
 _UNOWNED = {"model_id", "shield_id"}
 
@@ -295,6 +300,7 @@ async def test_every_route_answers_404_for_another_projects_ids(
     await alpha.client.files.retrieve(owned.ids["file_id"])
     await alpha.client.vector_stores.retrieve(owned.ids["vector_store_id"])
     await alpha.client.containers.retrieve(owned.ids["container_id"])
+    await alpha.client.webhooks.retrieve(owned.ids["webhook_endpoint_id"])
 
 
 async def test_lists_show_only_the_callers_project(
@@ -312,6 +318,8 @@ async def test_lists_show_only_the_callers_project(
     assert [r["id"] for r in listed.json()["data"]] == [mine.ids["response_id"]]
     prompts = await beta.client.get("/prompts", cast_to=httpx2.Response)
     assert [p["id"] for p in prompts.json()["data"]] == [mine.ids["prompt_id"]]
+    hooks = await beta.client.webhooks.list()
+    assert [h.id for h in hooks.data] == [mine.ids["webhook_endpoint_id"]]
 
 
 async def test_references_to_another_projects_objects_are_404(

@@ -27,6 +27,7 @@ from agentloom.server.routes import (
     responses,
     safety,
     vector_stores,
+    webhooks,
     websocket,
 )
 from agentloom.server.runtime import open_runtime, start_tasks
@@ -68,6 +69,7 @@ def create_app(
             *models.routes,
             *organization.routes,
             *safety.routes,
+            *webhooks.routes,
         ],
         middleware=[Middleware(RequestIdMiddleware), Middleware(AuthMiddleware)],
         exception_handlers={

@@ -43,9 +43,12 @@ from agentloom.services.jobs import JobRunner
 from agentloom.services.projects import ProjectsService
 from agentloom.services.prompts import PromptsService
 from agentloom.services.rate_limits import RateLimiter
+from agentloom.services.response_jobs import ResponseJobs
 from agentloom.services.usage import UsageLedger
 from agentloom.services.vector_stores import VectorStoresService
 from agentloom.services.wakeups import Wakeups
+from agentloom.services.webhook_delivery import WebhookDeliveries, WebhookSender
+from agentloom.services.webhooks import WebhooksService
 from agentloom.storage.blobs import build_blob_store
 from agentloom.storage.database import Database
 from agentloom.storage.events import EVENTS_CHANNEL
@@ -53,6 +56,7 @@ from agentloom.storage.jobs import CANCEL_CHANNEL, JOBS_CHANNEL
 from agentloom.storage.keys import sealing_keys
 from agentloom.storage.notify import Listener
 from agentloom.storage.projects import AUTH_CHANNEL
+from agentloom.storage.webhooks import DELIVERY_JOB
 from agentloom.tools.code_interpreter import code_runner
 from agentloom.tools.containers import Containers
 from agentloom.tools.mcp.declared import declared_servers
@@ -82,6 +86,7 @@ class Runtime:
     admin_keys: AdminKeysService
     background: BackgroundResponses
     jobs: JobRunner
+    webhooks: WebhooksService
     containers: ContainersService | None = None
     jwt: JwtVerifier | None = None  # bearer JWTs, with [auth.jwt]
 
@@ -208,6 +213,17 @@ async def _services(
         ),
         usage=usage,
     )
+    runner = JobRunner(
+        database.jobs,
+        instance_id=settings.server.instance_id,
+        settings=settings.jobs,
+        policy=keys.policy,
+    )
+    sender = WebhookSender(settings.webhooks.timeout)
+    stack.push_async_callback(sender.aclose)
+    webhooks = WebhooksService(
+        database.webhooks, sealer, sender, settings.webhooks, nudge=runner.nudge
+    )
     background = BackgroundResponses(
         service,
         database.responses,
@@ -215,17 +231,19 @@ async def _services(
         database.events,
         Wakeups(),
         max_queued=settings.jobs.max_queued,
-    )
-    runner = JobRunner(
-        background,
-        service,
-        database.jobs,
-        database.events,
-        instance_id=settings.server.instance_id,
-        settings=settings.jobs,
-        policy=keys.policy,
+        nudge=runner.nudge,
+        announce=webhooks.announce,
     )
     background.stop_here = runner.stop
+    runner.handle(
+        "response",
+        ResponseJobs(
+            background, service, database.jobs, database.events, instance_id=runner.instance_id
+        ),
+    )
+    runner.handle(
+        DELIVERY_JOB, WebhookDeliveries(database.webhooks, webhooks, sender, settings.webhooks)
+    )
     return Runtime(
         settings=settings,
         database=database,
@@ -250,6 +268,7 @@ async def _services(
         admin_keys=AdminKeysService(database.admin_keys, hasher, audit, changed=keys.drop),
         background=background,
         jobs=runner,
+        webhooks=webhooks,
         containers=containers,
         jwt=jwt,
     )

@@ -2,8 +2,9 @@
 
 ``create`` validates the request as a foreground create would (every mistake is a 400 before
 anything is stored), then writes the response (``queued``) and its job in one transaction. A
-:class:`~agentloom.services.jobs.JobRunner` in some process runs it; every event it makes is
-stored (:mod:`agentloom.storage.events`). ``follow`` replays a response's stored events after a
+:class:`~agentloom.services.jobs.JobRunner` in some process runs it
+(:mod:`agentloom.services.response_jobs`); every event it makes is stored
+(:mod:`agentloom.storage.events`). ``follow`` replays a response's stored events after a
 ``sequence_number`` and then the live ones as they are written, woken in-process or by
 PostgreSQL notifications, until the terminal event. ``cancel`` stops it wherever it runs.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import anyio
 
@@ -46,21 +47,26 @@ class BackgroundResponses:
         wakeups: Wakeups,
         *,
         max_queued: int,
+        nudge: Callable[[], None],
+        announce: Callable[[Response], Awaitable[None]],
     ) -> None:
+        """``nudge``: this process's job runner has work; ``announce``: a background response
+        ended (its webhooks are sent)."""
         self._responses = responses
         self._store = store
         self._jobs = jobs
         self._events = events
         self.wakeups = wakeups
         self._max_queued = max_queued
-        self.queued = anyio.Event()  # set when this process queued a job (its runner wakes)
+        self._nudge = nudge
+        self._announce = announce
         self.stop_here: Callable[[str], None] = lambda _subject: None  # this process's runner
 
     async def create(self, request: CreateResponseRequest) -> Response:
         """Validate, then store the response ``queued`` with its job; returns it at once."""
         prepared = await self._responses.prepare(request)
         await self._responses.discard(prepared)  # the run prepares (and holds) again
-        waiting = await self._jobs.depth()
+        waiting = await self._jobs.depth("response")
         if waiting >= self._max_queued:
             raise RateLimitedError(
                 f"The background queue is full ({waiting} responses waiting).", retry_after=1.0
@@ -78,8 +84,13 @@ class BackgroundResponses:
             created_at=time.time(),
         )
         await self._jobs.enqueue_response(response_row(response), job)
-        self.queued.set()
+        self._nudge()
         return response
+
+    async def settled(self, response: Response) -> None:
+        """A background response ended (however): wake its followers here, announce it."""
+        self.wakeups.wake(response.id)
+        await self._announce(response)
 
     async def follow(self, response_id: str, after: int = -1) -> AsyncIterator[StoredEvent]:
         """The response's events after ``after``, then the live ones until it ends."""
@@ -116,7 +127,7 @@ class BackgroundResponses:
         if job is not None and job.status == "cancelled":  # it never started
             cancelled = response.model_copy(update={"status": "cancelled"})
             await self._store.reset(response_row(cancelled))
-            self.wakeups.wake(response_id)
+            await self.settled(cancelled)
             return cancelled
         self.stop_here(response_id)  # if it runs in this process (else: notified, or polled)
         return await self._settled(response_id)

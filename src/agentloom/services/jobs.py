@@ -1,81 +1,91 @@
 """The job runner: each server process claims queued jobs and runs them, with leases.
 
-``concurrency`` workers claim jobs (woken when this process queues one, by a PostgreSQL
+What a job does depends on its ``kind``: a :class:`JobHandler` per kind, registered with
+:meth:`JobRunner.handle` (background responses, webhook deliveries ...). The runner knows only
+jobs: ``concurrency`` workers claim them (woken when this process queues one, by a PostgreSQL
 notification when another does, else every second). A job runs as the project and key that
 queued it. A maintenance task renews this process's leases, stops jobs whose cancellation was
 asked for (in any process), and takes over jobs whose lease ran out (their process died): run
-again from the start, or failed once they have been tried ``max_attempts`` times. On shutdown
-the process stops claiming, lets running jobs finish within ``drain_seconds``, and hands the
-others back to the queue.
-
-A background response's events are written in small batches (at most every 20 ms, and at its
-end), so a follower in any process sees them within milliseconds without a write per token.
+again from the start, or abandoned once they have been tried ``max_attempts`` times or did
+something that must not happen twice. On shutdown the process stops claiming, lets running
+jobs finish within ``drain_seconds``, and hands the others back to the queue.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import anyio
 from sqlalchemy.exc import DBAPIError
 
-from agentloom.api import events as ev
-from agentloom.api.requests import CreateResponseRequest
-from agentloom.api.response import ResponseError
 from agentloom.config import JobSettings
-from agentloom.engine.persist import response_row
-from agentloom.engine.service import ResponsesService
-from agentloom.errors import AgentloomError
-from agentloom.services.background import SETTLED, TERMINAL_EVENTS, BackgroundResponses
-from agentloom.storage.events import SqlEventStore, StoredEvent
 from agentloom.storage.jobs import JobRow, SqlJobStore
 from agentloom.tenancy import Policy, acting_for
 
 log = logging.getLogger(__name__)
 
-BATCH_DELAY = 0.02  # seconds an event waits for others to be written with it
-# The first event of a tool call with effects outside the response: once seen, a takeover
-# fails the job rather than running it (and the tool) again.
-SIDE_EFFECTS = frozenset(
-    {"response.code_interpreter_call.in_progress", "response.mcp_call.in_progress"}
-)
 CLAIM_POLL = 1.0  # seconds between claims when nothing wakes the workers
+
+
+class JobHandler(Protocol):
+    """What jobs of one kind do. Each method runs as the job's project."""
+
+    async def run(self, job: JobRow) -> float | None:
+        """Do the job: ``None`` when it is done, else the time to run it again from (a retry
+        with backoff). Cancelling the job cancels this."""
+        ...
+
+    async def stopped(self, job: JobRow) -> None:
+        """The job was cancelled while it ran: record that it ended so."""
+        ...
+
+    async def requeued(self, job: JobRow) -> None:
+        """The job goes back to the queue (its process stopped): undo what a run half did."""
+        ...
+
+    async def abandoned(self, job: JobRow, message: str) -> None:
+        """The job will not run again (``message`` says why): record its failure."""
+        ...
 
 
 @dataclass
 class _Running:
     job: JobRow
     scope: anyio.CancelScope
-    handing_back: bool = False
+    handing_back: bool = False  # the process is stopping
+    lost: bool = False  # another process took the job over
     done: anyio.Event = field(default_factory=anyio.Event)
 
 
 class JobRunner:
     def __init__(
         self,
-        background: BackgroundResponses,
-        responses: ResponsesService,
         jobs: SqlJobStore,
-        events: SqlEventStore,
         *,
         instance_id: str,
         settings: JobSettings,
         policy: Callable[[str], Awaitable[Policy]],
     ) -> None:
-        self._background = background
-        self._responses = responses
         self._jobs = jobs
-        self._events = events
         self._instance = instance_id
         self._settings = settings
         self._policy = policy
+        self._handlers: dict[str, JobHandler] = {}
         self._running: dict[str, _Running] = {}  # by subject
+        self._queued = anyio.Event()
         self._stopping = False
+
+    @property
+    def instance_id(self) -> str:
+        return self._instance
+
+    def handle(self, kind: str, handler: JobHandler) -> None:
+        """Run jobs of ``kind`` with ``handler``."""
+        self._handlers[kind] = handler
 
     async def run(self) -> None:
         """Run jobs until cancelled (the server's task group)."""
@@ -85,8 +95,8 @@ class JobRunner:
                 tasks.start_soon(self._work)
 
     def nudge(self, _payload: str = "") -> None:
-        """A job was queued (by another process: a notification)."""
-        self._background.queued.set()
+        """A job was queued (here, or in another process: a notification)."""
+        self._queued.set()
 
     def stop(self, subject: str) -> None:
         """Stop the job of ``subject`` if it runs here (its cancellation was asked for)."""
@@ -97,7 +107,7 @@ class JobRunner:
     async def drain(self) -> None:
         """Stop claiming; give running jobs ``drain_seconds`` to finish; hand back the rest."""
         self._stopping = True
-        self._background.queued.set()
+        self._queued.set()
         with anyio.move_on_after(self._settings.drain_seconds):
             for running in list(self._running.values()):
                 await running.done.wait()
@@ -123,55 +133,49 @@ class JobRunner:
             await self._run(job)
 
     async def _idle(self) -> None:
-        queued = self._background.queued
         with anyio.move_on_after(CLAIM_POLL):
-            await queued.wait()
-        if queued.is_set():
-            self._background.queued = anyio.Event()
+            await self._queued.wait()
+        if self._queued.is_set():
+            self._queued = anyio.Event()
 
     async def _run(self, job: JobRow) -> None:
+        handler = self._handlers.get(job.kind)
         running = _Running(job, anyio.CancelScope())
         self._running[job.subject] = running
         try:
             with acting_for(job.project_id, await self._policy(job.project_id), key_id=job.key_id):
+                if handler is None:
+                    raise LookupError(f"no handler for jobs of kind {job.kind!r}")
+                again: float | None = None
                 with running.scope:
-                    await self._respond(job)
-                if running.handing_back:
-                    await self._hand_back(job)
-                    return
-                if running.scope.cancel_called:
-                    await self._cancelled(job)
-            await self._jobs.finish(job.id, self._instance)
+                    again = await handler.run(job)
+                await self._ended(job, handler, running, again)
         except Exception:
-            log.exception("background job %s failed", job.id)
+            log.exception("job %s (%s) failed", job.id, job.kind)
             with anyio.CancelScope(shield=True), acting_for(job.project_id):
-                await self._fail(job, "The server failed while running this response.")
+                if handler is not None:
+                    await handler.abandoned(job, "The server failed while running this job.")
                 await self._jobs.finish(job.id, self._instance)
         finally:
             self._running.pop(job.subject, None)
             running.done.set()
 
-    async def _respond(self, job: JobRow) -> None:
-        payload = json.loads(job.payload)
-        request = CreateResponseRequest.model_validate(payload["request"])
-        identity = (job.subject, int(payload["created_at"]))
-        await self._events.clear(job.subject)  # a run taken over starts afresh
-        try:
-            prepared = await self._responses.prepare(request, identity=identity)
-        except AgentloomError as exc:  # what it refers to changed since it was queued
-            await self._fail(job, exc.stated())
-            return
-        writer = _EventWriter(self._events, self._background, job.subject)
-        marked = False
-        try:
-            async for event in self._responses.stream(prepared):
-                if not marked and event.type in SIDE_EFFECTS:
-                    await self._jobs.mark_irreversible(job.id, self._instance)
-                    marked = True
-                await writer.add(event)
-        finally:
-            with anyio.CancelScope(shield=True):
-                await writer.flush()
+    async def _ended(
+        self, job: JobRow, handler: JobHandler, running: _Running, again: float | None
+    ) -> None:
+        with anyio.CancelScope(shield=True):
+            if running.lost:
+                return  # another process runs it now
+            if running.handing_back:
+                await handler.requeued(job)
+                await self._jobs.hand_back(job.id, self._instance)
+                return
+            if running.scope.cancel_called:
+                await handler.stopped(job)
+            elif again is not None:
+                await self._jobs.retry_later(job.id, self._instance, again)
+                return
+            await self._jobs.finish(job.id, self._instance)
 
     # --- maintenance -------------------------------------------------------------------------
 
@@ -194,51 +198,22 @@ class JobRunner:
         held = await self._jobs.renew(self._instance, [r.job.id for r in mine], until)
         for running in mine:
             if running.job.id not in held and not running.done.is_set():
+                running.lost = True
                 running.scope.cancel()  # taken over by another process: stop here
 
     async def _take_over(self) -> None:
         now = time.time()
         for job in await self._jobs.expired(now):
+            handler = self._handlers.get(job.kind)
+            if handler is None:
+                continue  # a kind this process does not run (an older or newer server)
             with acting_for(job.project_id):
                 if job.irreversible or job.attempts >= self._settings.max_attempts:
                     if await self._jobs.settle(job.id, lease_before=now):
-                        await self._fail(job, _why_not_again(job))
+                        await handler.abandoned(job, _why_not_again(job))
                 elif await self._jobs.requeue(job.id, lease_before=now):
-                    await self._requeued(job)
-                    self._background.queued.set()
-
-    async def _cancelled(self, job: JobRow) -> None:
-        """A job stopped before its response recorded an end (cancelled as it started)."""
-        with anyio.CancelScope(shield=True):
-            response = await self._responses.get(job.subject)
-            if response.status not in SETTLED:
-                cancelled = response.model_copy(update={"status": "cancelled"})
-                await self._responses.reset(response_row(cancelled))
-            self._background.wakeups.wake(job.subject)
-
-    async def _hand_back(self, job: JobRow) -> None:
-        with anyio.CancelScope(shield=True):
-            await self._requeued(job)
-            await self._jobs.hand_back(job.id, self._instance)
-
-    async def _requeued(self, job: JobRow) -> None:
-        """The response as it was queued: no output, no events (it runs again)."""
-        response = await self._responses.get(job.subject)
-        queued = response.model_copy(update={"status": "queued", "output": [], "usage": None})
-        await self._responses.reset(response_row(queued))
-        await self._events.clear(job.subject)
-
-    async def _fail(self, job: JobRow, message: str) -> None:
-        response = await self._responses.get(job.subject)
-        error = ResponseError(code="server_error", message=message)
-        failed = response.model_copy(update={"status": "failed", "error": error})
-        await self._responses.reset(response_row(failed))
-        await self._events.clear(job.subject)
-        terminal = ev.ResponseFailed(sequence_number=0, response=failed)
-        await self._events.append(
-            job.subject, [StoredEvent(0, terminal.type, terminal.model_dump_json())]
-        )
-        self._background.wakeups.wake(job.subject)
+                    await handler.requeued(job)
+                    self._queued.set()
 
 
 def _why_not_again(job: JobRow) -> str:
@@ -248,41 +223,4 @@ def _why_not_again(job: JobRow) -> str:
             "(code_interpreter, MCP) had run; it was not run again, so that the tool does not "
             "run twice."
         )
-    return f"The server running this response stopped {job.attempts} times; it was not tried again."
-
-
-class _EventWriter:
-    """A background response's events, written in batches (see the module's docstring)."""
-
-    def __init__(
-        self, events: SqlEventStore, background: BackgroundResponses, subject: str
-    ) -> None:
-        self._events = events
-        self._background = background
-        self._subject = subject
-        self._pending: list[StoredEvent] = []
-        self._timer: asyncio.Task[None] | None = None
-        self._writing = asyncio.Lock()  # batches are written in order
-
-    async def add(self, event: ev.StreamEvent) -> None:
-        body = event.model_dump_json()
-        self._pending.append(StoredEvent(event.sequence_number, event.type, body))
-        if event.type in TERMINAL_EVENTS:
-            await self.flush()
-        elif self._timer is None:
-            self._timer = asyncio.ensure_future(self._later())
-
-    async def _later(self) -> None:
-        await asyncio.sleep(BATCH_DELAY)
-        self._timer = None
-        await self.flush()
-
-    async def flush(self) -> None:
-        if self._timer is not None and self._timer is not asyncio.current_task():
-            self._timer.cancel()
-            self._timer = None
-        async with self._writing:
-            pending, self._pending = self._pending, []
-            if pending:
-                await self._events.append(self._subject, pending)
-                self._background.wakeups.wake(self._subject)
+    return f"The server running this job stopped {job.attempts} times; it was not tried again."

@@ -43,6 +43,7 @@ from agentloom.storage.runner import AsyncRunner, Runner, ThreadRunner
 from agentloom.storage.usage import SqlUsageStore
 from agentloom.storage.vector_chunks import SqlChunkStore
 from agentloom.storage.vector_stores import SqlVectorStoreStore
+from agentloom.storage.webhooks import SqlWebhookStore
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 _MIGRATION_LOCK = 0x616C6F6F6D  # "aloom": pg_advisory_xact_lock key for migrations
@@ -138,6 +139,7 @@ class Database:
         self.rate_limits = SqlRateLimitStore(runner)
         self.usage = SqlUsageStore(runner)
         self.audit = SqlAuditStore(runner)
+        self.webhooks = SqlWebhookStore(runner)
         self.agent_sessions = SqlAgentSessionStore(runner)  # the agent SDK's sessions and ticks
         self.memories = SqlMemoryStore(runner)  # the agent SDK's memory notes
 

@@ -1,7 +1,9 @@
 """Durable jobs shared by every server process on the database.
 
 A job is ``queued`` until a process claims it (``running``, ``claimed_by`` that process, a
-lease it renews), then ``done``. A claim is one guarded ``UPDATE`` (``... WHERE status =
+lease it renews), then ``done``; a job of any ``kind`` (a background response, a webhook delivery,
+a vector store file to ingest) is one row here. A queued job with ``run_after`` waits until then
+(a delivery retried with backoff). A claim is one guarded ``UPDATE`` (``... WHERE status =
 'queued'``), after ``FOR UPDATE SKIP LOCKED`` on PostgreSQL so that claimers do not wait on each
 other: each job runs in one process at a time. A job whose lease ran out belongs to a process
 that stopped: another one takes it over (:meth:`SqlJobStore.expired`, :meth:`requeue`).
@@ -44,6 +46,7 @@ class JobRow:
     cancel_requested: bool = False
     irreversible: bool = False
     created_at: float = 0.0
+    run_after: float | None = None
 
 
 _COLUMNS = tuple(J.c[name] for name in JobRow.__slots__)
@@ -57,6 +60,9 @@ class SqlJobStore:
         """Store a background response (queued, no items yet) and its job together."""
         await self._runner.write(partial(_enqueue_response, response, job))
 
+    async def enqueue(self, job: JobRow) -> None:
+        await self._runner.write(partial(enqueue, job))
+
     async def claim(self, instance_id: str, *, now: float, lease: float) -> JobRow | None:
         """The oldest queued job, now this instance's (``None`` when there is none)."""
         return await self._runner.write(partial(_claim, instance_id, now, lease))
@@ -69,6 +75,11 @@ class SqlJobStore:
 
     async def finish(self, job_id: str, instance_id: str) -> None:
         await self._runner.write(partial(_finish, job_id, instance_id))
+
+    async def retry_later(self, job_id: str, instance_id: str, at: float) -> None:
+        """Queue a job this instance holds again, to run from ``at`` on (its attempts count
+        afresh: they count takeovers, not retries the job asked for)."""
+        await self._runner.write(partial(_retry_later, job_id, instance_id, at))
 
     async def mark_irreversible(self, job_id: str, instance_id: str) -> None:
         """The job did something that must not happen twice: a takeover fails it instead of
@@ -104,9 +115,9 @@ class SqlJobStore:
         """Mark an expired job done without running it again."""
         return await self._runner.write(partial(_settle, job_id, lease_before))
 
-    async def depth(self) -> int:
-        """Jobs waiting to run."""
-        return await self._runner.read(_depth)
+    async def depth(self, kind: str) -> int:
+        """Jobs of ``kind`` waiting to run."""
+        return await self._runner.read(partial(_depth, kind))
 
 
 def _row(row: Any) -> JobRow:
@@ -125,12 +136,18 @@ def _enqueue_response(response: ResponseRow, job: JobRow, conn: Connection) -> N
             project_id=job.project_id,
         )
     )
+    enqueue(job, conn)
+
+
+def enqueue(job: JobRow, conn: Connection) -> None:
+    """Queue ``job`` in the caller's transaction (the processes listening are told)."""
     conn.execute(J.insert().values(**asdict(job)))
     notify(conn, JOBS_CHANNEL)
 
 
 def _claim(instance_id: str, now: float, lease: float, conn: Connection) -> JobRow | None:
-    query = sa.select(J.c.id).where(J.c.status == "queued").order_by(J.c.seq).limit(1)
+    due = sa.or_(J.c.run_after.is_(None), J.c.run_after <= now)
+    query = sa.select(J.c.id).where(J.c.status == "queued", due).order_by(J.c.seq).limit(1)
     if conn.dialect.name == "postgresql":
         query = query.with_for_update(skip_locked=True)
     job_id = conn.scalar(query)
@@ -162,6 +179,11 @@ def _renew(instance_id: str, job_ids: list[str], until: float, conn: Connection)
 
 def _finish(job_id: str, instance_id: str, conn: Connection) -> None:
     conn.execute(J.update().where(_mine(job_id, instance_id)).values(status="done"))
+
+
+def _retry_later(job_id: str, instance_id: str, at: float, conn: Connection) -> None:
+    values = {"status": "queued", "claimed_by": None, "lease_until": None, "attempts": 0}
+    conn.execute(J.update().where(_mine(job_id, instance_id)).values(run_after=at, **values))
 
 
 def _mark_irreversible(job_id: str, instance_id: str, conn: Connection) -> None:
@@ -219,5 +241,6 @@ def _settle(job_id: str, lease_before: float, conn: Connection) -> bool:
     return conn.execute(J.update().where(late).values(status="done")).rowcount > 0
 
 
-def _depth(conn: Connection) -> int:
-    return int(conn.scalar(sa.select(sa.func.count()).where(J.c.status == "queued")) or 0)
+def _depth(kind: str, conn: Connection) -> int:
+    waiting = sa.and_(J.c.status == "queued", J.c.kind == kind)
+    return int(conn.scalar(sa.select(sa.func.count()).where(waiting)) or 0)

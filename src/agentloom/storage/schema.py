@@ -478,6 +478,7 @@ jobs = sa.Table(
     # set once the job did something that must not happen twice (a tool with side effects)
     sa.Column("irreversible", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("run_after", sa.Float, nullable=True),  # a queued job waits until then
     sa.Index("ix_jobs_status_seq", "status", "seq"),
     sa.Index("ix_jobs_subject", "subject"),
 )
@@ -491,4 +492,46 @@ response_events = sa.Table(
     _project(),
     sa.Column("type", sa.String(64), nullable=False),
     sa.Column("body", sa.Text, nullable=False),
+)
+
+# --- webhooks ------------------------------------------------------------------------------
+# A project's endpoints: where its events are sent, signed with the endpoint's secret (sealed:
+# the server must sign with it again, so it cannot be kept as a hash). After a rotation that
+# keeps the old secret for a while, deliveries carry a signature by each.
+webhook_endpoints = sa.Table(
+    "webhook_endpoints",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False, unique=True),
+    _project(),
+    sa.Column("name", sa.String(256), nullable=False),
+    sa.Column("url", sa.Text, nullable=False),
+    sa.Column("event_types", sa.Text, nullable=False),  # a JSON list
+    sa.Column("secret", sa.Text, nullable=False),  # sealed
+    sa.Column("secret_hint", sa.String(32), nullable=False),
+    sa.Column("old_secret", sa.Text, nullable=True),  # sealed; valid until old_secret_until
+    sa.Column("old_secret_until", sa.Float, nullable=True),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
+    sa.Index("ix_webhook_endpoints_project", "project_id", "seq"),
+)
+
+# One event for one endpoint: its body is fixed when the event happens (every attempt sends the
+# same bytes under the same ``webhook-id``); ``attempts`` is a JSON list of what each try got.
+webhook_deliveries = sa.Table(
+    "webhook_deliveries",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False, unique=True),  # the webhook-id header
+    _project(),
+    sa.Column("endpoint_id", sa.String(96), nullable=False),
+    sa.Column("event_id", sa.String(96), nullable=False),
+    sa.Column("event_type", sa.String(64), nullable=False),
+    sa.Column("body", sa.Text, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),  # pending, delivered, failed
+    sa.Column("attempts", sa.Text, nullable=False, server_default="[]"),
+    sa.Column("next_attempt_at", sa.Float, nullable=True),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("ended_at", sa.Float, nullable=True),
+    sa.Index("ix_webhook_deliveries_endpoint", "endpoint_id", "seq"),
 )

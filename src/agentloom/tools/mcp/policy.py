@@ -32,18 +32,19 @@ class UrlPolicy:
     deny_hosts: frozenset[str] = frozenset()
     allow_loopback: bool = False
     allow_private: bool = True
+    subject: str = "MCP server"  # what the URL is for, in errors
 
     async def check(self, url: str, *, param: str) -> None:
         """Raise InvalidRequestError naming ``param`` unless ``url`` may be reached."""
         parts = urlsplit(url)
         host = (parts.hostname or "").lower().rstrip(".")
         if parts.scheme not in ("http", "https") or not host:
-            raise _refused(url, "it must be an http(s) URL with a host", param)
+            raise _refused(url, "it must be an http(s) URL with a host", param, self.subject)
         problem = self._host_problem(host)
         if problem is None:
             problem = await self._address_problem(host, parts.port)
         if problem is not None:
-            raise _refused(url, problem, param)
+            raise _refused(url, problem, param, self.subject)
 
     def _host_problem(self, host: str) -> str | None:
         if host in METADATA_HOSTS:
@@ -93,8 +94,8 @@ def _matches(host: str, patterns: frozenset[str]) -> bool:
     return any(host == p or host.endswith("." + p) for p in patterns)
 
 
-def _refused(url: str, why: str, param: str) -> InvalidRequestError:
+def _refused(url: str, why: str, param: str, subject: str) -> InvalidRequestError:
     shown = urlsplit(url)._replace(query="", fragment="").geturl()
     return InvalidRequestError(
-        f"The MCP server URL '{shown}' is refused: {why}.", param=param, code="invalid_value"
+        f"The {subject} URL '{shown}' is refused: {why}.", param=param, code="invalid_value"
     )

@@ -1,0 +1,153 @@
+"""Background responses as jobs: run one, and settle it however its job ends.
+
+A run prepares the stored request again and streams it, writing every event (in small
+batches: at most every 20 ms, and at its end, so a follower in any process sees them within
+milliseconds without a write per token). The first event of a tool call with effects outside
+the response marks the job irreversible: a takeover then fails it rather than running the tool
+again. A response that ended before its job did (its process died in between) is not run again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import anyio
+
+from agentloom.api import events as ev
+from agentloom.api.requests import CreateResponseRequest
+from agentloom.api.response import ResponseError
+from agentloom.engine.persist import response_row
+from agentloom.engine.service import ResponsesService
+from agentloom.errors import AgentloomError
+from agentloom.services.background import SETTLED, TERMINAL_EVENTS, BackgroundResponses
+from agentloom.storage.events import SqlEventStore, StoredEvent
+from agentloom.storage.jobs import JobRow, SqlJobStore
+
+BATCH_DELAY = 0.02  # seconds an event waits for others to be written with it
+ENDED = frozenset({"completed", "failed", "incomplete"})  # by the run itself
+SIDE_EFFECTS = frozenset(
+    {"response.code_interpreter_call.in_progress", "response.mcp_call.in_progress"}
+)
+
+
+class ResponseJobs:
+    """The :class:`~agentloom.services.jobs.JobHandler` of kind ``"response"``."""
+
+    def __init__(
+        self,
+        background: BackgroundResponses,
+        responses: ResponsesService,
+        jobs: SqlJobStore,
+        events: SqlEventStore,
+        *,
+        instance_id: str,
+    ) -> None:
+        self._background = background
+        self._responses = responses
+        self._jobs = jobs
+        self._events = events
+        self._instance = instance_id
+
+    async def run(self, job: JobRow) -> float | None:
+        ended = await self._responses.get(job.subject)
+        if ended.status in SETTLED:  # it ended just before its process stopped
+            await self._background.settled(ended)
+            return None
+        await self._respond(job)
+        with anyio.CancelScope(shield=True):
+            response = await self._responses.get(job.subject)
+            if response.status in SETTLED:
+                await self._background.settled(response)
+        return None
+
+    async def _respond(self, job: JobRow) -> None:
+        payload = json.loads(job.payload)
+        request = CreateResponseRequest.model_validate(payload["request"])
+        identity = (job.subject, int(payload["created_at"]))
+        await self._events.clear(job.subject)  # a run taken over starts afresh
+        try:
+            prepared = await self._responses.prepare(request, identity=identity)
+        except AgentloomError as exc:  # what it refers to changed since it was queued
+            await self.abandoned(job, exc.stated())
+            return
+        writer = _EventWriter(self._events, self._background, job.subject)
+        marked = False
+        try:
+            async for event in self._responses.stream(prepared):
+                if not marked and event.type in SIDE_EFFECTS:
+                    await self._jobs.mark_irreversible(job.id, self._instance)
+                    marked = True
+                await writer.add(event)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await writer.flush()
+
+    async def stopped(self, job: JobRow) -> None:
+        """Cancelled: a response that had not recorded an end yet (cancelled as it started)
+        is marked ``cancelled`` here."""
+        response = await self._responses.get(job.subject)
+        if response.status not in SETTLED:
+            response = response.model_copy(update={"status": "cancelled"})
+            await self._responses.reset(response_row(response))
+        await self._background.settled(response)
+
+    async def requeued(self, job: JobRow) -> None:
+        """The response as it was queued: no output, no events (it runs again); one that had
+        ended before its process stopped stays as it is (a run stopped by the hand-back itself
+        reads ``cancelled``: that one runs again)."""
+        response = await self._responses.get(job.subject)
+        if response.status in ENDED or (response.status == "cancelled" and job.cancel_requested):
+            return
+        queued = response.model_copy(update={"status": "queued", "output": [], "usage": None})
+        await self._responses.reset(response_row(queued))
+        await self._events.clear(job.subject)
+
+    async def abandoned(self, job: JobRow, message: str) -> None:
+        response = await self._responses.get(job.subject)
+        error = ResponseError(code="server_error", message=message)
+        failed = response.model_copy(update={"status": "failed", "error": error})
+        await self._responses.reset(response_row(failed))
+        await self._events.clear(job.subject)
+        terminal = ev.ResponseFailed(sequence_number=0, response=failed)
+        await self._events.append(
+            job.subject, [StoredEvent(0, terminal.type, terminal.model_dump_json())]
+        )
+        await self._background.settled(failed)
+
+
+class _EventWriter:
+    """A background response's events, written in batches (see the module's docstring)."""
+
+    def __init__(
+        self, events: SqlEventStore, background: BackgroundResponses, subject: str
+    ) -> None:
+        self._events = events
+        self._background = background
+        self._subject = subject
+        self._pending: list[StoredEvent] = []
+        self._timer: asyncio.Task[None] | None = None
+        self._writing = asyncio.Lock()  # batches are written in order
+
+    async def add(self, event: ev.StreamEvent) -> None:
+        body = event.model_dump_json()
+        self._pending.append(StoredEvent(event.sequence_number, event.type, body))
+        if event.type in TERMINAL_EVENTS:
+            await self.flush()
+        elif self._timer is None:
+            self._timer = asyncio.ensure_future(self._later())
+
+    async def _later(self) -> None:
+        await asyncio.sleep(BATCH_DELAY)
+        self._timer = None
+        await self.flush()
+
+    async def flush(self) -> None:
+        if self._timer is not None and self._timer is not asyncio.current_task():
+            self._timer.cancel()
+            self._timer = None
+        async with self._writing:
+            pending, self._pending = self._pending, []
+            if pending:
+                await self._events.append(self._subject, pending)
+                self._background.wakeups.wake(self._subject)

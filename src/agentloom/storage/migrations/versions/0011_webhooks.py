@@ -1,0 +1,66 @@
+"""Webhook endpoints and deliveries; jobs that wait (``run_after``).
+
+Revision ID: 0011
+Revises: 0010
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0011"
+down_revision = "0010"
+branch_labels = None
+depends_on = None
+
+_seq = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
+
+def _project() -> sa.Column[str]:
+    return sa.Column("project_id", sa.String(96), nullable=False, server_default="proj_default")
+
+
+def upgrade() -> None:
+    op.add_column("jobs", sa.Column("run_after", sa.Float, nullable=True))
+    op.create_table(
+        "webhook_endpoints",
+        sa.Column("seq", _seq, primary_key=True, autoincrement=True),
+        sa.Column("id", sa.String(96), nullable=False, unique=True),
+        _project(),
+        sa.Column("name", sa.String(256), nullable=False),
+        sa.Column("url", sa.Text, nullable=False),
+        sa.Column("event_types", sa.Text, nullable=False),
+        sa.Column("secret", sa.Text, nullable=False),
+        sa.Column("secret_hint", sa.String(32), nullable=False),
+        sa.Column("old_secret", sa.Text, nullable=True),
+        sa.Column("old_secret_until", sa.Float, nullable=True),
+        sa.Column("created_at", sa.Float, nullable=False),
+        sa.Column("updated_at", sa.Float, nullable=False),
+    )
+    op.create_index("ix_webhook_endpoints_project", "webhook_endpoints", ["project_id", "seq"])
+    op.create_table(
+        "webhook_deliveries",
+        sa.Column("seq", _seq, primary_key=True, autoincrement=True),
+        sa.Column("id", sa.String(96), nullable=False, unique=True),
+        _project(),
+        sa.Column("endpoint_id", sa.String(96), nullable=False),
+        sa.Column("event_id", sa.String(96), nullable=False),
+        sa.Column("event_type", sa.String(64), nullable=False),
+        sa.Column("body", sa.Text, nullable=False),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("attempts", sa.Text, nullable=False, server_default="[]"),
+        sa.Column("next_attempt_at", sa.Float, nullable=True),
+        sa.Column("created_at", sa.Float, nullable=False),
+        sa.Column("ended_at", sa.Float, nullable=True),
+    )
+    op.create_index("ix_webhook_deliveries_endpoint", "webhook_deliveries", ["endpoint_id", "seq"])
+
+
+def downgrade() -> None:
+    op.drop_index("ix_webhook_deliveries_endpoint", "webhook_deliveries")
+    op.drop_table("webhook_deliveries")
+    op.drop_index("ix_webhook_endpoints_project", "webhook_endpoints")
+    op.drop_table("webhook_endpoints")
+    with op.batch_alter_table("jobs") as batch:
+        batch.drop_column("run_after")
