@@ -250,12 +250,11 @@ class CodeInterpreterSettings(_Strict):
 class VectorStoreSettings(_Strict):
     """Vector stores (`[vector_stores]`): background ingestion and the in-memory search indexes."""
 
-    ingestion_concurrency: int = Field(default=2, ge=1, le=64)  # files ingested at once
+    ingestion_concurrency: int = Field(default=2, ge=1, le=64)  # files one process ingests at once
     embed_batch_size: int = Field(default=64, ge=1, le=4096)  # chunks per embedding call
     cache_chunks: int = Field(default=500_000, ge=1)  # chunks kept in memory, all stores
     warm_stores: int = Field(default=20, ge=0)  # recently used stores loaded at start (0: none)
     query_timeout: float = Field(default=10.0, gt=0)  # seconds to embed a search's queries
-    poll_interval: float = Field(default=5.0, gt=0)  # seconds between looks for others' work
     poll_after_ms: int = Field(default=200, ge=10, le=60_000)  # hint to polling clients
 
 

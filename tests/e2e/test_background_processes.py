@@ -1,17 +1,21 @@
 """Background responses across real ``agentloom serve`` processes on one database: a job whose
-process is killed is taken over by another and settled; a SIGTERM hands a job back."""
+process is killed is taken over by another and settled; a SIGTERM hands a job back; webhooks
+from either process arrive signed, each event once (a failed attempt retried)."""
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import time
 from pathlib import Path
 
 import httpx2
+import openai
 
 from agentloom.inference.scripted import ScriptedModel, delay
 from agentloom.testing.backend import FakeBackend
 from tests.e2e.test_restart import WAIT, _env, agentloom_serve
+from tests.plugins.webhooks import WebhookReceiver
 
 LEASE = "2"  # seconds: a killed process's jobs are taken over soon
 
@@ -81,3 +85,40 @@ def test_sigterm_hands_a_running_job_back_to_the_queue(
 
     assert final["status"] == "completed", second.output()
     assert final["output"][0]["content"][0]["text"] == "Finished after the hand-back."  # type: ignore[index]
+
+
+def test_webhooks_from_two_processes_are_signed_and_sent_once_each(
+    scripted: ScriptedModel,
+    backend: FakeBackend,
+    database_url: str,
+    tmp_path: Path,
+    receiver: WebhookReceiver,
+) -> None:
+    for index in range(8):
+        scripted.add_turn(f"Answer {index}.")
+    env = {
+        **_env(database_url, backend),
+        "AGENTLOOM_WEBHOOK_ALLOW_LOOPBACK": "true",
+        "AGENTLOOM_WEBHOOK_RETRY_DELAYS": "0.2,0.2",
+    }
+    receiver.answers = [500]  # the first delivery is retried
+    body = {"model": backend.model, "input": "Hi", "background": True}
+
+    with (
+        agentloom_serve(env, tmp_path / "one.log") as first,
+        agentloom_serve(env, tmp_path / "two.log") as second,
+        httpx2.Client(base_url=first.base_url, timeout=WAIT) as one,
+        httpx2.Client(base_url=second.base_url, timeout=WAIT) as two,
+    ):
+        hook = {"name": "all", "url": receiver.url(), "event_types": ["response.completed"]}
+        secret = one.post("/webhook_endpoints", json=hook).json()["signing_secret"]
+        ids = [(one, two)[i % 2].post("/responses", json=body).json()["id"] for i in range(8)]
+        asyncio.run(receiver.wait_for(9, within=3 * WAIT))
+        time.sleep(0.5)  # nothing more comes
+
+    client = openai.OpenAI(api_key="unused", base_url="http://unused.test")
+    delivered = [r for r in receiver.received if r.answered == 200]
+    events = [client.webhooks.unwrap(r.body, r.headers, secret=secret) for r in delivered]
+    assert sorted(e.data.id for e in events) == sorted(ids)
+    assert len(receiver.received) == 9
+    assert len({r.headers["webhook-id"] for r in receiver.received}) == 8

@@ -19,7 +19,9 @@ from agentloom.errors import UpstreamError, UpstreamRateLimitError
 from agentloom.retrieval.embeddings import build_embedder
 from agentloom.storage import schema
 from agentloom.storage.database import Database
+from agentloom.storage.vector_stores import queue_ingestion
 from agentloom.storage.vector_stores_base import StoreFileRow, StoreRow
+from agentloom.tenancy import DEFAULT_PROJECT
 from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import make_settings
 from tests.server.vector_support import (
@@ -322,7 +324,8 @@ async def test_a_file_that_keeps_interrupting_ingestion_fails(
         VSF.update().where(mine).values(status="in_progress", claimed_by="inst_gone", attempts=3),
     )
 
-    runtime(app).vector_stores.ingestion.wake()
+    await _queue(app, store.id, file_id)
+    runtime(app).jobs.nudge()
     done = await client.vector_stores.files.poll(file_id, vector_store_id=store.id)
 
     assert done.status == "failed"
@@ -385,31 +388,31 @@ async def test_embedding_failures_past_the_retries_fail_the_file(
         assert await chunks(app, file_id=file_id) == 0
 
 
-async def test_claims_skip_files_of_live_instances(database: Database) -> None:
+async def test_a_files_job_claims_it_from_whoever_held_it(database: Database) -> None:
     now = time.time()
     store = StoreRow("vs_1", now, "s", "{}", None, None, now, "e", 3)
     row = StoreFileRow("vs_1", "file-1", now, "in_progress", "{}", "{}")
     await database.vector_stores.create(store, [row])
-    instances = schema.instances
-    other = "inst_other"
-
-    def claimed_by_other(conn: sa.Connection) -> None:
-        conn.execute(instances.insert().values(id=other, heartbeat_at=now))
-        conn.execute(VSF.update().values(claimed_by=other))
-
-    await database.runner.write(claimed_by_other)
     chunks_store = database.vector_chunks
     me = database.instance_id
 
-    assert await chunks_store.claim(me, live_since=now - 60, now=now) is None
-    taken = await chunks_store.claim(me, live_since=now + 1, now=now)  # the other went silent
+    def jobs(conn: sa.Connection) -> list[tuple[str, str]]:
+        query = sa.select(schema.jobs.c.kind, schema.jobs.c.subject)
+        return [(r.kind, r.subject) for r in conn.execute(query)]
+
+    queued = await database.runner.read(jobs)
+    gone = await chunks_store.claim("vs_1", "file-1", "inst_gone")
+    taken = await chunks_store.claim("vs_1", "file-1", me)  # the job was taken over
+    assert gone is not None
     assert taken is not None
-    assert (taken.file_id, taken.attempts) == ("file-1", 1)
-    assert await chunks_store.claim(other, live_since=now - 60, now=now) is None  # I am alive
-    assert await chunks_store.release(me) == 1
-    again = await chunks_store.claim(me, live_since=now - 60, now=now)
-    assert again is not None
-    assert again.attempts == 2
+    late = await chunks_store.complete(gone, "inst_gone", [], 0)
+    await database.runner.write(lambda conn: conn.execute(VSF.update().values(status="cancelled")))
+    cancelled = await chunks_store.claim("vs_1", "file-1", me)
+
+    assert queued == [("ingest", "vs_1/file-1")]  # queued with the file
+    assert (gone.attempts, taken.attempts) == (1, 2)
+    assert late is False  # no longer its claim: nothing written
+    assert cancelled is None
 
 
 async def test_the_default_minilm_embedder_ingests_and_searches(
@@ -440,14 +443,13 @@ async def test_work_added_by_another_server_is_found_by_polling(
     backend: FakeBackend, database_url: str, tmp_path: Path
 ) -> None:
     settings = _settings(backend, database_url, tmp_path)
-    fast_poll = VectorStoreSettings(poll_interval=0.05, poll_after_ms=20)
-    settings = settings.model_copy(update={"vector_stores": fast_poll})
     async with serving(settings) as (app, client):
         store = await client.vector_stores.create(name="docs")
         file_id = await upload(client, "kettle.txt", KETTLE)
         row = StoreFileRow(store.id, file_id, time.time(), "in_progress", "{}", _AUTO)
         # written straight to the database, as another process would: nobody wakes the worker
         await execute(app, VSF.insert().values(**_values(row)))
+        await _queue(app, store.id, file_id)
 
         await wait_until(lambda: _completed(app, store.id))
 
@@ -470,3 +472,12 @@ def _values(row: StoreFileRow) -> dict[str, object]:
 
 async def _completed(app: Starlette, store_id: str) -> bool:
     return await count(app, VSF, vector_store_id=store_id, status="completed") == 1
+
+
+async def _queue(app: Starlette, store_id: str, file_id: str) -> None:
+    """The file's ingestion job, queued as attaching the file queues it."""
+
+    def write(conn: sa.Connection) -> None:
+        queue_ingestion(conn, DEFAULT_PROJECT, store_id, [file_id])
+
+    await runtime(app).database.runner.write(write)

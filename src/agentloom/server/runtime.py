@@ -38,7 +38,6 @@ from agentloom.services.background import BackgroundResponses
 from agentloom.services.containers import ContainersService
 from agentloom.services.conversations import ConversationsService
 from agentloom.services.files import FilesService
-from agentloom.services.ingestion import Liveness
 from agentloom.services.jobs import JobRunner
 from agentloom.services.projects import ProjectsService
 from agentloom.services.prompts import PromptsService
@@ -56,6 +55,7 @@ from agentloom.storage.jobs import CANCEL_CHANNEL, JOBS_CHANNEL
 from agentloom.storage.keys import sealing_keys
 from agentloom.storage.notify import Listener
 from agentloom.storage.projects import AUTH_CHANNEL
+from agentloom.storage.vector_stores import INGEST_JOB
 from agentloom.storage.webhooks import DELIVERY_JOB
 from agentloom.tools.code_interpreter import code_runner
 from agentloom.tools.containers import Containers
@@ -157,8 +157,32 @@ async def _services(
         max_bytes=settings.files.max_bytes,
     )
     attachments = Attachments(files)
-    liveness = Liveness(settings.server.instance_id, settings.server.abandoned_after)
-    vector_stores = VectorStoresService(database, files, embedder, settings.vector_stores, liveness)
+    await database.projects.ensure_default(time.time())
+    hasher = KeyHasher(await database.projects.secret())
+    keys = KeyVerifier(
+        database.projects,
+        hasher,
+        admin_key=settings.auth.admin_key(),
+        limits=database.rate_limits,
+        admins=database.admin_keys,
+    )
+    runner = JobRunner(
+        database.jobs,
+        instance_id=settings.server.instance_id,
+        settings=settings.jobs,
+        policy=keys.policy,
+    )
+    vector_stores = VectorStoresService(
+        database,
+        files,
+        embedder,
+        settings.vector_stores,
+        instance_id=runner.instance_id,
+        nudge=runner.nudge,
+    )
+    runner.handle(
+        INGEST_JOB, vector_stores.ingestion, limit=settings.vector_stores.ingestion_concurrency
+    )
     files.on_delete.append(vector_stores.forget_file)
     containers = ContainersService(
         database.containers,
@@ -174,15 +198,6 @@ async def _services(
         attachments=attachments,
     )
     prompts = PromptsService(database.prompts, attachments=attachments)
-    await database.projects.ensure_default(time.time())
-    hasher = KeyHasher(await database.projects.secret())
-    keys = KeyVerifier(
-        database.projects,
-        hasher,
-        admin_key=settings.auth.admin_key(),
-        limits=database.rate_limits,
-        admins=database.admin_keys,
-    )
     limiter = RateLimiter(database.rate_limits)
     catalog.admission = limiter.admit
     usage = UsageLedger(database.usage, limiter)
@@ -212,12 +227,6 @@ async def _services(
             mcp_servers=declared_servers(settings.mcp.servers),
         ),
         usage=usage,
-    )
-    runner = JobRunner(
-        database.jobs,
-        instance_id=settings.server.instance_id,
-        settings=settings.jobs,
-        policy=keys.policy,
     )
     sender = WebhookSender(settings.webhooks.timeout)
     stack.push_async_callback(sender.aclose)
@@ -315,7 +324,6 @@ def start_tasks(tasks: TaskGroup, runtime: Runtime) -> None:
     tasks.start_soon(housekeeping, runtime)
     tasks.start_soon(runtime.keys.watch, settings.auth.watch_interval)
     tasks.start_soon(runtime.usage.run, settings.server.usage_flush_interval)
-    tasks.start_soon(runtime.vector_stores.run_ingestion)
     tasks.start_soon(runtime.vector_stores.warm)
     tasks.start_soon(runtime.jobs.run)
     if runtime.database.dialect == "postgresql":

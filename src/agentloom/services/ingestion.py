@@ -1,10 +1,9 @@
-"""Background ingestion of vector store files: text, chunks, embeddings, one final write.
+"""Ingestion of vector store files as durable jobs: text, chunks, embeddings, one final write.
 
-The worker runs for the life of the server (in the app's task group). It claims one
-``in_progress`` file at a time in the database, up to ``ingestion_concurrency`` at once, so
-several server processes sharing a database split the work; the claims of an instance that
-stopped beating are taken over. It is woken at once when this process adds files, and looks
-for work from other processes every ``poll_interval`` seconds.
+Each file waiting to be ingested has a job (kind ``"ingest"``, queued when the file is
+attached); the job runner of any server process claims it, at most ``ingestion_concurrency``
+at once per process. The job claims the file row for its process, so a file whose process died
+is ingested again by the one that takes the job over.
 
 A file's chunks and its ``completed`` status are written in one transaction, and only while
 the file is still in progress and claimed by this instance: a file removed, cancelled or taken
@@ -16,12 +15,9 @@ stops early. A file that cannot be read fails with ``last_error`` (``unsupported
 from __future__ import annotations
 
 import logging
-import time
-from dataclasses import dataclass
 
 import anyio
 import numpy as np
-from sqlalchemy.exc import DBAPIError
 
 from agentloom.api.vector_stores import LastError, StaticChunking
 from agentloom.config import VectorStoreSettings
@@ -30,8 +26,8 @@ from agentloom.retrieval.chunking import chunk_text
 from agentloom.retrieval.embeddings import Embedder
 from agentloom.services.files import FilesService
 from agentloom.storage.chunks_base import IngestionQueue
+from agentloom.storage.jobs import JobRow
 from agentloom.storage.vector_stores_base import Claim, NewChunk
-from agentloom.tenancy import acting_for
 
 log = logging.getLogger(__name__)
 
@@ -49,69 +45,41 @@ class _Unreadable(Exception):
         self.error = error
 
 
-@dataclass(frozen=True, slots=True)
-class Liveness:
-    """Which instance this is, and how long a silent instance counts as alive."""
-
-    instance_id: str
-    abandoned_after: float
-
-
 class Ingestor:
+    """The :class:`~agentloom.services.jobs.JobHandler` of kind ``"ingest"``: one file."""
+
     def __init__(
         self,
         chunks: IngestionQueue,
         files: FilesService,
         embedder: Embedder,
         settings: VectorStoreSettings,
-        liveness: Liveness,
+        instance_id: str,
     ) -> None:
         self._chunks = chunks
         self._files = files
         self._embedder = embedder
         self._settings = settings
-        self._liveness = liveness
-        self._slots = anyio.Semaphore(settings.ingestion_concurrency)
-        self._wakeup = anyio.Event()
+        self._instance = instance_id
 
-    def wake(self) -> None:
-        """There is new work: look for it now."""
-        self._wakeup.set()
+    async def run(self, job: JobRow) -> float | None:
+        store_id, _, file_id = job.subject.partition("/")
+        claim = await self._chunks.claim(store_id, file_id, self._instance)
+        if claim is not None:  # else: removed, cancelled or done meanwhile
+            await self.ingest(claim)
+        return None
 
-    async def run(self) -> None:
-        """Ingest files until cancelled."""
-        await self._chunks.release(self._liveness.instance_id)
-        async with anyio.create_task_group() as tasks:
-            while True:
-                await self._slots.acquire()
-                claim = await self._next()
-                if claim is None:
-                    self._slots.release()
-                    with anyio.move_on_after(self._settings.poll_interval):
-                        await self._wakeup.wait()
-                    continue
-                tasks.start_soon(self._ingest_one, claim)
+    async def stopped(self, job: JobRow) -> None:
+        """Ingestion is stopped through the file (cancelled, removed): nothing to record."""
 
-    async def _next(self) -> Claim | None:
-        self._wakeup = anyio.Event()  # work added from now on wakes the wait that follows
-        now = time.time()
-        live_since = now - self._liveness.abandoned_after
-        try:
-            return await self._chunks.claim(
-                self._liveness.instance_id, live_since=live_since, now=now
-            )
-        except DBAPIError:
-            log.warning("could not claim vector store files to ingest", exc_info=True)
-            return None
+    async def requeued(self, job: JobRow) -> None:
+        """The next run claims the file again: nothing to undo."""
 
-    async def _ingest_one(self, claim: Claim) -> None:
-        try:
-            with acting_for(claim.project_id):
-                await self.ingest(claim)
-        except DBAPIError:
-            log.warning("ingestion of %s stopped on a database error", claim.file_id, exc_info=True)
-        finally:
-            self._slots.release()
+    async def abandoned(self, job: JobRow, message: str) -> None:
+        store_id, _, file_id = job.subject.partition("/")
+        claim = await self._chunks.claim(store_id, file_id, self._instance)
+        if claim is not None:
+            await self._fail(claim, LastError(code="server_error", message=message))
 
     async def ingest(self, claim: Claim) -> None:
         """Ingest one claimed file and record the outcome."""
@@ -132,7 +100,7 @@ class Ingestor:
             await self._fail(claim, LastError(code="server_error", message=message))
             return
         usage = sum(len(c.text.encode()) + len(c.vector) for c in chunks)
-        await self._chunks.complete(claim, self._liveness.instance_id, chunks, usage)
+        await self._chunks.complete(claim, self._instance, chunks, usage)
 
     async def _prepare(self, claim: Claim) -> list[NewChunk]:
         text = await self._text(claim.file_id)
@@ -169,7 +137,7 @@ class Ingestor:
         size = self._settings.embed_batch_size
         parts = []
         for start in range(0, len(texts), size):
-            if not await self._chunks.claimed(claim, self._liveness.instance_id):
+            if not await self._chunks.claimed(claim, self._instance):
                 raise _ClaimLost
             try:
                 parts.append(await self._embedder.embed(texts[start : start + size]))
@@ -179,4 +147,4 @@ class Ingestor:
         return np.concatenate(parts)
 
     async def _fail(self, claim: Claim, error: LastError) -> None:
-        await self._chunks.fail(claim, self._liveness.instance_id, error.model_dump_json())
+        await self._chunks.fail(claim, self._instance, error.model_dump_json())

@@ -75,7 +75,9 @@ class JobRunner:
         self._settings = settings
         self._policy = policy
         self._handlers: dict[str, JobHandler] = {}
+        self._limits: dict[str, int] = {}  # jobs of a kind run here at once, at most
         self._running: dict[str, _Running] = {}  # by subject
+        self._claiming = anyio.Lock()  # one claim at a time: limits hold exactly
         self._queued = anyio.Event()
         self._stopping = False
 
@@ -83,9 +85,12 @@ class JobRunner:
     def instance_id(self) -> str:
         return self._instance
 
-    def handle(self, kind: str, handler: JobHandler) -> None:
-        """Run jobs of ``kind`` with ``handler``."""
+    def handle(self, kind: str, handler: JobHandler, *, limit: int | None = None) -> None:
+        """Run jobs of ``kind`` with ``handler``, at most ``limit`` at once in this process
+        (the others wait in the queue: they take no worker)."""
         self._handlers[kind] = handler
+        if limit is not None:
+            self._limits[kind] = limit
 
     async def run(self) -> None:
         """Run jobs until cancelled (the server's task group)."""
@@ -120,17 +125,31 @@ class JobRunner:
 
     async def _work(self) -> None:
         while not self._stopping:
-            try:
-                job = await self._jobs.claim(
-                    self._instance, now=time.time(), lease=self._settings.lease_seconds
-                )
-            except (DBAPIError, OSError):
-                log.warning("could not claim a job; retrying", exc_info=True)
-                job = None
+            job = await self._claim()
             if job is None:
                 await self._idle()
                 continue
             await self._run(job)
+
+    async def _claim(self) -> JobRow | None:
+        async with self._claiming:
+            full = [kind for kind, limit in self._limits.items() if self._count(kind) >= limit]
+            try:
+                job = await self._jobs.claim(
+                    self._instance,
+                    now=time.time(),
+                    lease=self._settings.lease_seconds,
+                    skip_kinds=full,
+                )
+            except (DBAPIError, OSError):
+                log.warning("could not claim a job; retrying", exc_info=True)
+                return None
+            if job is not None:  # counted before the next claim
+                self._running[job.subject] = _Running(job, anyio.CancelScope())
+            return job
+
+    def _count(self, kind: str) -> int:
+        return sum(1 for running in self._running.values() if running.job.kind == kind)
 
     async def _idle(self) -> None:
         with anyio.move_on_after(CLAIM_POLL):
@@ -140,8 +159,7 @@ class JobRunner:
 
     async def _run(self, job: JobRow) -> None:
         handler = self._handlers.get(job.kind)
-        running = _Running(job, anyio.CancelScope())
-        self._running[job.subject] = running
+        running = self._running[job.subject]
         try:
             with acting_for(job.project_id, await self._policy(job.project_id), key_id=job.key_id):
                 if handler is None:

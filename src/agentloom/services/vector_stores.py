@@ -4,7 +4,7 @@ A store is embedded by one model: the embedder configured when it was created. S
 (by vector or hybrid) or adding files with another embedder configured is a 409, since its
 vectors and the new ones would not compare. Keyword search works whatever the embedder.
 
-Files are ingested in the background (:mod:`agentloom.services.ingestion`); searches use
+Files are ingested by durable jobs (:mod:`agentloom.services.ingestion`); searches use
 in-memory indexes kept current with the database (:mod:`agentloom.services.vector_index_cache`).
 Searching or adding files marks a store active (``last_active_at``, at most once a minute),
 which moves its expiry when it has an ``expires_after`` policy; an expired store takes no
@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import anyio
 import numpy as np
@@ -51,7 +51,7 @@ from agentloom.ids import new_id
 from agentloom.retrieval.embeddings import Embedder
 from agentloom.retrieval.index import SearchMode, Weights
 from agentloom.services.files import FilesService
-from agentloom.services.ingestion import Ingestor, Liveness
+from agentloom.services.ingestion import Ingestor
 from agentloom.services.query_rewrite import rewrite_query
 from agentloom.services.vector_index_cache import IndexCache
 from agentloom.services.vector_search import Search, SearchResult, VectorSearch
@@ -82,8 +82,11 @@ class VectorStoresService:
         files: FilesService,
         embedder: Embedder,
         settings: VectorStoreSettings,
-        liveness: Liveness,
+        *,
+        instance_id: str,
+        nudge: Callable[[], None],
     ) -> None:
+        """``nudge``: this process's job runner has work (files to ingest were queued)."""
         self._stores = database.vector_stores
         self._chunks = database.vector_chunks
         self._embedder = embedder
@@ -92,9 +95,10 @@ class VectorStoresService:
         self.cache = IndexCache(self._chunks, max_chunks=settings.cache_chunks)
         self.warmed = anyio.Event()  # set when :meth:`warm` is done
         self._search = VectorSearch(self._chunks, self.cache)
-        self.ingestion = Ingestor(self._chunks, files, embedder, settings, liveness)
+        self.ingestion = Ingestor(self._chunks, files, embedder, settings, instance_id)
+        self._nudge = nudge
         self.files = VectorStoreFiles(
-            self._stores, self._chunks, files, usable=self._usable, wake=self.ingestion.wake
+            self._stores, self._chunks, files, usable=self._usable, wake=nudge
         )
 
     # --- stores ------------------------------------------------------------------------------
@@ -123,7 +127,7 @@ class VectorStoresService:
         )
         await self._stores.create(row, files)
         if files:
-            self.ingestion.wake()
+            self._nudge()
         return store_object(StoreState(row, FileCounts(in_progress=len(files))), now)
 
     async def list_stores(self, cursor: Cursor) -> ListPage[VectorStore]:
@@ -214,10 +218,6 @@ class VectorStoresService:
         return results
 
     # --- ingestion and hooks -----------------------------------------------------------------
-
-    async def run_ingestion(self) -> None:
-        """Ingest files until cancelled (the server runs this in its task group)."""
-        await self.ingestion.run()
 
     async def warm(self) -> None:
         """Load the indexes of the most recently used stores, so that their first search

@@ -21,10 +21,10 @@ from agentloom.storage.vector_stores_base import (
 
 
 class IngestionQueue(Protocol):
-    """Files waiting to be chunked: claimed by one process at a time, then completed or
-    failed."""
+    """Files waiting to be chunked: claimed by the process running the file's job, then
+    completed or failed."""
 
-    async def claim(self, instance_id: str, *, live_since: float, now: float) -> Claim | None: ...
+    async def claim(self, store_id: str, file_id: str, instance_id: str) -> Claim | None: ...
 
     async def claimed(self, claim: Claim, instance_id: str) -> bool: ...
 
@@ -33,8 +33,6 @@ class IngestionQueue(Protocol):
     ) -> bool: ...
 
     async def fail(self, claim: Claim, instance_id: str, last_error: str) -> bool: ...
-
-    async def release(self, instance_id: str) -> int: ...
 
 
 class ChunkReader(Protocol):

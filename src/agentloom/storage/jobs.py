@@ -63,9 +63,12 @@ class SqlJobStore:
     async def enqueue(self, job: JobRow) -> None:
         await self._runner.write(partial(enqueue, job))
 
-    async def claim(self, instance_id: str, *, now: float, lease: float) -> JobRow | None:
-        """The oldest queued job, now this instance's (``None`` when there is none)."""
-        return await self._runner.write(partial(_claim, instance_id, now, lease))
+    async def claim(
+        self, instance_id: str, *, now: float, lease: float, skip_kinds: list[str] | None = None
+    ) -> JobRow | None:
+        """The oldest queued job that is due (not of ``skip_kinds``), now this instance's
+        (``None`` when there is none)."""
+        return await self._runner.write(partial(_claim, instance_id, now, lease, skip_kinds or []))
 
     async def renew(self, instance_id: str, job_ids: list[str], until: float) -> set[str]:
         """Extend this instance's leases; the ids it still holds."""
@@ -145,9 +148,14 @@ def enqueue(job: JobRow, conn: Connection) -> None:
     notify(conn, JOBS_CHANNEL)
 
 
-def _claim(instance_id: str, now: float, lease: float, conn: Connection) -> JobRow | None:
+def _claim(
+    instance_id: str, now: float, lease: float, skip_kinds: list[str], conn: Connection
+) -> JobRow | None:
     due = sa.or_(J.c.run_after.is_(None), J.c.run_after <= now)
-    query = sa.select(J.c.id).where(J.c.status == "queued", due).order_by(J.c.seq).limit(1)
+    query = sa.select(J.c.id).where(J.c.status == "queued", due)
+    if skip_kinds:
+        query = query.where(J.c.kind.not_in(skip_kinds))
+    query = query.order_by(J.c.seq).limit(1)
     if conn.dialect.name == "postgresql":
         query = query.with_for_update(skip_locked=True)
     job_id = conn.scalar(query)

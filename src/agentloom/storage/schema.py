@@ -467,7 +467,8 @@ jobs = sa.Table(
     sa.Column("id", sa.String(96), nullable=False, unique=True),
     _project(),
     sa.Column("kind", sa.String(32), nullable=False),
-    sa.Column("subject", sa.String(96), nullable=False),  # a response id, for kind "response"
+    # what the job is about: a response id, a delivery id, "<vector store id>/<file id>"
+    sa.Column("subject", sa.String(200), nullable=False),
     sa.Column("key_id", sa.String(128), nullable=True),  # who asked for it
     sa.Column("payload", sa.Text, nullable=False),
     sa.Column("status", sa.String(16), nullable=False),  # queued, running, done

@@ -1,14 +1,16 @@
 """Chunks of vector stores: ingestion claims and results, removal, and what searches read.
 
-Ingestion: a server instance claims one ``in_progress`` file at a time (``claimed_by``); the
-claim of an instance whose heartbeat stopped (see ``instances``) is taken over. The result is
-written only while the file is still ``in_progress`` and claimed by the writer, in the
-transaction that inserts its chunks: a file removed, cancelled or taken over meanwhile gets no
-chunks. Removing a file deletes its chunks and bumps the store's ``epoch`` in one transaction.
+Ingestion: each ``in_progress`` file has a job (kind ``"ingest"``, queued with the file: see
+:func:`~agentloom.storage.vector_stores.queue_ingestion`); the process running the job claims the file (``claimed_by``), taking
+it from whoever held it before (the job's lease says who may). The result is written only
+while the file is still ``in_progress`` and claimed by the writer, in the transaction that
+inserts its chunks: a file removed, cancelled or taken over meanwhile gets no chunks.
+Removing a file deletes its chunks and bumps the store's ``epoch`` in one transaction.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from functools import partial
 from typing import Any
@@ -32,7 +34,6 @@ VS = schema.vector_stores
 VF = schema.vector_store_files
 VC = schema.vector_store_chunks
 F = schema.files
-INST = schema.instances
 
 _MAX_SEQ = sa.select(sa.func.max(VC.c.seq)).where(VC.c.vector_store_id == VS.c.id).scalar_subquery()
 _INDEX_STATE = sa.select(VS, _MAX_SEQ.label("max_seq")).where(
@@ -46,14 +47,10 @@ class SqlChunkStore:
 
     # --- ingestion ---------------------------------------------------------------------------
 
-    async def claim(self, instance_id: str, *, live_since: float, now: float) -> Claim | None:
-        """Claim the oldest ``in_progress`` file nobody alive is ingesting, if there is one
-        (instances count as alive when they beat at ``live_since`` or later)."""
-        return await self._runner.write(partial(_claim, instance_id, live_since, now))
-
-    async def release(self, instance_id: str) -> int:
-        """Give up this instance's claims (at start: a restart under the same id)."""
-        return await self._runner.write_statement(partial(_release, instance_id))
+    async def claim(self, store_id: str, file_id: str, instance_id: str) -> Claim | None:
+        """Claim the file for this instance (its ingestion job runs here); ``None`` when it is
+        no longer ``in_progress`` (removed, cancelled, or done)."""
+        return await self._runner.write(partial(_claim, store_id, file_id, instance_id))
 
     async def claimed(self, claim: Claim, instance_id: str) -> bool:
         """Whether the file is still in progress and claimed by this instance."""
@@ -105,42 +102,21 @@ class SqlChunkStore:
 # --- ingestion -------------------------------------------------------------------------------
 
 
-def _claim(instance_id: str, live_since: float, now: float, conn: Connection) -> Claim | None:
-    live = sa.select(INST.c.id).where(INST.c.heartbeat_at >= live_since)
-    free = sa.or_(VF.c.claimed_by.is_(None), VF.c.claimed_by.not_in(live))
-    query = sa.select(VF.c.seq, VF.c.claimed_by).where(VF.c.status == "in_progress", free)
-    query = query.order_by(VF.c.seq).limit(1)
-    if conn.dialect.name == "postgresql":
-        query = query.with_for_update(skip_locked=True)
-    found = conn.execute(query).first()
-    if found is None:
-        return None
-    before = (
-        VF.c.claimed_by.is_(None)
-        if found.claimed_by is None
-        else VF.c.claimed_by == found.claimed_by
+def _claim(store_id: str, file_id: str, instance_id: str, conn: Connection) -> Claim | None:
+    waiting = sa.and_(
+        VF.c.vector_store_id == store_id, VF.c.file_id == file_id, VF.c.status == "in_progress"
     )
     claimed = conn.execute(
         VF.update()
-        .where(VF.c.seq == found.seq, VF.c.status == "in_progress", before)
-        .values(claimed_by=instance_id, claimed_at=now, attempts=VF.c.attempts + 1)
-        .returning(VF.c.vector_store_id, VF.c.file_id, VF.c.chunking_strategy, VF.c.attempts)
+        .where(waiting)
+        .values(claimed_by=instance_id, claimed_at=time.time(), attempts=VF.c.attempts + 1)
+        .returning(VF.c.chunking_strategy, VF.c.attempts)
     ).first()
     if claimed is None:
         return None
-    owner = sa.select(VS.c.project_id).where(VS.c.id == claimed.vector_store_id)
-    return Claim(
-        claimed.vector_store_id,
-        claimed.file_id,
-        claimed.chunking_strategy,
-        claimed.attempts,
-        conn.scalar(owner) or DEFAULT_PROJECT,
-    )
-
-
-def _release(instance_id: str, conn: Connection) -> int:
-    mine = sa.and_(VF.c.claimed_by == instance_id, VF.c.status == "in_progress")
-    return conn.execute(VF.update().where(mine).values(claimed_by=None, claimed_at=None)).rowcount
+    owner = sa.select(VS.c.project_id).where(VS.c.id == store_id)
+    project = conn.scalar(owner) or DEFAULT_PROJECT
+    return Claim(store_id, file_id, claimed.chunking_strategy, claimed.attempts, project)
 
 
 def _mine(claim: Claim, instance_id: str) -> sa.ColumnElement[bool]:

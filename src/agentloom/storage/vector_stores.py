@@ -8,11 +8,15 @@ order for every writer means no deadlock, and it orders the chunk writes of one 
 with a higher ``seq`` is never committed before one with a lower ``seq`` (in-memory indexes rely
 on that to load new chunks by ``seq``).
 
+A file waiting to be ingested has a job (:func:`queue_ingestion`), queued in the transaction
+that attaches it: whichever server process claims the job ingests the file.
+
 File counts are not stored: one ``GROUP BY`` over the files' statuses gives them, exact.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from functools import partial
@@ -23,8 +27,10 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from agentloom.errors import NotFoundError
+from agentloom.ids import new_id
 from agentloom.storage import schema
 from agentloom.storage.base import Owned, Page
+from agentloom.storage.jobs import JobRow, enqueue
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
 from agentloom.storage.vector_stores_base import (
@@ -42,6 +48,8 @@ from agentloom.tenancy import current_project
 
 VS = schema.vector_stores
 VF = schema.vector_store_files
+J = schema.jobs
+INGEST_JOB = "ingest"  # the kind of the jobs that ingest a file
 VB = schema.vector_store_file_batches
 VC = schema.vector_store_chunks
 
@@ -163,6 +171,8 @@ def _create(project: str, row: StoreRow, files: Sequence[StoreFileRow], conn: Co
     conn.execute(VS.insert().values(**asdict(row), project_id=project))
     if files:
         conn.execute(VF.insert(), [asdict(f) for f in files])
+        waiting = [f.file_id for f in files if f.status == "in_progress"]
+        queue_ingestion(conn, project, row.id, waiting)
 
 
 def _recently_active(now: float, limit: int, conn: Connection) -> list[Owned]:
@@ -237,7 +247,26 @@ def _add_files(
     if batch is not None:
         conn.execute(VF.update().where(named).values(batch_id=batch.id))
     found = {r.file_id: _file_row(r) for r in conn.execute(sa.select(*_FILE_COLUMNS).where(named))}
+    waiting = [f.file_id for f in found.values() if f.status == "in_progress"]
+    queue_ingestion(conn, project, store_id, waiting)
     return [found[file_id] for file_id in file_ids if file_id in found]
+
+
+def queue_ingestion(conn: Connection, project: str, store_id: str, file_ids: list[str]) -> None:
+    """A job to ingest each of these files of the store, unless one is queued or running."""
+    if not file_ids:
+        return
+    subjects = {ingestion_subject(store_id, file_id) for file_id in file_ids}
+    active = sa.and_(J.c.subject.in_(subjects), J.c.kind == INGEST_JOB, J.c.status != "done")
+    subjects -= set(conn.scalars(sa.select(J.c.subject).where(active)))
+    now = time.time()
+    for subject in sorted(subjects):
+        job = JobRow(new_id("job"), project, INGEST_JOB, subject, None, "{}", created_at=now)
+        enqueue(job, conn)
+
+
+def ingestion_subject(store_id: str, file_id: str) -> str:
+    return f"{store_id}/{file_id}"
 
 
 # A file attached again after it failed or was cancelled (it has no chunks) is ingested again,

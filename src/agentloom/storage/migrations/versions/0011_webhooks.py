@@ -1,4 +1,5 @@
-"""Webhook endpoints and deliveries; jobs that wait (``run_after``).
+"""Webhook endpoints and deliveries; jobs that wait (``run_after``); vector store files waiting
+to be ingested get the jobs that now ingest them.
 
 Revision ID: 0011
 Revises: 0010
@@ -22,7 +23,10 @@ def _project() -> sa.Column[str]:
 
 
 def upgrade() -> None:
-    op.add_column("jobs", sa.Column("run_after", sa.Float, nullable=True))
+    with op.batch_alter_table("jobs") as batch:
+        batch.add_column(sa.Column("run_after", sa.Float, nullable=True))
+        # a vector store file's job is named by the store and the file: longer than an id
+        batch.alter_column("subject", type_=sa.String(200), existing_nullable=False)
     op.create_table(
         "webhook_endpoints",
         sa.Column("seq", _seq, primary_key=True, autoincrement=True),
@@ -55,6 +59,17 @@ def upgrade() -> None:
         sa.Column("ended_at", sa.Float, nullable=True),
     )
     op.create_index("ix_webhook_deliveries_endpoint", "webhook_deliveries", ["endpoint_id", "seq"])
+    op.execute(_INGESTION_JOBS)
+
+
+# One job per file still in progress (ingestion was claimed from the files' rows before).
+_INGESTION_JOBS = """
+INSERT INTO jobs (id, project_id, kind, subject, payload, status, created_at)
+SELECT 'job_ingest_' || CAST(f.seq AS TEXT), s.project_id, 'ingest',
+       f.vector_store_id || '/' || f.file_id, '{}', 'queued', f.created_at
+FROM vector_store_files f JOIN vector_stores s ON s.id = f.vector_store_id
+WHERE f.status = 'in_progress'
+"""
 
 
 def downgrade() -> None:
