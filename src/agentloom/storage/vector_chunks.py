@@ -1,10 +1,11 @@
 """Chunks of vector stores: ingestion claims and results, removal, and what searches read.
 
 Ingestion: each ``in_progress`` file has a job (kind ``"ingest"``, queued with the file: see
-:func:`~agentloom.storage.vector_stores.queue_ingestion`); the process running the job claims the file (``claimed_by``), taking
-it from whoever held it before (the job's lease says who may). The result is written only
-while the file is still ``in_progress`` and claimed by the writer, in the transaction that
-inserts its chunks: a file removed, cancelled or taken over meanwhile gets no chunks.
+:func:`~agentloom.storage.vector_stores.queue_ingestion`); the process running the job claims
+the file (``claimed_by``), taking it from whoever held it before (the job's lease says who
+may). The result is written only while the file is still ``in_progress`` and claimed by the
+writer, in the transaction that inserts its chunks: a file removed, cancelled or taken over
+meanwhile gets no chunks.
 Removing a file deletes its chunks and bumps the store's ``epoch`` in one transaction.
 """
 
