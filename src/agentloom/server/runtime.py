@@ -43,6 +43,7 @@ from agentloom.services.projects import ProjectsService
 from agentloom.services.prompts import PromptsService
 from agentloom.services.rate_limits import RateLimiter
 from agentloom.services.response_jobs import ResponseJobs
+from agentloom.services.schedules import Schedules
 from agentloom.services.usage import UsageLedger
 from agentloom.services.vector_stores import VectorStoresService
 from agentloom.services.wakeups import Wakeups
@@ -87,6 +88,7 @@ class Runtime:
     background: BackgroundResponses
     jobs: JobRunner
     webhooks: WebhooksService
+    schedules: Schedules
     containers: ContainersService | None = None
     jwt: JwtVerifier | None = None  # bearer JWTs, with [auth.jwt]
 
@@ -171,6 +173,7 @@ async def _services(
         instance_id=settings.server.instance_id,
         settings=settings.jobs,
         policy=keys.policy,
+        schedules=database.schedules,
     )
     vector_stores = VectorStoresService(
         database,
@@ -278,6 +281,7 @@ async def _services(
         background=background,
         jobs=runner,
         webhooks=webhooks,
+        schedules=Schedules(database.schedules),
         containers=containers,
         jwt=jwt,
     )

@@ -8,7 +8,8 @@ queued it. A maintenance task renews this process's leases, stops jobs whose can
 asked for (in any process), and takes over jobs whose lease ran out (their process died): run
 again from the start, or abandoned once they have been tried ``max_attempts`` times or did
 something that must not happen twice. On shutdown the process stops claiming, lets running
-jobs finish within ``drain_seconds``, and hands the others back to the queue.
+jobs finish within ``drain_seconds``, and hands the others back to the queue. The same task
+queues the jobs of due schedules (:mod:`agentloom.storage.schedules`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from sqlalchemy.exc import DBAPIError
 
 from agentloom.config import JobSettings
 from agentloom.storage.jobs import JobRow, SqlJobStore
+from agentloom.storage.schedules import SqlScheduleStore
 from agentloom.tenancy import Policy, acting_for
 
 log = logging.getLogger(__name__)
@@ -69,8 +71,11 @@ class JobRunner:
         instance_id: str,
         settings: JobSettings,
         policy: Callable[[str], Awaitable[Policy]],
+        schedules: SqlScheduleStore | None = None,
     ) -> None:
+        """``schedules``: fired by this runner's maintenance (about once a second)."""
         self._jobs = jobs
+        self._schedules = schedules
         self._instance = instance_id
         self._settings = settings
         self._policy = policy
@@ -198,7 +203,7 @@ class JobRunner:
     # --- maintenance -------------------------------------------------------------------------
 
     async def _maintain(self) -> None:
-        """Renew leases, stop cancelled jobs, take over expired ones."""
+        """Renew leases, stop cancelled jobs, take over expired ones, fire due schedules."""
         every = self._settings.lease_seconds / 3
         while True:
             try:
@@ -206,6 +211,8 @@ class JobRunner:
                 for subject in await self._jobs.cancelled(self._instance):
                     self.stop(subject)
                 await self._take_over()
+                if self._schedules is not None and await self._schedules.fire(time.time()):
+                    self._queued.set()
             except (DBAPIError, OSError):
                 log.warning("job maintenance failed; retrying", exc_info=True)
             await anyio.sleep(min(every, CLAIM_POLL))

@@ -40,6 +40,7 @@ from agentloom.storage.prompts import SqlPromptStore
 from agentloom.storage.rate_limits import SqlRateLimitStore
 from agentloom.storage.responses import SqlResponseStore
 from agentloom.storage.runner import AsyncRunner, Runner, ThreadRunner
+from agentloom.storage.schedules import SqlScheduleStore
 from agentloom.storage.usage import SqlUsageStore
 from agentloom.storage.vector_chunks import SqlChunkStore
 from agentloom.storage.vector_stores import SqlVectorStoreStore
@@ -140,6 +141,7 @@ class Database:
         self.usage = SqlUsageStore(runner)
         self.audit = SqlAuditStore(runner)
         self.webhooks = SqlWebhookStore(runner)
+        self.schedules = SqlScheduleStore(runner)
         self.agent_sessions = SqlAgentSessionStore(runner)  # the agent SDK's sessions and ticks
         self.memories = SqlMemoryStore(runner)  # the agent SDK's memory notes
 

@@ -536,3 +536,27 @@ webhook_deliveries = sa.Table(
     sa.Column("ended_at", sa.Float, nullable=True),
     sa.Index("ix_webhook_deliveries_endpoint", "endpoint_id", "seq"),
 )
+
+# --- schedules -----------------------------------------------------------------------------
+# Work that recurs: when ``next_run_at`` comes, one process (a guarded update) queues a job of
+# ``kind`` for ``subject`` and moves ``next_run_at`` on (``every`` seconds, or the next time of
+# ``cron``). A schedule whose last job has not ended waits for it: runs never overlap.
+schedules = sa.Table(
+    "schedules",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False, unique=True),
+    _project(),
+    sa.Column("kind", sa.String(32), nullable=False),
+    sa.Column("subject", sa.String(200), nullable=False),
+    sa.Column("payload", sa.Text, nullable=False),
+    sa.Column("every", sa.Float, nullable=True),  # seconds between runs, start to start
+    sa.Column("cron", sa.String(256), nullable=True),  # or a cron expression (UTC)
+    sa.Column("next_run_at", sa.Float, nullable=False),
+    sa.Column("paused", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("last_job_id", sa.String(96), nullable=True),
+    sa.Column("runs", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Index("ix_schedules_next_run_at", "next_run_at"),
+    sa.Index("ix_schedules_subject", "subject"),
+)

@@ -1,5 +1,5 @@
-"""Webhook endpoints and deliveries; jobs that wait (``run_after``); vector store files waiting
-to be ingested get the jobs that now ingest them.
+"""Webhook endpoints and deliveries; schedules; jobs that wait (``run_after``); vector store
+files waiting to be ingested get the jobs that now ingest them.
 
 Revision ID: 0011
 Revises: 0010
@@ -59,6 +59,24 @@ def upgrade() -> None:
         sa.Column("ended_at", sa.Float, nullable=True),
     )
     op.create_index("ix_webhook_deliveries_endpoint", "webhook_deliveries", ["endpoint_id", "seq"])
+    op.create_table(
+        "schedules",
+        sa.Column("seq", _seq, primary_key=True, autoincrement=True),
+        sa.Column("id", sa.String(96), nullable=False, unique=True),
+        _project(),
+        sa.Column("kind", sa.String(32), nullable=False),
+        sa.Column("subject", sa.String(200), nullable=False),
+        sa.Column("payload", sa.Text, nullable=False),
+        sa.Column("every", sa.Float, nullable=True),
+        sa.Column("cron", sa.String(256), nullable=True),
+        sa.Column("next_run_at", sa.Float, nullable=False),
+        sa.Column("paused", sa.Boolean, nullable=False, server_default=sa.false()),
+        sa.Column("last_job_id", sa.String(96), nullable=True),
+        sa.Column("runs", sa.Integer, nullable=False, server_default="0"),
+        sa.Column("created_at", sa.Float, nullable=False),
+    )
+    op.create_index("ix_schedules_next_run_at", "schedules", ["next_run_at"])
+    op.create_index("ix_schedules_subject", "schedules", ["subject"])
     op.execute(_INGESTION_JOBS)
 
 
@@ -73,6 +91,9 @@ WHERE f.status = 'in_progress'
 
 
 def downgrade() -> None:
+    op.drop_index("ix_schedules_subject", "schedules")
+    op.drop_index("ix_schedules_next_run_at", "schedules")
+    op.drop_table("schedules")
     op.drop_index("ix_webhook_deliveries_endpoint", "webhook_deliveries")
     op.drop_table("webhook_deliveries")
     op.drop_index("ix_webhook_endpoints_project", "webhook_endpoints")
