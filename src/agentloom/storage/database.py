@@ -92,9 +92,9 @@ def _runner(url: sa.URL) -> Runner:
 def _sqlite_pragmas(dbapi_connection: Any, _record: object) -> None:
     cursor = dbapi_connection.cursor()
     for pragma in (
+        "busy_timeout=10000",  # first: switching to WAL then waits for a lock, not fails
         "journal_mode=WAL",
         "synchronous=NORMAL",
-        "busy_timeout=10000",
         "foreign_keys=ON",
     ):
         cursor.execute(f"PRAGMA {pragma}")
