@@ -15,7 +15,7 @@ import openai
 import pytest
 
 from agentloom.api.response import Response
-from agentloom.config import Settings
+from agentloom.config import JobSettings, Settings
 from agentloom.engine.persist import response_row
 from agentloom.inference.scripted import ScriptedModel, delay
 from agentloom.storage import schema
@@ -228,3 +228,22 @@ async def test_a_job_whose_process_died_after_a_side_effect_is_failed_not_run_ag
     assert final.error is not None
     assert "side effects" in final.error.message
     assert backend.requests == []  # it was not run again
+
+
+async def test_a_full_queue_refuses_a_create_with_a_429(
+    settings: Settings, backend: FakeBackend, scripted: ScriptedModel
+) -> None:
+    small = settings.model_copy(update={"jobs": JobSettings(concurrency=1, max_queued=2)})
+    scripted.add_turn("slow ", delay(3.0), "answer")
+    body = {"model": backend.model, "input": "Hi", "background": True}
+
+    async with audited_client(small) as raw:
+        running = (await raw.post("/responses", json=body)).json()["id"]
+        await asyncio.sleep(0.3)  # claimed: it runs, it does not wait
+        waiting = [(await raw.post("/responses", json=body)).status_code for _ in range(2)]
+        refused = await raw.post("/responses", json=body)
+        await sdk(raw).responses.cancel(running)
+
+    assert waiting == [200, 200]
+    assert refused.status_code == 429
+    assert "background queue is full (2 responses waiting)" in refused.json()["error"]["message"]

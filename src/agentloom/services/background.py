@@ -35,6 +35,7 @@ TERMINAL_EVENTS = frozenset({"response.completed", "response.failed", "response.
 SETTLED = frozenset({"completed", "failed", "incomplete", "cancelled"})
 RECHECK_AFTER = 1.0  # seconds a follower waits for a wake-up before it reads again anyway
 TERMINAL_GRACE = 5.0  # seconds a follower waits for the terminal event of an ended response
+DEPTH_TTL = 0.25  # seconds a count of the waiting responses is used for
 
 
 class BackgroundResponses:
@@ -60,17 +61,15 @@ class BackgroundResponses:
         self._max_queued = max_queued
         self._nudge = nudge
         self._announce = announce
+        self._depth = 0  # responses waiting, as last counted (see _room)
+        self._counted_at = -DEPTH_TTL
         self.stop_here: Callable[[str], None] = lambda _subject: None  # this process's runner
 
     async def create(self, request: CreateResponseRequest) -> Response:
         """Validate, then store the response ``queued`` with its job; returns it at once."""
         prepared = await self._responses.prepare(request)
         await self._responses.discard(prepared)  # the run prepares (and holds) again
-        waiting = await self._jobs.depth("response")
-        if waiting >= self._max_queued:
-            raise RateLimitedError(
-                f"The background queue is full ({waiting} responses waiting).", retry_after=1.0
-            )
+        await self._room()
         response = prepared.response.model_copy(update={"status": "queued"})
         job = JobRow(
             id=new_id("job"),
@@ -86,6 +85,21 @@ class BackgroundResponses:
         await self._jobs.enqueue_response(response_row(response), job)
         self._nudge()
         return response
+
+    async def _room(self) -> None:
+        """Refuse a create when ``max_queued`` responses are waiting. The count is read at most
+        every quarter second (plus this process's creates since): a refusal is always checked
+        against a fresh count."""
+        now = time.monotonic()
+        if now - self._counted_at > DEPTH_TTL or self._depth >= self._max_queued:
+            self._depth = await self._jobs.depth("response")
+            self._counted_at = now
+        if self._depth >= self._max_queued:
+            raise RateLimitedError(
+                f"The background queue is full ({self._depth} responses waiting).",
+                retry_after=1.0,
+            )
+        self._depth += 1
 
     async def settled(self, response: Response) -> None:
         """A background response ended (however): wake its followers here, announce it."""

@@ -15,8 +15,9 @@ import json
 import anyio
 
 from agentloom.api import events as ev
+from agentloom.api.events import TerminalEvent
 from agentloom.api.requests import CreateResponseRequest
-from agentloom.api.response import ResponseError
+from agentloom.api.response import Response, ResponseError
 from agentloom.engine.persist import response_row
 from agentloom.engine.service import ResponsesService
 from agentloom.errors import AgentloomError
@@ -50,38 +51,43 @@ class ResponseJobs:
         self._instance = instance_id
 
     async def run(self, job: JobRow) -> float | None:
-        ended = await self._responses.get(job.subject)
-        if ended.status in SETTLED:  # it ended just before its process stopped
-            await self._background.settled(ended)
-            return None
-        await self._respond(job)
-        with anyio.CancelScope(shield=True):
-            response = await self._responses.get(job.subject)
-            if response.status in SETTLED:
-                await self._background.settled(response)
+        if job.attempts > 1:  # run before: it may have ended just before its process stopped
+            ended = await self._responses.get(job.subject)
+            if ended.status in SETTLED:
+                await self._background.settled(ended)
+                return None
+            await self._events.clear(job.subject)  # else it starts afresh
+        final = await self._respond(job)
+        if final is not None:
+            with anyio.CancelScope(shield=True):
+                await self._background.settled(final)
         return None
 
-    async def _respond(self, job: JobRow) -> None:
+    async def _respond(self, job: JobRow) -> Response | None:
+        """Run the response; how it ended (``None`` when it was abandoned or stopped)."""
         payload = json.loads(job.payload)
         request = CreateResponseRequest.model_validate(payload["request"])
         identity = (job.subject, int(payload["created_at"]))
-        await self._events.clear(job.subject)  # a run taken over starts afresh
         try:
             prepared = await self._responses.prepare(request, identity=identity)
         except AgentloomError as exc:  # what it refers to changed since it was queued
             await self.abandoned(job, exc.stated())
-            return
+            return None
         writer = _EventWriter(self._events, self._background, job.subject)
         marked = False
+        final: Response | None = None
         try:
             async for event in self._responses.stream(prepared):
                 if not marked and event.type in SIDE_EFFECTS:
                     await self._jobs.mark_irreversible(job.id, self._instance)
                     marked = True
+                if isinstance(event, TerminalEvent):
+                    final = event.response
                 await writer.add(event)
         finally:
             with anyio.CancelScope(shield=True):
                 await writer.flush()
+        return final
 
     async def stopped(self, job: JobRow) -> None:
         """Cancelled: a response that had not recorded an end yet (cancelled as it started)
