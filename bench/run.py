@@ -24,10 +24,12 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 from sqlalchemy.engine import make_url
 
+from agentloom.testing.serving import serve_async
 from bench import hostile, retrieval, scenarios, sdk
 from bench.backend import MODEL
 from bench.corpus import retrieval as retrieval_corpus
@@ -158,6 +160,7 @@ def server(backend_port: int, database_url: str, *, keyed: bool = False) -> Iter
             "AGENTLOOM_INFERENCE_BASE_URL": f"http://{HOST}:{backend_port}/v1",
             "AGENTLOOM_INFERENCE_MODELS": MODEL,
             "AGENTLOOM_FILES_DIRECTORY": str(folder / "files"),
+            "AGENTLOOM_WEBHOOK_ALLOW_LOOPBACK": "true",  # the webhook row's receiver
         }
         if keyed:
             env |= {"AGENTLOOM_AUTH": "keys", "AGENTLOOM_ADMIN_KEY": ADMIN_KEY}
@@ -411,6 +414,7 @@ async def _background_rows(server_port: int, opts: Options) -> list[Row]:
         queued = await scenarios.latency(conn, queue, **counts)
         streamed = await scenarios.latency(conn, _respond_stream, **counts)
         background = await scenarios.latency(conn, scenarios.background_streamed, **counts)
+        delivered = await _webhook_latency(conn, opts)
     return [
         Row(
             "background create (answers `queued`) vs a stored foreground create",
@@ -428,7 +432,46 @@ async def _background_rows(server_port: int, opts: Options) -> list[Row]:
             "",
             None,
         ),
+        Row(
+            "webhook: a background response's end (stream read) to its signed delivery received",
+            "",
+            _pair(delivered),
+            "",
+            "",
+            None,
+        ),
     ]
+
+
+async def _webhook_latency(conn: Connection, opts: Options) -> scenarios.Latency:
+    """Seconds from reading a background response's terminal event to receiving its webhook
+    (a receiver in this process, on loopback)."""
+    arrivals: asyncio.Queue[float] = asyncio.Queue()
+
+    async def receive(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        while (await receive()).get("more_body"):
+            pass
+        arrivals.put_nowait(time.perf_counter())
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async with serve_async(receive, lifespan=False) as base_url:
+        hook = {"name": "bench", "url": base_url, "event_types": ["response.completed"]}
+        reply = await conn.post("/v1/webhook_endpoints", hook)
+        if reply.status != 200:
+            raise RuntimeError(f"no webhook endpoint: {reply.body!r}")
+        made = reply.json()
+        samples = []
+        for n in range(opts.warmup + min(opts.requests, 100)):
+            await scenarios.background_streamed(conn)
+            ended = time.perf_counter()
+            arrived = await asyncio.wait_for(arrivals.get(), 10)
+            if n >= opts.warmup:
+                samples.append(arrived - ended)
+        await conn.delete(f"/v1/webhook_endpoints/{made['id']}")
+    return scenarios.Latency(samples)
 
 
 async def _two_process_rows(first: int, second: int, opts: Options) -> list[Row]:

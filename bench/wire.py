@@ -89,6 +89,10 @@ class Connection:
         head = f"GET {path} HTTP/1.1\r\nHost: {self.host}\r\n{self._extra}\r\n"
         return await self._exchange(head.encode())
 
+    async def delete(self, path: str) -> Reply:
+        head = f"DELETE {path} HTTP/1.1\r\nHost: {self.host}\r\n{self._extra}\r\n"
+        return await self._exchange(head.encode())
+
     async def _exchange(self, request: bytes) -> Reply:
         reader, writer = self._streams()
         writer.write(request)

@@ -133,6 +133,29 @@ async def test_cancelling_a_batch_mid_ingestion_leaves_no_chunks(
         await gated.aclose()
 
 
+async def test_a_file_attached_again_while_its_cancelled_ingestion_runs_is_ingested(
+    backend: FakeBackend, database_url: str, tmp_path: Path
+) -> None:
+    settings = _settings(backend, database_url, tmp_path, concurrency=1)
+    gated = await GatedEmbedder.around(build_embedder(settings.embeddings))
+    try:
+        async with serving(settings, embedder=gated) as (app, client):
+            store = await client.vector_stores.create(name="docs")
+            file_id = await upload(client, "kettle.txt", KETTLE)
+            batch = await client.vector_stores.file_batches.create(store.id, file_ids=[file_id])
+            await asyncio.wait_for(gated.entered.wait(), WAIT)  # its job is embedding it
+            await client.vector_stores.file_batches.cancel(batch.id, vector_store_id=store.id)
+
+            await client.vector_stores.files.create(file_id=file_id, vector_store_id=store.id)
+            gated.gate.set()  # the old job goes on, finds its claim gone, and stops
+            done = await client.vector_stores.files.poll(file_id, vector_store_id=store.id)
+
+            assert done.status == "completed", done.last_error
+            assert await chunks(app, file_id=file_id) > 0
+    finally:
+        await gated.aclose()
+
+
 async def test_a_file_removed_or_deleted_mid_ingestion_leaves_no_chunks(
     backend: FakeBackend, database_url: str, tmp_path: Path
 ) -> None:
@@ -321,12 +344,14 @@ async def test_a_file_that_keeps_interrupting_ingestion_fails(
     await execute(app, chunk_table.delete().where(chunk_table.c.file_id == file_id))
     await execute(
         app,
-        VSF.update().where(mine).values(status="in_progress", claimed_by="inst_gone", attempts=3),
-    )
+        VSF.update().where(mine).values(status="in_progress", claimed_by=None, attempts=3),
+    )  # claimed three times already: each time its process died
 
     await _queue(app, store.id, file_id)
     runtime(app).jobs.nudge()
-    done = await client.vector_stores.files.poll(file_id, vector_store_id=store.id)
+    done = await asyncio.wait_for(
+        client.vector_stores.files.poll(file_id, vector_store_id=store.id), WAIT
+    )
 
     assert done.status == "failed"
     assert done.last_error is not None

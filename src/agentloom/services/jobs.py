@@ -81,7 +81,7 @@ class JobRunner:
         self._policy = policy
         self._handlers: dict[str, JobHandler] = {}
         self._limits: dict[str, int] = {}  # jobs of a kind run here at once, at most
-        self._running: dict[str, _Running] = {}  # by subject
+        self._running: dict[str, _Running] = {}  # by job id
         self._claiming = anyio.Lock()  # one claim at a time: limits hold exactly
         self._queued = anyio.Event()
         self._stopping = False
@@ -110,9 +110,9 @@ class JobRunner:
 
     def stop(self, subject: str) -> None:
         """Stop the job of ``subject`` if it runs here (its cancellation was asked for)."""
-        running = self._running.get(subject) if subject else None
-        if running is not None:
-            running.scope.cancel()
+        for running in list(self._running.values()):
+            if subject and running.job.subject == subject:
+                running.scope.cancel()
 
     async def drain(self) -> None:
         """Stop claiming; give running jobs ``drain_seconds`` to finish; hand back the rest."""
@@ -150,7 +150,7 @@ class JobRunner:
                 log.warning("could not claim a job; retrying", exc_info=True)
                 return None
             if job is not None:  # counted before the next claim
-                self._running[job.subject] = _Running(job, anyio.CancelScope())
+                self._running[job.id] = _Running(job, anyio.CancelScope())
             return job
 
     def _count(self, kind: str) -> int:
@@ -164,7 +164,7 @@ class JobRunner:
 
     async def _run(self, job: JobRow) -> None:
         handler = self._handlers.get(job.kind)
-        running = self._running[job.subject]
+        running = self._running[job.id]
         try:
             with acting_for(job.project_id, await self._policy(job.project_id), key_id=job.key_id):
                 if handler is None:
@@ -180,7 +180,7 @@ class JobRunner:
                     await handler.abandoned(job, "The server failed while running this job.")
                 await self._jobs.finish(job.id, self._instance)
         finally:
-            self._running.pop(job.subject, None)
+            self._running.pop(job.id, None)
             running.done.set()
 
     async def _ended(

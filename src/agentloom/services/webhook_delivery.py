@@ -31,14 +31,20 @@ USER_AGENT = "agentloom-webhooks/1"
 
 
 class WebhookSender:
+    """Made when the first delivery is sent (a client's TLS setup costs tens of milliseconds,
+    which a server without webhooks need not pay at start)."""
+
     def __init__(self, timeout: float) -> None:
-        self._client = httpx2.AsyncClient(
-            timeout=timeout, follow_redirects=False, headers={"user-agent": USER_AGENT}
-        )
+        self._timeout = timeout
+        self._client: httpx2.AsyncClient | None = None
 
     async def send(
         self, url: str, message_id: str, body: str, secrets: Sequence[str]
     ) -> DeliveryAttempt:
+        if self._client is None:
+            self._client = httpx2.AsyncClient(
+                timeout=self._timeout, follow_redirects=False, headers={"user-agent": USER_AGENT}
+            )
         started = time.time()
         headers = signed_headers(secrets, message_id, int(started), body)
         try:
@@ -48,7 +54,8 @@ class WebhookSender:
         return _attempt(started, status_code=reply.status_code)
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        if self._client is not None:
+            await self._client.aclose()
 
 
 def _attempt(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sqlite3
 import time
 from functools import partial
 from pathlib import Path
@@ -91,14 +92,26 @@ def _runner(url: sa.URL) -> Runner:
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: object) -> None:
     cursor = dbapi_connection.cursor()
-    for pragma in (
-        "busy_timeout=10000",  # first: switching to WAL then waits for a lock, not fails
-        "journal_mode=WAL",
-        "synchronous=NORMAL",
-        "foreign_keys=ON",
-    ):
-        cursor.execute(f"PRAGMA {pragma}")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    _into_wal(cursor)
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
+
+
+def _into_wal(cursor: Any) -> None:
+    """Switch a new database file to WAL. The switch needs the file to itself and SQLite does
+    not wait for it (``busy_timeout`` does not apply): while another connection migrates the
+    new file it fails at once, so it is tried again for up to 10 s."""
+    deadline = time.monotonic() + 10.0
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 def _upgrade(connection: Connection) -> None:

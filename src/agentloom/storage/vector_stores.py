@@ -253,11 +253,17 @@ def _add_files(
 
 
 def queue_ingestion(conn: Connection, project: str, store_id: str, file_ids: list[str]) -> None:
-    """A job to ingest each of these files of the store, unless one is queued or running."""
+    """A job to ingest each of these files of the store that nobody is ingesting (unclaimed)
+    and that has no job queued. (A file attached again after it failed or was cancelled is
+    unclaimed: a job still running on it as it was before loses its claim.)"""
+    unclaimed = sa.and_(
+        VF.c.vector_store_id == store_id, VF.c.file_id.in_(file_ids), VF.c.claimed_by.is_(None)
+    )
+    file_ids = list(conn.scalars(sa.select(VF.c.file_id).where(unclaimed)))
     if not file_ids:
         return
     subjects = {ingestion_subject(store_id, file_id) for file_id in file_ids}
-    active = sa.and_(J.c.subject.in_(subjects), J.c.kind == INGEST_JOB, J.c.status != "done")
+    active = sa.and_(J.c.subject.in_(subjects), J.c.kind == INGEST_JOB, J.c.status == "queued")
     subjects -= set(conn.scalars(sa.select(J.c.subject).where(active)))
     now = time.time()
     for subject in sorted(subjects):
