@@ -178,6 +178,7 @@ class JobSettings(_Strict):
 
 class DatabaseSettings(_Strict):
     url: str = f"sqlite:///{DEFAULT_DATA_DIR}/agentloom.db"
+    pool_size: int = Field(default=20, ge=1, le=1000)  # PostgreSQL connections kept per pool
 
 
 class EngineSettings(_Strict):

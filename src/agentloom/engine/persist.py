@@ -36,7 +36,7 @@ class ResponseWriter:
         """``queued``: the response's row was written when it was queued (background)."""
         self._store = store
         self._queued = queued
-        self._row = response_row(response)
+        self._response = response  # its in-progress row is encoded only if it is written
         self._input_items = input_items
         self._inputs: list[ItemRow] | None = None
         self._begun: asyncio.Future[None] | None = None
@@ -46,10 +46,11 @@ class ResponseWriter:
         self._begun = asyncio.ensure_future(self._write_begin())
 
     async def _write_begin(self) -> None:
+        row = response_row(self._response)
         if self._queued:
-            await self._store.start(self._row, await self._input_rows())
+            await self._store.start(row, await self._input_rows())
         else:
-            await self._store.begin(self._row, await self._input_rows())
+            await self._store.begin(row, await self._input_rows())
 
     async def _input_rows(self) -> list[ItemRow]:
         """The input items' rows, encoded once: off the event loop when there are many."""
@@ -65,7 +66,7 @@ class ResponseWriter:
         with anyio.CancelScope(shield=True):
             final, outputs = response_row(response), item_rows(response.output)
             if self._begun is None and self._queued:
-                await self._store.start(self._row, await self._input_rows())
+                await self._store.start(response_row(self._response), await self._input_rows())
                 await self._store.finish(final, outputs, turn)
             elif self._begun is None:
                 await self._store.save(final, await self._input_rows(), outputs, turn)
@@ -75,7 +76,9 @@ class ResponseWriter:
 
 
 def response_row(response: Response) -> ResponseRow:
-    body = response.model_copy(update={"output": []}).model_dump_json()
+    """The response's row: its output is stored as items, so the body's is empty."""
+    head = response.model_dump_json(exclude={"output"})
+    body = head[:-1] + ',"output":[]}'
     return ResponseRow(
         id=response.id,
         created_at=response.created_at,

@@ -107,6 +107,7 @@ async def open_runtime(
             settings.database.url,
             instance_id=settings.server.instance_id,
             abandoned_after=settings.server.abandoned_after,
+            pool_size=settings.database.pool_size,
         )
         stack.push_async_callback(database.aclose)
         await database.migrate()

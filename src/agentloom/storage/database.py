@@ -16,6 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import asyncpg  # type: ignore[import-untyped]
 import sqlalchemy as sa
 from alembic.operations import Operations
 from alembic.runtime.migration import MigrationContext
@@ -51,6 +52,7 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 _MIGRATION_LOCK = 0x616C6F6F6D  # "aloom": pg_advisory_xact_lock key for migrations
 _ACTIVE = ("queued", "in_progress")
 DEFAULT_ABANDONED_AFTER = 60.0
+DEFAULT_POOL_SIZE = 20
 
 
 class DatabaseURLError(ValueError):
@@ -70,13 +72,9 @@ def driver_url(url: str) -> sa.URL:
     )
 
 
-def _runner(url: sa.URL) -> Runner:
+def _runner(url: sa.URL, pool_size: int) -> Runner:
     if url.get_backend_name() != "sqlite":
-        # Every use ends in COMMIT or ROLLBACK, so returning a connection needs no extra reset.
-        pool: dict[str, Any] = {"pool_size": 10, "max_overflow": 20}
-        engine = create_async_engine(url, pool_reset_on_return=None, **pool)
-        autocommit = create_async_engine(url, isolation_level="AUTOCOMMIT", **pool)
-        return AsyncRunner(engine, autocommit)
+        return _postgres_runner(url, pool_size)
     memory = url.database in (None, "", ":memory:")
     if not memory and url.database is not None:
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
@@ -88,6 +86,47 @@ def _runner(url: sa.URL) -> Runner:
     sync_engine = create_engine(url, **options)
     event.listen(sync_engine, "connect", _sqlite_pragmas)
     return ThreadRunner(sync_engine)
+
+
+def _postgres_runner(url: sa.URL, pool_size: int) -> AsyncRunner:
+    """Three pools, their connections opened as the load needs them and kept: the hot path's
+    plain asyncpg pool keeps up to ``pool_size`` (a burst beyond waits its turn); SQLAlchemy's
+    two (transactions, autocommit reads) keep half as many each and open as many again for a
+    burst (closed after use). At most ``3 * pool_size`` connections a process."""
+    connect_args = _pg_connect_args(url)
+    # Every use ends in COMMIT or ROLLBACK, so returning a connection needs no extra reset.
+    pool: dict[str, Any] = {
+        "pool_size": max(1, pool_size // 2),
+        "max_overflow": max(1, pool_size // 2),
+        "connect_args": connect_args,
+    }
+    engine = create_async_engine(url, pool_reset_on_return=None, **pool)
+    autocommit = create_async_engine(url, isolation_level="AUTOCOMMIT", **pool)
+    dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
+
+    async def plain_pool() -> Any:
+        return await asyncpg.create_pool(
+            dsn,
+            min_size=0,
+            max_size=pool_size,
+            max_inactive_connection_lifetime=600.0,
+            **connect_args,
+        )
+
+    return AsyncRunner(engine, autocommit, plain_pool)
+
+
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _pg_connect_args(url: sa.URL) -> dict[str, Any]:
+    """``ssl=False`` for a loopback or Unix-socket server unless the URL asks for TLS:
+    asyncpg's default (``prefer``) first tries TLS on every new connection, one round trip
+    for nothing on a local server."""
+    asks = {"ssl", "sslmode"} & set(url.query)
+    host = url.host or str(url.query.get("host") or "")
+    local = not host or host.startswith("/") or host in _LOOPBACK
+    return {"ssl": False} if local and not asks else {}
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: object) -> None:
@@ -160,11 +199,17 @@ class Database:
 
     @classmethod
     async def connect(
-        cls, url: str, *, instance_id: str, abandoned_after: float = DEFAULT_ABANDONED_AFTER
+        cls,
+        url: str,
+        *,
+        instance_id: str,
+        abandoned_after: float = DEFAULT_ABANDONED_AFTER,
+        pool_size: int = DEFAULT_POOL_SIZE,
     ) -> Database:
         """``abandoned_after``: seconds without a heartbeat after which an instance counts as
-        stopped (its responses are failed, its conversation locks taken over)."""
-        runner = _runner(driver_url(url))
+        stopped (its responses are failed, its conversation locks taken over). ``pool_size``:
+        PostgreSQL connections kept open per pool (see ``_postgres_runner``)."""
+        runner = _runner(driver_url(url), pool_size)
         return cls(runner, instance_id=instance_id, abandoned_after=abandoned_after)
 
     @property

@@ -3,8 +3,8 @@
 Each operation is a synchronous function of a connection, run by the database's
 :class:`~agentloom.storage.runner.Runner` (a worker thread for SQLite, ``run_sync`` on asyncpg
 for PostgreSQL). Statements are built once, so SQLAlchemy's compiled cache serves every call.
-The three writes on every response's path are the exception: one data-modifying statement each
-on PostgreSQL, plain DBAPI statements on SQLite (see ``_SQL_INSERT_RESPONSE``).
+The writes on every response's path are the exception: one data-modifying statement each on
+asyncpg directly for PostgreSQL, plain DBAPI statements on SQLite (see ``_SQL_INSERT_RESPONSE``).
 """
 
 from __future__ import annotations
@@ -81,36 +81,31 @@ def _history_query() -> sa.Select[tuple[int, str | None, str | None]]:
 
 _HISTORY = _history_query()
 
+
 # PostgreSQL writes a response and its items in one statement (data-modifying CTEs), so the two
-# writes on a response's path are one round trip each. Other databases use a transaction.
-_PG_ITEMS = """
+# writes on a response's path are one round trip each, sent to asyncpg directly
+# (``Runner.execute``). Other databases use a transaction.
+def _pg_items(project: int, first: int) -> str:
+    """Items from the parallel arrays ``$first`` .. ``$first+3`` (see ``_item_arrays``)."""
+    ids, kinds, positions, bodies = (f"${first + n}" for n in range(4))
+    return f"""
 INSERT INTO items (id, response_id, kind, position, body, project_id)
-SELECT t.id, (SELECT id FROM r), t.kind, t.position, t.body, :project_id
-FROM unnest(
-    CAST(:ids AS text[]), CAST(:kinds AS smallint[]), CAST(:positions AS int[]),
-    CAST(:bodies AS text[])
-) AS t(id, kind, position, body)
-"""
-_PG_BEGIN = sa.text(
-    """
+SELECT t.id, (SELECT id FROM r), t.kind, t.position, t.body, ${project}
+FROM unnest({ids}::text[], {kinds}::smallint[], {positions}::int[], {bodies}::text[])
+    AS t(id, kind, position, body)"""
+
+
+_PG_BEGIN = """
 WITH r AS (
     INSERT INTO responses
-        (id, created_at, model, status, previous_response_id, instance_id, body, project_id)
-    VALUES
-        (:id, :created_at, :model, :status, :previous_response_id, :instance_id, :body,
-        :project_id)
+        (id, created_at, model, status, previous_response_id, body, project_id, instance_id)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
     RETURNING id
-)"""
-    + _PG_ITEMS
-)
-_PG_FINISH = sa.text(
-    """
+)""" + _pg_items(7, 9)
+_PG_FINISH = """
 WITH r AS (
-    UPDATE responses SET status = :status, body = :body
-    WHERE id = :id AND project_id = :project_id RETURNING id
-)"""
-    + _PG_ITEMS
-)
+    UPDATE responses SET status = $2, body = $3 WHERE id = $1 AND project_id = $4 RETURNING id
+)""" + _pg_items(4, 5)
 
 
 class SqlResponseStore:
@@ -120,9 +115,8 @@ class SqlResponseStore:
 
     async def begin(self, response: ResponseRow, input_items: Sequence[ItemRow]) -> None:
         if self._runner.dialect == "postgresql":
-            values = {**_values(response), "instance_id": self._instance_id}
-            params = {**values, **_item_arrays((schema.INPUT, input_items))}
-            await self._runner.write_statement(partial(_execute, _PG_BEGIN, params))
+            items = _item_arrays((schema.INPUT, input_items))
+            await self._runner.execute(_PG_BEGIN, *self._pg_row(response), *items)
         else:
             write = partial(_begin, response, input_items, self._instance_id, current_project())
             await self._runner.write(write)
@@ -135,14 +129,13 @@ class SqlResponseStore:
         turn: ConversationTurn | None = None,
     ) -> None:
         if self._runner.dialect == "postgresql":
-            values = {**_values(response), "instance_id": self._instance_id}
             items = _item_arrays((schema.INPUT, input_items), (schema.OUTPUT, output_items))
-            await self._write_pg(partial(_execute, _PG_BEGIN, {**values, **items}), turn)
-        else:
-            write = partial(
-                _save, response, input_items, output_items, self._instance_id, current_project()
-            )
-            await self._runner.write(partial(_with_turn, write, turn, current_project()))
+            await self._write_pg(_PG_BEGIN, (*self._pg_row(response), *items), turn)
+            return
+        write = partial(
+            _save, response, input_items, output_items, self._instance_id, current_project()
+        )
+        await self._runner.write(partial(_with_turn, write, turn, current_project()))
 
     async def finish(
         self,
@@ -151,21 +144,39 @@ class SqlResponseStore:
         turn: ConversationTurn | None = None,
     ) -> None:
         if self._runner.dialect == "postgresql":
-            params = {**_values(response), **_item_arrays((schema.OUTPUT, output_items))}
-            await self._write_pg(partial(_execute, _PG_FINISH, params), turn)
-        else:
-            write = partial(_finish, response, output_items, current_project())
-            await self._runner.write(partial(_with_turn, write, turn, current_project()))
+            r = response
+            items = _item_arrays((schema.OUTPUT, output_items))
+            args = (r.id, r.status, r.body, current_project(), *items)
+            await self._write_pg(_PG_FINISH, args, turn)
+            return
+        write = partial(_finish, response, output_items, current_project())
+        await self._runner.write(partial(_with_turn, write, turn, current_project()))
 
     async def _write_pg(
-        self, statement: Callable[[Connection], None], turn: ConversationTurn | None
+        self, sql: str, args: tuple[object, ...], turn: ConversationTurn | None
     ) -> None:
         """One statement (one round trip) alone; a transaction when a conversation turn ends
         with it."""
         if turn is None:
-            await self._runner.write_statement(statement)
+            await self._runner.execute(sql, *args)
         else:
-            await self._runner.write(partial(_with_turn, statement, turn, current_project()))
+            write = partial(_execute_driver_sql, sql, args)
+            await self._runner.write(partial(_with_turn, write, turn, current_project()))
+
+    def _pg_row(self, r: ResponseRow) -> tuple[object, ...]:
+        """``_PG_BEGIN``'s response parameters, in order."""
+        created = float(r.created_at)
+        project = current_project()
+        return (
+            r.id,
+            created,
+            r.model,
+            r.status,
+            r.previous_response_id,
+            r.body,
+            project,
+            self._instance_id,
+        )
 
     async def start(self, response: ResponseRow, input_items: Sequence[ItemRow]) -> None:
         await self._runner.write(partial(_start, current_project(), response, input_items))
@@ -214,20 +225,9 @@ class SqlResponseStore:
 # --- operations ------------------------------------------------------------------------------
 
 
-def _values(response: ResponseRow) -> dict[str, object]:
-    return {
-        "id": response.id,
-        "created_at": response.created_at,
-        "model": response.model,
-        "status": response.status,
-        "previous_response_id": response.previous_response_id,
-        "body": response.body,
-        "project_id": current_project(),
-    }
-
-
-def _item_arrays(*groups: tuple[int, Sequence[ItemRow]]) -> dict[str, object]:
-    """``(kind, items)`` groups as the parallel arrays that ``_PG_ITEMS`` unnests."""
+def _item_arrays(*groups: tuple[int, Sequence[ItemRow]]) -> tuple[list[Any], ...]:
+    """``(kind, items)`` groups as the parallel arrays that ``_pg_items`` unnests: ids, kinds,
+    positions, bodies."""
     ids: list[str] = []
     kinds: list[int] = []
     positions: list[int] = []
@@ -237,11 +237,11 @@ def _item_arrays(*groups: tuple[int, Sequence[ItemRow]]) -> dict[str, object]:
         bodies += [i.body for i in items]
         kinds += [kind] * len(items)
         positions += range(len(items))
-    return {"ids": ids, "kinds": kinds, "positions": positions, "bodies": bodies}
+    return ids, kinds, positions, bodies
 
 
-def _execute(statement: sa.TextClause, params: dict[str, object], conn: Connection) -> None:
-    conn.execute(statement, params)
+def _execute_driver_sql(sql: str, args: tuple[object, ...], conn: Connection) -> None:
+    conn.exec_driver_sql(sql, args)
 
 
 def _with_turn(

@@ -10,7 +10,12 @@ executes them without blocking the event loop:
   many responses, which tripled stored throughput. If any of them fails, the batch is rolled
   back and each is run again alone, so one bad write never takes the others down with it.
 * PostgreSQL: the asyncpg driver through SQLAlchemy's async engine (``run_sync``), so the same
-  functions run on the event loop without threads.
+  functions run on the event loop without threads. The few statements on every response's path
+  go to asyncpg directly (:meth:`Runner.execute`): SQLAlchemy's execution machinery and its
+  pool checkout cost as much CPU as the statement's round trip.
+
+Connections are pooled for the life of the process, with room for the workload's concurrency,
+so a busy server never opens and closes connections per request.
 """
 
 from __future__ import annotations
@@ -19,12 +24,13 @@ import asyncio
 import contextlib
 import queue
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol, TypeVar
 
+import asyncpg  # type: ignore[import-untyped]
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -44,6 +50,10 @@ class Runner(Protocol):
     async def write_statement(self, fn: Callable[[Connection], T]) -> T:
         """Run ``fn``, which executes exactly one (atomic) statement, with no transaction
         around it: one round trip on PostgreSQL instead of three."""
+
+    async def execute(self, sql: str, *args: object) -> None:
+        """Run one (atomic) statement written in the driver's own SQL and placeholders
+        (``$1`` for asyncpg, ``?`` for sqlite3) on the driver itself: the hot path."""
 
     async def aclose(self) -> None: ...
 
@@ -90,6 +100,9 @@ class ThreadRunner:
 
     async def write_statement(self, fn: Callable[[Connection], T]) -> T:
         return await self.write(fn)
+
+    async def execute(self, sql: str, *args: object) -> None:
+        await self.write(partial(_execute, sql, args))
 
     def _read(self, fn: Callable[[Connection], T]) -> T:
         with self.engine.connect() as conn:
@@ -154,15 +167,41 @@ def _settle(outcomes: Sequence[_Outcome]) -> None:
             future.set_result(outcome.result)
 
 
-class AsyncRunner:
-    """Async engine (PostgreSQL via asyncpg): the sync functions run through ``run_sync``."""
+def _execute(sql: str, args: tuple[object, ...], conn: Connection) -> None:
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    cursor.execute(sql, args)
 
-    def __init__(self, engine: AsyncEngine, autocommit: AsyncEngine) -> None:
+
+class AsyncRunner:
+    """Async engine (PostgreSQL via asyncpg): the sync functions run through ``run_sync``;
+    :meth:`execute` on a plain asyncpg pool (``pool`` opens it, on first use)."""
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        autocommit: AsyncEngine,
+        pool: Callable[[], Awaitable[asyncpg.Pool]],
+    ) -> None:
         self.engine = engine
         self.dialect = engine.dialect.name
         # Reads and single statements need no transaction: an autocommit pool of its own spares
         # a BEGIN and a COMMIT/ROLLBACK round trip, and switching isolation on every checkout.
         self._reader = autocommit
+        self._open_pool = pool
+        self._pool: asyncpg.Pool | None = None
+        self._opening: asyncio.Lock | None = None
+
+    async def execute(self, sql: str, *args: object) -> None:
+        pool = self._pool or await self._first_pool()
+        await pool.execute(sql, *args)
+
+    async def _first_pool(self) -> asyncpg.Pool:
+        if self._opening is None:
+            self._opening = asyncio.Lock()
+        async with self._opening:
+            if self._pool is None:
+                self._pool = await self._open_pool()
+            return self._pool
 
     async def read(self, fn: Callable[[Connection], T]) -> T:
         async with self._reader.connect() as conn:
@@ -179,6 +218,8 @@ class AsyncRunner:
     async def aclose(self) -> None:
         await self.engine.dispose()
         await self._reader.dispose()
+        if self._pool is not None:
+            await self._pool.close()
 
 
 def scalar_count(table: sa.Table) -> Callable[[Connection], int]:
