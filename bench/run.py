@@ -42,6 +42,7 @@ DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
 ADDED_MS_TARGET = 3.0
 CHAIN_RATIO_TARGET = 1.5
 THROUGHPUT_TARGET = 0.40
+TWO_PROCESS_TARGET = 1.7
 
 
 @dataclass(frozen=True, slots=True)
@@ -478,8 +479,8 @@ async def _two_process_rows(first: int, second: int, opts: Options) -> list[Row]
     """Foreground throughput on one process and on two sharing the database, and background
     responses completed per second through two (each created, then followed to its end)."""
     common = {"clients": opts.clients, "seconds": opts.seconds, "warmup": 1.0}
-    one = await scenarios.throughput(HOST, first, scenarios.respond, **common)
-    two = await scenarios.throughput(HOST, [first, second], scenarios.respond, **common)
+    one = await scenarios.load(HOST, first, scenarios.respond, **common)
+    two = await scenarios.load(HOST, [first, second], scenarios.respond, **common)
 
     async def job(conn: Connection) -> None:
         await scenarios.follow(conn, await scenarios.queue_background(conn))
@@ -488,11 +489,11 @@ async def _two_process_rows(first: int, second: int, opts: Options) -> list[Row]
     return [
         Row(
             f"requests/s, {opts.clients} clients, stored: 1 process vs 2 on one database",
-            f"{one:.0f}",
-            f"{two:.0f}",
-            f"{two / one:.2f}x",
-            "",
-            None,
+            f"{one.rate:.0f} (client CPU {one.client_cpu:.0%})",
+            f"{two.rate:.0f} (client CPU {two.client_cpu:.0%})",
+            f"{two.rate / one.rate:.2f}x",
+            f">= {TWO_PROCESS_TARGET}x",
+            two.rate / one.rate >= TWO_PROCESS_TARGET,
         ),
         Row(
             f"background responses completed/s through 2 processes, {opts.clients} clients",
@@ -582,16 +583,36 @@ async def _throughput_row(
     backend_port: int, server_port: int, opts: Options, backend_kind: str = "instant backend"
 ) -> Row:
     common = {"clients": opts.clients, "seconds": opts.seconds, "warmup": 1.0}
-    base = await scenarios.throughput(HOST, backend_port, scenarios.chat, **common)
-    ours = await scenarios.throughput(HOST, server_port, scenarios.respond, **common)
-    share = ours / base
+    base = await scenarios.load(HOST, backend_port, scenarios.chat, **common)
+    ours = await scenarios.load(HOST, server_port, scenarios.respond, **common)
+    share = ours.rate / base.rate
     return Row(
         f"requests/s, {opts.clients} concurrent clients, stored ({backend_kind})",
-        f"{base:.0f}",
-        f"{ours:.0f}",
+        f"{base.rate:.0f} (client CPU {base.client_cpu:.0%})",
+        f"{ours.rate:.0f} (client CPU {ours.client_cpu:.0%})",
         f"{share:.0%} of direct",
         f">= {THROUGHPUT_TARGET:.0%}",
         share >= THROUGHPUT_TARGET,
+    )
+
+
+CROWD = 64  # clients of the no-collapse row
+CROWD_P99_MS = 50.0
+
+
+async def _crowd_row(server_port: int, opts: Options) -> Row:
+    """64 clients against 16: no collapse (at least 90% of the rate), p99 under 50 ms."""
+    common = {"seconds": opts.seconds, "warmup": 1.0}
+    few = await scenarios.load(HOST, server_port, scenarios.respond, clients=opts.clients, **common)
+    many = await scenarios.load(HOST, server_port, scenarios.respond, clients=CROWD, **common)
+    held = many.rate / few.rate
+    return Row(
+        f"requests/s and p99, stored: {opts.clients} vs {CROWD} concurrent clients",
+        f"{few.rate:.0f}, p99 {few.p99_ms:.1f} ms",
+        f"{many.rate:.0f}, p99 {many.p99_ms:.1f} ms (client CPU {many.client_cpu:.0%})",
+        f"{held:.0%} of the rate",
+        f">= 90%, p99 < {CROWD_P99_MS:.0f} ms",
+        held >= 0.9 and many.p99_ms < CROWD_P99_MS,
     )
 
 
@@ -605,6 +626,7 @@ async def measure(backend_port: int, server_port: int, opts: Options) -> list[Ro
         await _turns_row(server_port, opts, "conversation", conversation, opts.conversation_turns)
     )
     rows.append(await _throughput_row(backend_port, server_port, opts))
+    rows.append(await _crowd_row(server_port, opts))
     rows.append(await _ingestion_row(server_port))
     return rows
 

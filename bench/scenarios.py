@@ -382,6 +382,16 @@ async def conversation_turns(conn: Connection, *, turns: int) -> list[float]:
     return seconds
 
 
+@dataclass(frozen=True, slots=True)
+class Load:
+    """What a closed-loop load measured: completed requests a second, their p99 latency, and
+    the load client's own CPU over the window (1.0 = one core: the client is the bottleneck)."""
+
+    rate: float
+    p99_ms: float
+    client_cpu: float
+
+
 async def throughput(
     host: str,
     port: int | Sequence[int],
@@ -394,26 +404,47 @@ async def throughput(
 ) -> float:
     """Completed requests per second with ``clients`` connections sending back to back
     (spread over the ``port`` s, when several servers are given)."""
+    measured = await load(
+        host, port, step, clients=clients, seconds=seconds, warmup=warmup, headers=headers
+    )
+    return measured.rate
+
+
+async def load(
+    host: str,
+    port: int | Sequence[int],
+    step: Step,
+    *,
+    clients: int,
+    seconds: float,
+    warmup: float,
+    headers: dict[str, str] | None = None,
+) -> Load:
+    """:func:`throughput` with the latencies and the client's CPU share."""
     ports = [port] if isinstance(port, int) else list(port)
-    done = 0
+    latencies: list[float] = []
     counting = False
 
     async def client(port: int) -> None:
-        nonlocal done
         async with Connection(host, port, headers=headers) as conn:
             deadline = time.perf_counter() + warmup + seconds
             while time.perf_counter() < deadline:
+                start = time.perf_counter()
                 await step(conn)
-                done += counting
+                if counting:
+                    latencies.append(time.perf_counter() - start)
 
-    async def clock() -> float:
-        nonlocal counting, done
+    async def clock() -> Load:
+        nonlocal counting
         await asyncio.sleep(warmup)
-        counting, done = True, 0
-        start = time.perf_counter()
+        counting = True
+        start, cpu = time.perf_counter(), time.process_time()
         await asyncio.sleep(seconds)
         counting = False
-        return done / (time.perf_counter() - start)
+        wall = time.perf_counter() - start
+        done = sorted(latencies)
+        p99 = done[min(len(done) - 1, int(len(done) * 0.99))] * 1000 if done else 0.0
+        return Load(len(done) / wall, p99, (time.process_time() - cpu) / wall)
 
     async with asyncio.TaskGroup() as group:
         for n in range(clients):
