@@ -8,11 +8,11 @@ disconnect) is finalised as ``cancelled``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 
+from agentloom import json_codec
 from agentloom.api import events as ev
 from agentloom.api.compaction import CompactedResponse, CompactRequest
 from agentloom.api.items import STORED_ITEMS, Message, OutputItem, OutputMessage, StoredItem
@@ -263,8 +263,9 @@ class ResponsesService:
 
 def _response(row: ResponseRow, output: Sequence[ItemRow]) -> Response:
     """A stored response with its output items (stored apart from the response's row)."""
-    body = json.loads(row.body)
-    body["output"] = [json.loads(item.body) for item in output]
+    body = json_codec.loads(row.body)
+    assert isinstance(body, dict), "a stored response's body is a JSON object"
+    body["output"] = [json_codec.loads(item.body) for item in output]
     return Response.model_validate(body)
 
 

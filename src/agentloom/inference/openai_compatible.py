@@ -21,7 +21,7 @@ import httpx2
 import openai
 from openai import AsyncStream, RequestOptions
 
-from agentloom import __version__
+from agentloom import __version__, json_codec
 from agentloom.errors import (
     UpstreamError,
     UpstreamTimeoutError,
@@ -63,7 +63,7 @@ _ANSWER_LIMIT: Final = 64 * 1024 * 1024  # a /tokenize answer lists every token 
 
 
 def _encoded_body(request: ChatRequest) -> bytes:
-    return json.dumps(chat_body(request), separators=(",", ":")).encode()
+    return json_codec.dumps(chat_body(request))
 
 
 async def _built(request: ChatRequest, build: Callable[[ChatRequest], B]) -> B:
@@ -223,7 +223,7 @@ class OpenAICompatibleProvider:
     async def _lean_post(self, path: str, body: dict[str, object], *, root: bool = False) -> object:
         """POST ``body``, read the whole JSON answer (``None`` if it is not JSON)."""
         assert self._pool is not None
-        payload = json.dumps(body, separators=(",", ":")).encode()
+        payload = json_codec.dumps(body)
         try:
             async with self._pool.post(path, payload, root=root) as response:
                 raw = await response.read(_ANSWER_LIMIT)
@@ -323,8 +323,8 @@ class OpenAICompatibleProvider:
 def _decoded(data: str) -> object:
     """One ``data:`` payload as JSON; an error the backend reports in-stream is raised."""
     try:
-        value: object = json.loads(data)
-    except json.JSONDecodeError as exc:
+        value = json_codec.loads(data)
+    except ValueError as exc:
         raise _invalid_chunk(data) from exc
     if isinstance(value, dict) and value.get("error"):
         raise _reported_error(value["error"])
