@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 
+from agentloom.inference.base import ChatMessage, ChatRequest, Finish, ProviderConfig, TextDelta
 from agentloom.inference.http import (
     HTTPConnectError,
     HTTPProtocolError,
@@ -16,6 +18,7 @@ from agentloom.inference.http import (
     Pool,
     iter_sse_data,
 )
+from agentloom.inference.openai_compatible import OpenAICompatibleProvider
 
 Answer = Callable[[bytes], list[bytes]]  # request bytes -> what to write (each piece flushed)
 
@@ -239,3 +242,48 @@ async def test_sse_events_survive_any_split() -> None:
 
 async def test_sse_last_event_without_blank_line() -> None:
     assert await _data(b"data: one\n\ndata: two") == ["one", "two"]
+
+
+async def test_a_chunked_body_reads_the_same_however_it_is_split(
+    raw: Callable[..., Awaitable[RawServer]],
+) -> None:
+    """The chunks a read completes are handed on together; every split of the bytes (a chunk's
+    size line, its data, its CRLF, the last chunk and its trailer) gives the same body."""
+    pieces = (b"data: 1\n\n", b"data: two\n\n", b"x" * 40)
+    whole = b"".join(chunked(*pieces)(b""))
+    server = await raw(lambda _: [whole])
+    expected = b"".join(pieces)
+    for cut in range(len(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"), len(whole)):
+        server.answer = lambda _, cut=cut: [whole[:cut], whole[cut:]]  # type: ignore[misc]
+        client = pool(server.port)
+        async with client.post("/x", b"{}") as response:
+            assert await response.read() == expected
+            assert response.complete
+        await client.aclose()
+
+
+def _sse_answer(*deltas: str) -> Answer:
+    """A chat completion stream of ``deltas``, written in one piece (it arrives together)."""
+    events = [{"choices": [{"index": 0, "delta": {"content": d}}]} for d in deltas]
+    events.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    records = [b"data: " + json.dumps(e).encode() + b"\n\n" for e in events]
+    whole = b"".join(chunked(*records, b"data: [DONE]\n\n")(b""))  # a chunk per event
+    return lambda _: [whole]
+
+
+@pytest.mark.parametrize(("collected", "texts"), [(False, ["Hel", "lo", "!"]), (True, ["Hello!"])])
+async def test_deltas_that_arrive_together_are_joined_only_when_collected(
+    raw: Callable[..., Awaitable[RawServer]], collected: bool, texts: list[str]
+) -> None:
+    """A collected answer (no one sees its deltas) is handled a network read at a time; a
+    streamed one keeps the backend's pieces."""
+    server = await raw(_sse_answer("Hel", "lo", "!"))
+    config = ProviderConfig(name="raw", base_url=f"http://127.0.0.1:{server.port}/v1")
+    provider = OpenAICompatibleProvider(config)
+    request = ChatRequest(model="m", messages=(ChatMessage(role="user", content="Hi"),))
+    try:
+        chunks = [c async for c in provider.stream(replace(request, collected=collected))]
+    finally:
+        await provider.aclose()
+    assert [c.text for c in chunks if isinstance(c, TextDelta)] == texts
+    assert chunks[-1] == Finish("stop")

@@ -86,9 +86,11 @@ class _Decision:
 
 
 class AgentLoop:
-    def __init__(self, response: Response, config: LoopConfig) -> None:
+    def __init__(self, response: Response, config: LoopConfig, *, collected: bool = False) -> None:
+        """``collected``: only the terminal event's response is used (no one sees deltas)."""
         self.response = response
         self._config = config
+        self._collected = collected
         self._seq = Sequencer()
         self._messages = list(config.request.messages)
         self._usage = ResponseUsage()
@@ -309,7 +311,10 @@ class AgentLoop:
 
     def _chat_request(self, budget: int | None) -> inf.ChatRequest:
         request = dataclasses.replace(
-            self._config.request, messages=tuple(self._messages), max_tokens=budget
+            self._config.request,
+            messages=tuple(self._messages),
+            max_tokens=budget,
+            collected=self._collected,
         )
         if self._tools is self._config.tools:
             return request

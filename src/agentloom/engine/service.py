@@ -143,7 +143,7 @@ class ResponsesService:
         """The non-streaming reply: the same stream, collected. A failed response (stored as
         such) is the caller's error, as OpenAI answers: 429 for rate limits, 400 for a context
         that does not fit, 502/504 for the backend failing or timing out."""
-        loop = AgentLoop(prepared.response, prepared.loop)
+        loop = AgentLoop(prepared.response, prepared.loop, collected=True)
         final: Response | None = None
         async for event in self._run(prepared, loop):
             if isinstance(event, _TERMINAL_EVENTS):

@@ -114,6 +114,9 @@ class ChatRequest:
     prompt_cache_key: str | None = None
     safety_identifier: str | None = None
     service_tier: str | None = None
+    # The answer is collected whole (no one sees its deltas): a provider may join deltas that
+    # arrive together. Not part of what is sent.
+    collected: bool = False
 
 
 # --- chunks ----------------------------------------------------------------------------------

@@ -184,3 +184,18 @@ class CallIndexes:
             self._ids[delta.index] = delta.id
         index = self._own.get(delta.index, delta.index)
         return delta if index == delta.index else replace(delta, index=index)
+
+
+def joined_deltas(chunks: list[Chunk]) -> list[Chunk]:
+    """``chunks`` with each run of adjacent text deltas (or reasoning deltas) joined into one,
+    their texts and logprobs concatenated in order."""
+    out: list[Chunk] = []
+    for chunk in chunks:
+        last = out[-1] if out else None
+        if isinstance(chunk, TextDelta) and isinstance(last, TextDelta):
+            out[-1] = TextDelta(last.text + chunk.text, last.logprobs + chunk.logprobs)
+        elif isinstance(chunk, ReasoningDelta) and isinstance(last, ReasoningDelta):
+            out[-1] = ReasoningDelta(last.text + chunk.text)
+        else:
+            out.append(chunk)
+    return out

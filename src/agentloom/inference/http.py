@@ -129,22 +129,18 @@ class Response:
         return bytes(body)
 
     async def _chunked(self) -> AsyncIterator[bytes]:
+        """The data of the chunks each network read completed, joined: a stream whose events
+        arrive together is handled once, not once per chunk."""
         buf = self._buf
         while True:
-            line = await self._line()
-            try:
-                size = int(line.split(b";", 1)[0], 16)
-            except ValueError as exc:
-                raise HTTPProtocolError(f"bad chunk size line {line[:40]!r}") from exc
-            if size == 0:
+            data, ended = _take_chunks(buf)
+            if data:
+                yield data
+            if ended:
                 while await self._line():  # the trailer section ends with an empty line
                     pass
                 return
-            while len(buf) < size + 2:
-                await self._fill()
-            data = bytes(buf[:size])
-            del buf[: size + 2]
-            yield data
+            await self._fill()
 
     async def _line(self) -> bytes:
         buf = self._buf
@@ -172,6 +168,27 @@ class Response:
             raise HTTPTimeout(f"no data for {self._read_timeout:g}s") from exc
         except OSError as exc:
             raise HTTPProtocolError(f"the connection broke: {exc or type(exc).__name__}") from exc
+
+
+def _take_chunks(buf: bytearray) -> tuple[bytes, bool]:
+    """The data of the complete chunks at the start of ``buf`` (taken out of it), and whether
+    the last chunk (size 0) was reached; its size line is taken, its trailer is not."""
+    data = bytearray()
+    while (end := buf.find(b"\r\n")) >= 0:
+        line = bytes(buf[:end])
+        try:
+            size = int(line.split(b";", 1)[0], 16)
+        except ValueError as exc:
+            raise HTTPProtocolError(f"bad chunk size line {line[:40]!r}") from exc
+        if size == 0:
+            del buf[: end + 2]
+            return bytes(data), True
+        start = end + 2
+        if len(buf) < start + size + 2:
+            break
+        data += buf[start : start + size]
+        del buf[: start + size + 2]
+    return bytes(data), False
 
 
 class Pool:
@@ -309,22 +326,32 @@ async def iter_sse_data(body: AsyncIterator[bytes]) -> AsyncIterator[str]:
 
     Comments, ``event:``/``id:``/``retry:`` fields and events without data are skipped.
     """
+    async for batch in iter_sse_batches(body):
+        for data in batch:
+            yield data
+
+
+async def iter_sse_batches(body: AsyncIterator[bytes]) -> AsyncIterator[list[str]]:
+    """:func:`iter_sse_data`, a list at a time: the events completed by each piece of ``body``."""
     buffer = b""
     data: list[str] = []
     async for piece in body:
         buffer += piece
         *lines, buffer = buffer.split(b"\n")
+        batch: list[str] = []
         for raw in lines:
             line = raw.rstrip(b"\r").decode("utf-8")
             if not line:
                 if data:
-                    yield "\n".join(data)
+                    batch.append("\n".join(data))
                     data = []
             elif line.startswith("data:"):
                 value = line[5:]
                 data.append(value[1:] if value.startswith(" ") else value)
+        if batch:
+            yield batch
     tail = buffer.rstrip(b"\r").decode("utf-8")
     if tail.startswith("data:"):
         data.append(tail[6:] if tail[5:6] == " " else tail[5:])
     if data:
-        yield "\n".join(data)
+        yield ["\n".join(data)]

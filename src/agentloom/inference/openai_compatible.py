@@ -36,7 +36,7 @@ from agentloom.inference.base import (
     Usage,
 )
 from agentloom.inference.chat_body import chat_body
-from agentloom.inference.chat_chunks import CallIndexes, InvalidChunk, chunks_of
+from agentloom.inference.chat_chunks import CallIndexes, InvalidChunk, chunks_of, joined_deltas
 from agentloom.inference.counting import BackendTokenCounter, tokenize_path
 from agentloom.inference.http import (
     HTTPConnectError,
@@ -44,7 +44,7 @@ from agentloom.inference.http import (
     HTTPTimeout,
     Origin,
     Pool,
-    iter_sse_data,
+    iter_sse_batches,
 )
 from agentloom.offload import off_loop
 from agentloom.text import clip
@@ -170,20 +170,26 @@ class OpenAICompatibleProvider:
         )
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[Chunk]:
+        """The answer's chunks. When it is ``collected``, text (or reasoning) deltas that
+        arrived together, in one network read, are joined into one: work follows reads, not
+        tokens. Otherwise each delta is the backend's own piece."""
         if self._pool is None:
-            events = self._sdk_events(await _built(request, chat_body))
+            batches = self._sdk_events(await _built(request, chat_body))
         else:
-            events = self._lean_events(await _built(request, _encoded_body))
+            batches = self._lean_events(await _built(request, _encoded_body))
         usage: Usage | None = None
         calls = CallIndexes()
-        async with aclosing(events):
-            async for data in events:
-                try:
-                    chunks, seen = chunks_of(data)
-                except InvalidChunk as exc:
-                    raise _invalid_chunk(data) from exc
-                usage = seen or usage
-                for chunk in chunks:
+        async with aclosing(batches):
+            async for batch in batches:
+                chunks: list[Chunk] = []
+                for data in batch:
+                    try:
+                        found, seen = chunks_of(data)
+                    except InvalidChunk as exc:
+                        raise _invalid_chunk(data) from exc
+                    usage = seen or usage
+                    chunks += found
+                for chunk in joined_deltas(chunks) if request.collected else chunks:
                     yield calls.of(chunk) if isinstance(chunk, ToolCallDelta) else chunk
         if usage is not None:
             yield usage
@@ -205,7 +211,7 @@ class OpenAICompatibleProvider:
 
     # --- the lean client ---------------------------------------------------------------------
 
-    async def _lean_events(self, payload: bytes) -> AsyncGenerator[object, None]:
+    async def _lean_events(self, payload: bytes) -> AsyncGenerator[list[object], None]:
         assert self._pool is not None
         started = False
         try:
@@ -214,9 +220,8 @@ class OpenAICompatibleProvider:
                     raw = await response.read()
                     raise _http_status_error(response.status, response.headers, raw)
                 started = True
-                async for data in iter_sse_data(response.iter_bytes()):
-                    if data != "[DONE]":
-                        yield _decoded(data)
+                async for batch in iter_sse_batches(response.iter_bytes()):
+                    yield [_decoded(data) for data in batch if data != "[DONE]"]
         except HTTPError as exc:
             raise self._lean_error(exc, started) from exc
 
@@ -273,11 +278,11 @@ class OpenAICompatibleProvider:
         except (json.JSONDecodeError, UnicodeDecodeError):  # a JSON content type, a non-JSON body
             return None
 
-    async def _sdk_events(self, body: dict[str, object]) -> AsyncGenerator[object, None]:
+    async def _sdk_events(self, body: dict[str, object]) -> AsyncGenerator[list[object], None]:
         events = await self._open(body)
         try:
             async for data in events:
-                yield data
+                yield [data]
         except openai.APIError as exc:
             raise self._stream_error(exc) from exc
         except json.JSONDecodeError as exc:
