@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
+from agentloom.errors import UpstreamError
 from agentloom.inference.base import ChatMessage, ChatRequest, Finish, ProviderConfig, TextDelta
 from agentloom.inference.http import (
     HTTPConnectError,
@@ -287,3 +288,27 @@ async def test_deltas_that_arrive_together_are_joined_only_when_collected(
         await provider.aclose()
     assert [c.text for c in chunks if isinstance(c, TextDelta)] == texts
     assert chunks[-1] == Finish("stop")
+
+
+@pytest.mark.parametrize("bad", [b"data: {not json\n\n", b'data: {"choices": 7}\n\n'])
+async def test_what_came_before_a_bad_chunk_in_the_same_read_is_kept(
+    raw: Callable[..., Awaitable[RawServer]], bad: bytes
+) -> None:
+    good = b'data: {"choices": [{"index": 0, "delta": {"content": "Hel"}}]}\n\n'
+    whole = b"".join(chunked(good, bad)(b""))
+    server = await raw(lambda _: [whole])
+    config = ProviderConfig(name="raw", base_url=f"http://127.0.0.1:{server.port}/v1")
+    provider = OpenAICompatibleProvider(config)
+    request = ChatRequest(model="m", messages=(ChatMessage(role="user", content="Hi"),))
+    chunks: list[object] = []
+
+    async def read() -> None:
+        async for chunk in provider.stream(replace(request, collected=True)):
+            chunks.append(chunk)
+
+    try:
+        with pytest.raises(UpstreamError, match="invalid stream chunk"):
+            await read()
+    finally:
+        await provider.aclose()
+    assert chunks == [TextDelta("Hel")]

@@ -182,15 +182,19 @@ class OpenAICompatibleProvider:
         async with aclosing(batches):
             async for batch in batches:
                 chunks: list[Chunk] = []
+                bad: object = None
                 for data in batch:
                     try:
                         found, seen = chunks_of(data)
-                    except InvalidChunk as exc:
-                        raise _invalid_chunk(data) from exc
+                    except InvalidChunk:
+                        bad = data  # raised once what came before it is handed on
+                        break
                     usage = seen or usage
                     chunks += found
                 for chunk in joined_deltas(chunks) if request.collected else chunks:
                     yield calls.of(chunk) if isinstance(chunk, ToolCallDelta) else chunk
+                if bad is not None:
+                    raise _invalid_chunk(bad)
         if usage is not None:
             yield usage
 
@@ -221,7 +225,12 @@ class OpenAICompatibleProvider:
                     raise _http_status_error(response.status, response.headers, raw)
                 started = True
                 async for batch in iter_sse_batches(response.iter_bytes()):
-                    yield [_decoded(data) for data in batch if data != "[DONE]"]
+                    decoded: list[object] = []
+                    try:
+                        decoded += (_decoded(data) for data in batch if data != "[DONE]")
+                    finally:  # what came before a bad chunk still counts
+                        if decoded:
+                            yield decoded
         except HTTPError as exc:
             raise self._lean_error(exc, started) from exc
 
