@@ -364,11 +364,10 @@ async def _limiter_row(keyed_port: int, opts: Options) -> Row:
     for limit in (0, 100_000_000):
         key = await _project_key(keyed_port, requests_per_minute=limit)
         headers = {"Authorization": f"Bearer {key}"}
-        rates.append(
-            await scenarios.throughput(
-                HOST, keyed_port, scenarios.respond, headers=headers, **common
-            )
+        measured = await scenarios.load(
+            HOST, keyed_port, scenarios.respond, headers=headers, **common
         )
+        rates.append(measured.rate)
     free, limited = rates
     added = (1 / limited - 1 / free) * 1000 * opts.clients
     return Row(
@@ -485,7 +484,7 @@ async def _two_process_rows(first: int, second: int, opts: Options) -> list[Row]
     async def job(conn: Connection) -> None:
         await scenarios.follow(conn, await scenarios.queue_background(conn))
 
-    jobs = await scenarios.throughput(HOST, [first, second], job, **common)
+    jobs = (await scenarios.load(HOST, [first, second], job, **common)).rate
     return [
         Row(
             f"requests/s, {opts.clients} clients, stored: 1 process vs 2 on one database",

@@ -392,24 +392,6 @@ class Load:
     client_cpu: float
 
 
-async def throughput(
-    host: str,
-    port: int | Sequence[int],
-    step: Step,
-    *,
-    clients: int,
-    seconds: float,
-    warmup: float,
-    headers: dict[str, str] | None = None,
-) -> float:
-    """Completed requests per second with ``clients`` connections sending back to back
-    (spread over the ``port`` s, when several servers are given)."""
-    measured = await load(
-        host, port, step, clients=clients, seconds=seconds, warmup=warmup, headers=headers
-    )
-    return measured.rate
-
-
 async def load(
     host: str,
     port: int | Sequence[int],
@@ -420,7 +402,9 @@ async def load(
     warmup: float,
     headers: dict[str, str] | None = None,
 ) -> Load:
-    """:func:`throughput` with the latencies and the client's CPU share."""
+    """Completed requests per second with ``clients`` connections sending back to back
+    (spread over the ``port`` s, when several servers are given), their p99 latency and the
+    client's CPU share."""
     ports = [port] if isinstance(port, int) else list(port)
     latencies: list[float] = []
     counting = False
