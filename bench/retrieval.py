@@ -12,6 +12,13 @@ of theirs. Queries are other pool sentences with their own vectors. Reported: se
 (median / p95 over the queries, ``limit=10``) per mode at 10k and 100k chunks, ``add()``
 throughput (index only, vectors given, batches of 1000 chunks) and the index's memory.
 
+ANN: the same synthetic chunks, 50,000 and 1,000,000 of them, in the default index
+(``ApproximateIndex``: an HNSW graph past ``ann_threshold`` chunks), added in batches of 4096
+like the index cache does. Reported: the build time, search latency (p50 / p99) per mode,
+recall@10 of vector search against exact search over the same chunks, how far hybrid's top 10
+agrees with exact hybrid's, exact vector search's latency for comparison, and memory (exact
+index, graph). ``--ann-sizes`` takes other sizes (the 1,000,000-chunk build takes minutes).
+
 ``make bench`` appends the tables to ``bench/RESULTS.md``; alone, ``--write`` replaces the
 retrieval section there.
 """
@@ -34,9 +41,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agentloom.config import EmbeddingSettings
+from agentloom.retrieval.ann import ANN_THRESHOLD, ApproximateIndex
 from agentloom.retrieval.chunking import chunk_text
 from agentloom.retrieval.embeddings import Embedder, build_embedder
-from agentloom.retrieval.index import ChunkIndex, IndexedChunk, SearchMode
+from agentloom.retrieval.index import ChunkIndex, Hit, IndexedChunk, SearchMode
 from bench.corpus.retrieval import DOCUMENTS, QUESTIONS, Question
 
 RESULTS = Path(__file__).with_name("RESULTS.md")
@@ -214,12 +222,17 @@ class Synthetic:
 def synthesise(pool: list[str], vectors: F32, count: int, queries: int, seed: int) -> Synthetic:
     rng = np.random.default_rng(seed)
     held_out = len(pool) // 10  # query sentences are not part of any chunk
-    chunks = []
-    for i in range(count):
-        picked = rng.choice(np.arange(held_out, len(pool)), size=int(rng.integers(3, 6)))
-        mean = vectors[picked].mean(axis=0)
-        text = " ".join(pool[j] for j in picked)
-        chunks.append(IndexedChunk(i, f"file-{i // 20}", text, mean / np.linalg.norm(mean)))
+    sizes = rng.integers(3, 6, size=count)
+    picked = rng.integers(held_out, len(pool), size=(count, 5))
+    used = np.arange(5) < sizes[:, None]
+    means = np.zeros((count, vectors.shape[1]), dtype=np.float32)
+    for j in range(5):
+        means += vectors[picked[:, j]] * used[:, j : j + 1]
+    means /= np.linalg.norm(means, axis=1, keepdims=True)
+    chunks = [
+        IndexedChunk(i, f"file-{i // 20}", " ".join(pool[j] for j in row[:size]), means[i])
+        for i, (row, size) in enumerate(zip(picked.tolist(), sizes.tolist(), strict=True))
+    ]
     asked = rng.choice(held_out, size=queries)
     return Synthetic(chunks, [(pool[j], vectors[j]) for j in asked])
 
@@ -269,6 +282,91 @@ def _latency(
     return Latency(label, statistics.median(seconds) * 1000, p95 * 1000)
 
 
+# --- ANN -------------------------------------------------------------------------------------
+
+ANN_BATCH = 4096  # chunks per add(), as the index cache loads them
+RECALL_K = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Timed:
+    label: str
+    p50_ms: float
+    p99_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class AnnScale:
+    chunks: int
+    build_seconds: float
+    latencies: list[Timed]
+    recall: float  # vector search's top 10 against exact search's
+    hybrid_agreement: float  # hybrid's top 10 against exact hybrid's
+    exact_index_mb: float
+    graph_mb: float
+
+
+def measure_ann(data: Synthetic, dimensions: int, threshold: int = ANN_THRESHOLD) -> AnnScale:
+    index = ApproximateIndex(dimensions, threshold=threshold)
+    start = time.perf_counter()
+    for at in range(0, len(data.chunks), ANN_BATCH):
+        index.add(data.chunks[at : at + ANN_BATCH])
+    build = time.perf_counter() - start
+    files = [f"file-{i}" for i in range(0, len(data.chunks) // 20, 10)]
+    few = [f"file-{i}" for i in range(0, len(data.chunks) // 20, 200)]
+    exact = index.exact
+    timings = [
+        _timed(index, data, "vector", "vector"),
+        _timed(index, data, "hybrid", "hybrid"),
+        _timed(index, data, "hybrid", "hybrid, 10% of the files", files),
+        _timed(index, data, "hybrid", "hybrid, 0.5% of the files (exact)", few),
+        _timed(exact, data, "vector", "vector, exact (for comparison)"),
+    ]
+    return AnnScale(
+        len(data.chunks),
+        build,
+        timings,
+        _agreement(index, exact, data, "vector"),
+        _agreement(index, exact, data, "hybrid"),
+        exact.nbytes / 1e6,
+        (index.nbytes - exact.nbytes) / 1e6,
+    )
+
+
+def _timed(
+    index: ApproximateIndex | ChunkIndex,
+    data: Synthetic,
+    mode: SearchMode,
+    label: str,
+    files: list[str] | None = None,
+) -> Timed:
+    for text, vector in data.queries[:10]:  # warm up
+        index.search(vector, text, limit=RECALL_K, mode=mode, files=files)
+    seconds = []
+    for text, vector in data.queries:
+        start = time.perf_counter()
+        index.search(vector, text, limit=RECALL_K, mode=mode, files=files)
+        seconds.append(time.perf_counter() - start)
+    p50, p99 = np.percentile(seconds, [50, 99])
+    return Timed(label, float(p50) * 1000, float(p99) * 1000)
+
+
+def _agreement(
+    index: ApproximateIndex, exact: ChunkIndex, data: Synthetic, mode: SearchMode
+) -> float:
+    """The share of exact search's top 10 that the index's top 10 holds, over the queries."""
+    shares = []
+    for text, vector in data.queries:
+        found = index.search(vector, text, limit=RECALL_K, mode=mode)
+        expected = exact.search(vector, text, limit=RECALL_K, mode=mode)
+        shares.append(len(_ids(found) & _ids(expected)) / max(len(expected), 1))
+    return statistics.mean(shares)
+
+
+def _ids(hits: list[Hit]) -> set[int]:
+    return {h.chunk_id for h in hits}
+
+
 # --- report ----------------------------------------------------------------------------------
 
 
@@ -278,13 +376,18 @@ class Report:
     pool: int
     queries: int
     scales: list[Scale]
+    anns: list[AnnScale]
 
 
 def measure(
-    pool_size: int = 2000, sizes: Sequence[int] = (10_000, 100_000), queries: int = 200
+    pool_size: int = 2000,
+    sizes: Sequence[int] = (10_000, 100_000),
+    queries: int = 200,
+    ann_sizes: Sequence[int] = (50_000, 1_000_000),
+    quality: bool = True,
 ) -> Report:
     embedder = build_embedder(EmbeddingSettings())
-    quality = evaluate(embedder)
+    qualities = evaluate(embedder) if quality else []
     pool = sentence_pool(pool_size)
     vectors = embed(embedder, pool)
     scales = []
@@ -292,9 +395,20 @@ def measure(
         scale = measure_scale(
             synthesise(pool, vectors, size, queries, seed=size), embedder.dimensions
         )
-        print(f"bench.retrieval: {size:,} chunks measured", file=sys.stderr, flush=True)
+        _progress(f"{size:,} chunks measured")
         scales.append(scale)
-    return Report(quality, len(pool), queries, scales)
+    anns = []
+    for size in ann_sizes:
+        data = synthesise(pool, vectors, size, queries, seed=size)
+        _progress(f"{size:,} chunks made for ANN")
+        anns.append(measure_ann(data, embedder.dimensions))
+        del data
+        _progress(f"ANN at {size:,} chunks measured")
+    return Report(qualities, len(pool), queries, scales, anns)
+
+
+def _progress(message: str) -> None:
+    print(f"bench.retrieval: {message}", file=sys.stderr, flush=True)
 
 
 def quality_table(results: list[Quality]) -> str:
@@ -324,32 +438,61 @@ def scale_table(scales: list[Scale]) -> str:
     return "\n".join(lines)
 
 
+def ann_table(anns: list[AnnScale]) -> str:
+    head = ["ANN index (limit 10)"] + [f"{a.chunks:,} chunks" for a in anns]
+    rows = [head, ["build (add of every chunk: exact index and graph), s"]]
+    rows[-1] += [f"{a.build_seconds:.0f}" for a in anns]
+    for i, timed in enumerate(anns[0].latencies):
+        rows.append([f"{timed.label}: p50 / p99 ms"])
+        rows[-1] += [f"{a.latencies[i].p50_ms:.2f} / {a.latencies[i].p99_ms:.2f}" for a in anns]
+    rows.append([f"recall@{RECALL_K}, vector, against exact"] + [f"{a.recall:.3f}" for a in anns])
+    rows.append([f"hybrid's top {RECALL_K} shared with exact hybrid's"])
+    rows[-1] += [f"{a.hybrid_agreement:.3f}" for a in anns]
+    rows.append(["memory: exact index / graph, MB"])
+    rows[-1] += [f"{a.exact_index_mb:.0f} / {a.graph_mb:.0f}" for a in anns]
+    lines = ["| " + " | ".join(row) + " |" for row in rows]
+    lines.insert(1, "|" + "---|" * len(head))
+    return "\n".join(lines)
+
+
 def markdown(report: Report) -> str:
-    chunks = sum(
-        len(chunk_text(t, max_tokens=CHUNK_TOKENS, overlap=CHUNK_OVERLAP))
-        for t in DOCUMENTS.values()
-    )
-    return "\n".join(
-        [
-            HEADING,
-            "",
-            f"`python -m bench.retrieval`. Quality: {len(DOCUMENTS)} documents ({chunks} chunks of"
-            f" at most {CHUNK_TOKENS} tokens) and {len(QUESTIONS)} labelled questions"
-            " (`bench/corpus/retrieval.py`), embedded with the embedded all-MiniLM-L6-v2;"
-            " hybrid is weighted reciprocal rank fusion (k = 60, equal weights) of each side's"
-            " top 10 (`limit`).",
-            "",
-            quality_table(report.quality),
-            "",
+    parts = [HEADING, ""]
+    if report.quality:
+        parts += [_quality_intro(), "", quality_table(report.quality), ""]
+    if report.scales or report.anns:
+        parts += [
             f"Scale, **synthetic chunks**: {report.pool} real sentences (Python standard library"
             " docstrings) embedded with MiniLM once; each chunk joins 3-5 of them and its vector"
             " is the normalised mean of theirs (384 dimensions)."
             f" Queries: {report.queries} held-out sentences, each with its own vector."
             " One process, the index alone (no database, no HTTP).",
             "",
-            scale_table(report.scales),
+        ]
+    if report.scales:
+        parts += ["`ChunkIndex` (exact):", "", scale_table(report.scales), ""]
+    if report.anns:
+        parts += [
+            f"The default index (`ApproximateIndex`, HNSW past {ANN_THRESHOLD:,} chunks, usearch"
+            " with 8-bit vectors, candidates rescored exactly), chunks added 4096 at a time;"
+            " recall and agreement over the same queries:",
+            "",
+            ann_table(report.anns),
             "",
         ]
+    return "\n".join(parts)
+
+
+def _quality_intro() -> str:
+    chunks = sum(
+        len(chunk_text(t, max_tokens=CHUNK_TOKENS, overlap=CHUNK_OVERLAP))
+        for t in DOCUMENTS.values()
+    )
+    return (
+        f"`python -m bench.retrieval`. Quality: {len(DOCUMENTS)} documents ({chunks} chunks of"
+        f" at most {CHUNK_TOKENS} tokens) and {len(QUESTIONS)} labelled questions"
+        " (`bench/corpus/retrieval.py`), embedded with the embedded all-MiniLM-L6-v2;"
+        " hybrid is weighted reciprocal rank fusion (k = 60, equal weights) of each side's"
+        " top 10 (`limit`)."
     )
 
 
@@ -363,11 +506,14 @@ def write(section: str) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pool", type=int, default=2000, help="sentences embedded for scale")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000])
+    parser.add_argument("--ann-sizes", type=int, nargs="*", default=[50_000, 1_000_000])
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--no-quality", action="store_true", help="skip the labelled corpus")
     parser.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
     args = parser.parse_args(argv)
-    section = markdown(measure(args.pool, args.sizes, args.queries))
+    report = measure(args.pool, args.sizes, args.queries, args.ann_sizes, not args.no_quality)
+    section = markdown(report)
     print(section)
     if args.write:
         write(section)

@@ -254,6 +254,7 @@ class VectorStoreSettings(_Strict):
     ingestion_concurrency: int = Field(default=2, ge=1, le=64)  # files one process ingests at once
     embed_batch_size: int = Field(default=64, ge=1, le=4096)  # chunks per embedding call
     cache_chunks: int = Field(default=500_000, ge=1)  # chunks kept in memory, all stores
+    ann_threshold: int = Field(default=50_000, ge=1)  # chunks from which a store's index is HNSW
     warm_stores: int = Field(default=20, ge=0)  # recently used stores loaded at start (0: none)
     query_timeout: float = Field(default=10.0, gt=0)  # seconds to embed a search's queries
     poll_after_ms: int = Field(default=200, ge=10, le=60_000)  # hint to polling clients

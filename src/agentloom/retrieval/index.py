@@ -1,9 +1,10 @@
 """``ChunkIndex``: one vector store's chunks in memory, searched by vector, keyword or both.
 
 Rows live in immutable segments (``agentloom.retrieval.segment``); ``add`` appends a segment and
-compacts, then publishes the new segment list with one assignment, so searches running meanwhile
-keep reading the list they started with. Calls to ``add``/``remove_files`` must not overlap each
-other (the caller serialises them); searches may run at any time, from any thread.
+compacts, then publishes the new segment list with one assignment (a ``Snapshot``), so searches
+running meanwhile keep reading the list they started with (``agentloom.retrieval.query``).
+Calls to ``add``/``remove_files`` must not overlap each other (the caller serialises them);
+searches may run at any time, from any thread.
 
 Scores, all in 0..1, higher is better:
 
@@ -20,23 +21,20 @@ Scores, all in 0..1, higher is better:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from agentloom.retrieval import bm25
-from agentloom.retrieval.fusion import Ranking, fuse, top
 from agentloom.retrieval.keywords import normalise, terms, words
 from agentloom.retrieval.postings import Postings
+from agentloom.retrieval.query import DEFAULT_WEIGHTS, Hit, Query, SearchMode, Snapshot, Weights
 from agentloom.retrieval.segment import Segment, compact
 
 __all__ = ["ChunkIndex", "Hit", "IndexedChunk", "SearchMode", "Weights"]
 
-SearchMode = Literal["hybrid", "vector", "keyword"]
-_Ranked = tuple[NDArray[np.intp], NDArray[np.float64]]  # rows, best first, and their scores
 MIN_CANDIDATES = 10
 
 
@@ -46,36 +44,6 @@ class IndexedChunk:
     file_id: str
     text: str
     vector: NDArray[np.float32]
-
-
-@dataclass(frozen=True, slots=True)
-class Weights:
-    """How much each side counts in hybrid search (``ranking_options.hybrid_search``)."""
-
-    embedding: float = 1.0
-    text: float = 1.0
-
-    def __post_init__(self) -> None:
-        if not (self.embedding >= 0 and self.text >= 0) or self.embedding + self.text <= 0:
-            raise ValueError("hybrid search weights must be >= 0 and not both 0")
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    chunk_id: int
-    file_id: str
-    score: float
-
-
-@dataclass(frozen=True, slots=True)
-class _Snapshot:
-    segments: tuple[Segment, ...]
-    stats: bm25.CorpusStats
-    offsets: NDArray[np.int64] = field(init=False)
-
-    def __post_init__(self) -> None:
-        sizes = [len(s) for s in self.segments]
-        object.__setattr__(self, "offsets", np.cumsum([0, *sizes[:-1]], dtype=np.int64))
 
 
 def _stats(segments: Sequence[Segment], vocabulary_size: int) -> bm25.CorpusStats:
@@ -98,7 +66,8 @@ class ChunkIndex:
         self._file_positions: dict[str, int] = {}
         self._vocabulary: dict[str, int] = {}  # term -> term id
         self._word_terms: dict[str, tuple[int, ...]] = {}  # word (see keywords.words) -> term ids
-        self._snapshot = _Snapshot((), _stats((), 0))
+        self._serials = 0  # rows ever added: the serial of the next one
+        self._snapshot = Snapshot((), _stats((), 0))
 
     def __len__(self) -> int:
         return self._snapshot.stats.documents
@@ -130,7 +99,8 @@ class ChunkIndex:
             total_length=old.stats.total_length + float(segment.lengths.sum(dtype=np.float64)),
             frequencies=frequencies,
         )
-        self._snapshot = _Snapshot(compact([*old.segments, segment]), stats)
+        self._serials += len(segment)
+        self._snapshot = Snapshot(compact([*old.segments, segment]), stats)
 
     def remove_files(self, file_ids: Collection[str]) -> int:
         """Drop every chunk of ``file_ids``; returns how many were dropped."""
@@ -145,7 +115,7 @@ class ChunkIndex:
             elif keep.any():
                 segments.append(segment.kept(keep))
         before = len(self)
-        self._snapshot = _Snapshot(tuple(segments), _stats(segments, len(self._vocabulary)))
+        self._snapshot = Snapshot(tuple(segments), _stats(segments, len(self._vocabulary)))
         return before - len(self)
 
     def _segment(self, chunks: Sequence[IndexedChunk]) -> Segment:
@@ -161,6 +131,7 @@ class ChunkIndex:
         return Segment(
             vectors,
             np.array([c.chunk_id for c in chunks], dtype=np.int64),
+            np.arange(self._serials, self._serials + len(chunks), dtype=np.int64),
             np.array(files, dtype=np.int32),
             lengths.astype(np.float32),
             Postings.build(term_ids, lengths),
@@ -194,6 +165,26 @@ class ChunkIndex:
         self._word_terms[word] = found
         return found
 
+    # --- reading by serial ------------------------------------------------------------------
+
+    def serials_of(self, file_ids: Collection[str]) -> NDArray[np.int64]:
+        """The serials of the rows of these files, increasing."""
+        wanted = self._file_mask(file_ids)
+        if wanted is None:
+            return np.empty(0, dtype=np.int64)
+        segments = self._snapshot.segments
+        return np.concatenate(
+            [np.empty(0, dtype=np.int64)] + [s.serials[wanted[s.files]] for s in segments]
+        )
+
+    def vectors_from(self, serial: int) -> Iterator[tuple[NDArray[np.int64], NDArray[np.float32]]]:
+        """The serials and (normalised) vectors of the rows from ``serial`` on, a segment at a
+        time (views, not copies)."""
+        for segment in self._snapshot.segments:
+            start = int(np.searchsorted(segment.serials, serial))
+            if start < len(segment):
+                yield segment.serials[start:], segment.vectors[start:]
+
     # --- searching -------------------------------------------------------------------------
 
     def search(
@@ -204,7 +195,7 @@ class ChunkIndex:
         limit: int,
         mode: SearchMode = "hybrid",
         files: Collection[str] | None = None,
-        weights: Weights = Weights(),
+        weights: Weights = DEFAULT_WEIGHTS,
         candidates: int | None = None,
     ) -> list[Hit]:
         """The best ``limit`` chunks for the query. ``files``: only chunks of these file ids
@@ -212,19 +203,26 @@ class ChunkIndex:
         ``limit``; default ``max(limit, 10)``)."""
         if mode == "vector" and vector is None:
             raise ValueError("vector search needs a query vector")
+        query = self.query(vector, text, files)
+        if query is None or limit <= 0:
+            return []
+        depth = max(limit, candidates or MIN_CANDIDATES)
+        return query.hits(query.ranked(mode, limit, depth, weights))
+
+    def query(
+        self,
+        vector: NDArray[np.float32] | None,
+        text: str,
+        files: Collection[str] | None = None,
+    ) -> Query | None:
+        """A search over the index as it is now; None when nothing can match (an empty index,
+        or ``files`` naming none of its files)."""
         snapshot = self._snapshot
         allowed = None if files is None else self._file_mask(files)
-        if limit <= 0 or not len(snapshot.segments) or (files is not None and allowed is None):
-            return []
-        query = _Query(snapshot, self._query_vector(vector), self._query_terms(text), allowed)
-        if mode == "vector":
-            rows, scores = query.vector_top(limit)
-        elif mode == "keyword":
-            rows, scores = query.keyword_top(limit)
-        else:
-            depth = max(limit, candidates or MIN_CANDIDATES)
-            rows, scores = query.hybrid_top(limit, depth, weights)
-        return self._hits(snapshot, rows, scores)
+        if not len(snapshot.segments) or (files is not None and allowed is None):
+            return None
+        vector = self._query_vector(vector)
+        return Query(snapshot, self._files, vector, self._query_terms(text), allowed)
 
     def _query_vector(self, vector: NDArray[np.float32] | None) -> NDArray[np.float32] | None:
         if vector is None:
@@ -248,63 +246,3 @@ class ChunkIndex:
         mask = np.zeros(len(self._files), dtype=np.bool_)
         mask[positions] = True
         return mask
-
-    def _hits(
-        self, snapshot: _Snapshot, rows: NDArray[np.intp], scores: NDArray[np.float64]
-    ) -> list[Hit]:
-        where = np.searchsorted(snapshot.offsets, rows, side="right") - 1
-        hits = []
-        for row, at, score in zip(rows.tolist(), where.tolist(), scores.tolist(), strict=True):
-            segment = snapshot.segments[at]
-            local = row - int(snapshot.offsets[at])
-            file_id = self._files[int(segment.files[local])]
-            hits.append(Hit(int(segment.chunk_ids[local]), file_id, min(max(score, 0.0), 1.0)))
-        return hits
-
-
-class _Query:
-    """One search over one snapshot: each side's scores, computed when first needed."""
-
-    def __init__(
-        self,
-        snapshot: _Snapshot,
-        vector: NDArray[np.float32] | None,
-        query_terms: list[int | None],
-        allowed: NDArray[np.bool_] | None,
-    ) -> None:
-        self.snapshot = snapshot
-        self.vector = vector
-        self.query_terms = query_terms
-        self.rows_allowed = None
-        if allowed is not None:
-            self.rows_allowed = np.concatenate([allowed[s.files] for s in snapshot.segments])
-
-    def vector_top(self, count: int) -> _Ranked:
-        if self.vector is None:
-            return np.empty(0, dtype=np.intp), np.empty(0)
-        scores = np.empty(self.snapshot.stats.documents, dtype=np.float32)
-        for segment, offset in zip(self.snapshot.segments, self.snapshot.offsets, strict=True):
-            # einsum, not matmul: numpy's own single-threaded loop. OpenBLAS's threads made a
-            # search 3x slower (and its p95 erratic) whenever the cores were busy.
-            out = scores[offset : offset + len(segment)]
-            np.einsum("ij,j->i", segment.vectors, self.vector, out=out)
-        candidates = None if self.rows_allowed is None else np.flatnonzero(self.rows_allowed)
-        rows = top(scores, count, candidates)
-        return rows, np.maximum(scores[rows], 0).astype(np.float64)
-
-    def keyword_top(self, count: int) -> _Ranked:
-        snapshot = self.snapshot
-        scored = bm25.score(
-            snapshot.segments, snapshot.offsets.tolist(), snapshot.stats, self.query_terms
-        )
-        matched = scored.scores > 0
-        if self.rows_allowed is not None:
-            matched &= self.rows_allowed
-        rows = top(scored.scores, count, np.flatnonzero(matched))
-        return rows, scored.scores[rows].astype(np.float64) / (scored.ceiling or 1.0)
-
-    def hybrid_top(self, count: int, depth: int, weights: Weights) -> _Ranked:
-        vector_rows, _ = self.vector_top(depth)
-        keyword_rows, _ = self.keyword_top(depth)
-        rankings = [Ranking(vector_rows, weights.embedding), Ranking(keyword_rows, weights.text)]
-        return fuse(rankings, count)

@@ -1,6 +1,7 @@
 """Immutable segments of a ``ChunkIndex``: the rows added together, as numpy arrays.
 
-A segment holds, for its rows, the L2-normalised float32 vectors, the chunk ids, the position of
+A segment holds, for its rows, the L2-normalised float32 vectors, the chunk ids, the serials (the
+order in which the index took the rows: 0, 1, 2, ... over its life, never reused), the position of
 each row's file in the index's file list, the keyword length of each row, and their inverted
 index (``agentloom.retrieval.postings``).
 Segments are merged LSM style (``compact``) so an index built by many small additions keeps few
@@ -28,6 +29,7 @@ _MERGE_RATIO = 2  # merge the last two segments while the older is at most this 
 class Segment:
     vectors: NDArray[np.float32]  # (rows, dimensions), rows L2-normalised
     chunk_ids: NDArray[np.int64]
+    serials: NDArray[np.int64]  # increasing, within a segment and from one segment to the next
     files: NDArray[np.int32]  # position of each row's file id in the index's file list
     lengths: NDArray[np.float32]  # keyword terms per row
     postings: Postings
@@ -37,13 +39,14 @@ class Segment:
 
     @property
     def nbytes(self) -> int:
-        rows = (self.vectors, self.chunk_ids, self.files, self.lengths)
+        rows = (self.vectors, self.chunk_ids, self.serials, self.files, self.lengths)
         return sum(a.nbytes for a in rows) + self.postings.nbytes
 
     def merged(self, other: Segment) -> Segment:
         return Segment(
             np.concatenate([self.vectors, other.vectors]),
             np.concatenate([self.chunk_ids, other.chunk_ids]),
+            np.concatenate([self.serials, other.serials]),
             np.concatenate([self.files, other.files]),
             np.concatenate([self.lengths, other.lengths]),
             self.postings.merged(other.postings, len(self)),
@@ -53,6 +56,7 @@ class Segment:
         return Segment(
             self.vectors[keep],
             self.chunk_ids[keep],
+            self.serials[keep],
             self.files[keep],
             self.lengths[keep],
             self.postings.kept(keep),

@@ -1,22 +1,36 @@
 """The seam of a vector store's search index: chunks in, hits out.
 
-:class:`~agentloom.retrieval.index.ChunkIndex` (exact vector scores fused with BM25, in memory)
-is the one kind today. An approximate nearest-neighbour index is another entry in
-:data:`INDEX_KINDS`, implementing this protocol; the index cache and vector search use
-nothing else.
+Two kinds, in :data:`INDEX_KINDS`, each implementing :class:`VectorIndex`; the index cache and
+vector search use nothing else:
+
+- ``exact``: :class:`~agentloom.retrieval.index.ChunkIndex`, exact vector scores fused with
+  BM25, in memory;
+- ``hnsw`` (the default): :class:`~agentloom.retrieval.ann.ApproximateIndex`, the same exact
+  index below ``ann_threshold`` chunks, and from there on an HNSW graph finding the vector
+  side's candidates, rescored exactly.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
+from agentloom.retrieval.ann import ANN_THRESHOLD, ApproximateIndex
 from agentloom.retrieval.index import ChunkIndex, Hit, IndexedChunk, SearchMode, Weights
+from agentloom.retrieval.query import DEFAULT_WEIGHTS
 
-DEFAULT_WEIGHTS = Weights()
+__all__ = [
+    "DEFAULT_INDEX",
+    "DEFAULT_OPTIONS",
+    "INDEX_KINDS",
+    "IndexOptions",
+    "VectorIndex",
+    "build_index",
+]
 
 
 class VectorIndex(Protocol):
@@ -47,10 +61,31 @@ class VectorIndex(Protocol):
     ) -> list[Hit]: ...
 
 
-INDEX_KINDS: dict[str, Callable[[int], VectorIndex]] = {"exact": ChunkIndex}
-"""Index kinds by name, each built from the store's vector dimensions."""
-DEFAULT_INDEX = "exact"
+@dataclass(frozen=True, slots=True)
+class IndexOptions:
+    ann_threshold: int = ANN_THRESHOLD  # chunks from which an ``hnsw`` index uses its graph
 
 
-def build_index(dimensions: int, kind: str = DEFAULT_INDEX) -> VectorIndex:
-    return INDEX_KINDS[kind](dimensions)
+DEFAULT_OPTIONS = IndexOptions()
+
+
+def _exact(dimensions: int, options: IndexOptions) -> VectorIndex:
+    return ChunkIndex(dimensions)
+
+
+def _hnsw(dimensions: int, options: IndexOptions) -> VectorIndex:
+    return ApproximateIndex(dimensions, threshold=options.ann_threshold)
+
+
+INDEX_KINDS: dict[str, Callable[[int, IndexOptions], VectorIndex]] = {
+    "exact": _exact,
+    "hnsw": _hnsw,
+}
+"""Index kinds by name, each built from the store's vector dimensions and the options."""
+DEFAULT_INDEX = "hnsw"
+
+
+def build_index(
+    dimensions: int, kind: str = DEFAULT_INDEX, options: IndexOptions = DEFAULT_OPTIONS
+) -> VectorIndex:
+    return INDEX_KINDS[kind](dimensions, options)

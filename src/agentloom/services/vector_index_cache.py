@@ -26,7 +26,13 @@ import anyio
 import numpy as np
 
 from agentloom.retrieval.index import IndexedChunk
-from agentloom.retrieval.vector_index import VectorIndex, build_index
+from agentloom.retrieval.vector_index import (
+    DEFAULT_INDEX,
+    DEFAULT_OPTIONS,
+    IndexOptions,
+    VectorIndex,
+    build_index,
+)
 from agentloom.storage.chunks_base import ChunkReader
 from agentloom.storage.vector_stores_base import IndexState, StoredChunks
 
@@ -46,9 +52,12 @@ class _Entry:
 
 
 class IndexCache:
-    def __init__(self, chunks: ChunkReader, *, max_chunks: int) -> None:
+    def __init__(
+        self, chunks: ChunkReader, *, max_chunks: int, options: IndexOptions = DEFAULT_OPTIONS
+    ) -> None:
         self._chunks = chunks
         self._max_chunks = max_chunks
+        self._options = options
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
 
     async def index(self, state: IndexState) -> VectorIndex:
@@ -77,7 +86,8 @@ class IndexCache:
         store = state.store
         entry = self._entries.get(store.id)
         if entry is None:
-            entry = _Entry(build_index(store.dimensions), store.epoch)
+            index = build_index(store.dimensions, DEFAULT_INDEX, self._options)
+            entry = _Entry(index, store.epoch)
             self._entries[store.id] = entry
         self._entries.move_to_end(store.id)
         return entry

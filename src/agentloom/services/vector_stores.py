@@ -50,6 +50,7 @@ from agentloom.errors import (
 from agentloom.ids import new_id
 from agentloom.retrieval.embeddings import Embedder
 from agentloom.retrieval.index import SearchMode, Weights
+from agentloom.retrieval.vector_index import IndexOptions
 from agentloom.services.files import FilesService
 from agentloom.services.ingestion import Ingestor
 from agentloom.services.query_rewrite import rewrite_query
@@ -92,7 +93,11 @@ class VectorStoresService:
         self._embedder = embedder
         self._space: tuple[str, int] | None = None
         self.settings = settings
-        self.cache = IndexCache(self._chunks, max_chunks=settings.cache_chunks)
+        self.cache = IndexCache(
+            self._chunks,
+            max_chunks=settings.cache_chunks,
+            options=IndexOptions(ann_threshold=settings.ann_threshold),
+        )
         self.warmed = anyio.Event()  # set when :meth:`warm` is done
         self._search = VectorSearch(self._chunks, self.cache)
         self.ingestion = Ingestor(self._chunks, files, embedder, settings, instance_id)
