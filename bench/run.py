@@ -30,7 +30,7 @@ import asyncpg
 from sqlalchemy.engine import make_url
 
 from agentloom.testing.serving import serve_async
-from bench import hostile, retrieval, scenarios, sdk
+from bench import hostile, ingestion, retrieval, scenarios, sdk
 from bench.backend import MODEL
 from bench.corpus import retrieval as retrieval_corpus
 from bench.wire import Connection
@@ -647,6 +647,22 @@ async def _ingestion_row(server_port: int) -> Row:
     )
 
 
+def _bulk_ingestion_row() -> Row:
+    """Ingestion of 5,000 chunks (50 files of 100 static 100-token chunks) by a fresh server of
+    its own on SQLite (``bench.ingestion``): chunks/s and the server's peak RSS."""
+    done = ingestion.measure(5000, 50)
+    return Row(
+        f"ingestion: {done.files} files, {done.chunks} chunks (MiniLM on {done.runtime},"
+        " a fresh server; peak RSS of its process)",
+        "",
+        f"{done.seconds:.1f} s",
+        f"{done.rate:.1f} chunks/s ({done.cpu_rate:.1f} per CPU s),"
+        f" peak RSS {ingestion.mib(done.peak_rss)}",
+        "",
+        None,
+    )
+
+
 # --- reporting -------------------------------------------------------------------------------
 
 HEADER = [
@@ -713,6 +729,8 @@ def run_one(
 ) -> list[Section]:
     with backend() as backend_port, server(backend_port, database_url) as server_port:
         rows = asyncio.run(measure(backend_port, server_port, opts))
+        if not database_url.startswith("postgresql"):  # the embedder's cost: measured once
+            rows.append(_bulk_ingestion_row())
         guard_rows = asyncio.run(_guardrail_rows(server_port, opts))
         hostile_rows = asyncio.run(_hostile_rows(server_port))
         sdk_rows = asyncio.run(_sdk_rows(backend_port, server_port, opts)) if with_sdk else []

@@ -191,6 +191,11 @@ class EmbeddingSettings(_Strict):
     """How text is embedded for vector search (`[embeddings]`)."""
 
     type: Literal["minilm", "openai_compatible"] = "minilm"
+    # minilm: "auto" = onnxruntime when installed, else numpy; "int8" (onnx only) is faster
+    # and approximate (cosine ~0.99 to the reference vectors)
+    runtime: Literal["auto", "onnx", "numpy"] = "auto"
+    precision: Literal["fp32", "int8"] = "fp32"
+    cache_directory: Path | None = None  # minilm on onnx: converted models; ~/.cache/agentloom
     base_url: str | None = None  # openai_compatible: e.g. "http://127.0.0.1:8000/v1"
     model: str | None = None  # openai_compatible: the upstream model name
     api_key: SecretStr | None = None
@@ -207,6 +212,8 @@ class EmbeddingSettings(_Strict):
     def _remote_needs_endpoint(self) -> EmbeddingSettings:
         if self.type == "openai_compatible" and (not self.base_url or not self.model):
             raise ValueError("embeddings type 'openai_compatible' needs base_url and model")
+        if self.precision == "int8" and self.runtime == "numpy":
+            raise ValueError("embeddings precision 'int8' needs runtime 'onnx' (or 'auto')")
         return self
 
     def resolved_api_key(self, env: Mapping[str, str] | None = None) -> str | None:
@@ -465,6 +472,8 @@ _ENV_SCALARS: dict[str, tuple[str, str]] = {
     "AGENTLOOM_EMBEDDINGS_TYPE": ("embeddings", "type"),
     "AGENTLOOM_EMBEDDINGS_BASE_URL": ("embeddings", "base_url"),
     "AGENTLOOM_EMBEDDINGS_MODEL": ("embeddings", "model"),
+    "AGENTLOOM_EMBEDDINGS_RUNTIME": ("embeddings", "runtime"),
+    "AGENTLOOM_EMBEDDINGS_PRECISION": ("embeddings", "precision"),
 }
 
 

@@ -1,6 +1,6 @@
-"""The embedded all-MiniLM-L6-v2 (numpy forward pass): its vectors match the reference
-sentence-transformers model, make semantic sense, do not depend on how texts are batched, and
-cover a long text entirely. The model is loaded once for the module."""
+"""The embedded all-MiniLM-L6-v2, on each runtime (onnxruntime and numpy): its vectors match the
+reference sentence-transformers model, make semantic sense, do not depend on how texts are
+batched, and cover a long text entirely. The model is loaded once per runtime."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import anyio
 import numpy as np
 import pytest
 
-from agentloom.config import ConfigError
-from agentloom.retrieval import minilm
+from agentloom.config import ConfigError, EmbeddingSettings
+from agentloom.retrieval import minilm, wordpieces
 from agentloom.retrieval.embeddings import MiniLMEmbedder
 
 CAT = "a cat sits on the mat"
@@ -38,9 +38,9 @@ MARKETS = (
 )
 
 
-@pytest.fixture(scope="module")
-def embedder() -> MiniLMEmbedder:
-    return MiniLMEmbedder()
+@pytest.fixture(scope="module", params=["onnx", "numpy"])
+def embedder(request: pytest.FixtureRequest) -> MiniLMEmbedder:
+    return MiniLMEmbedder(EmbeddingSettings(runtime=request.param))
 
 
 async def test_shape_dtype_and_unit_rows(embedder: MiniLMEmbedder) -> None:
@@ -102,11 +102,11 @@ async def test_a_long_text_is_embedded_entirely(embedder: MiniLMEmbedder) -> Non
 
 
 def test_windows_cover_every_word_piece() -> None:
-    for count in (0, 1, minilm.WINDOW, minilm.WINDOW + 1, 500, 1000):
-        starts = minilm._window_starts(count)
-        covered = set().union(*(range(s, min(s + minilm.WINDOW, count)) for s in starts))
+    for count in (0, 1, wordpieces.WINDOW, wordpieces.WINDOW + 1, 500, 1000):
+        starts = wordpieces.window_starts(count)
+        covered = set().union(*(range(s, min(s + wordpieces.WINDOW, count)) for s in starts))
         assert covered == set(range(count))
-        assert all(b - a <= minilm.STRIDE for a, b in itertools.pairwise(starts))
+        assert all(b - a <= wordpieces.STRIDE for a, b in itertools.pairwise(starts))
 
 
 def test_missing_model_package_names_the_install_command(

@@ -26,7 +26,9 @@ __all__ = [
     "MAX_CHUNK_TOKENS",
     "MIN_CHUNK_TOKENS",
     "Chunk",
+    "Span",
     "check_static",
+    "chunk_spans",
     "chunk_text",
     "count_tokens",
 ]
@@ -55,6 +57,15 @@ class Chunk:
     tokens: int
 
 
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Where a chunk is in the text: ``text[start:end]``."""
+
+    start: int
+    end: int
+    tokens: int
+
+
 def check_static(max_tokens: int, overlap: int) -> None:
     """OpenAI's limits on a static chunking strategy; ``ValueError`` says which one is broken."""
     if not MIN_CHUNK_TOKENS <= max_tokens <= MAX_CHUNK_TOKENS:
@@ -78,24 +89,26 @@ def count_tokens(text: str) -> int:
 
 def chunk_text(text: str, *, max_tokens: int, overlap: int) -> list[Chunk]:
     """Cut ``text`` into chunks of at most ``max_tokens`` tokens that overlap by ``overlap``."""
+    spans = chunk_spans(text, max_tokens=max_tokens, overlap=overlap)
+    return [Chunk(text[s.start : s.end], s.start, s.end, s.tokens) for s in spans]
+
+
+def chunk_spans(text: str, *, max_tokens: int, overlap: int) -> list[Span]:
+    """Where :func:`chunk_text`'s chunks are, without copying their text (a large file's
+    chunks hold about 1.3x its text)."""
     if max_tokens < 1 or not 0 <= overlap < max_tokens:
         raise ValueError(f"cannot chunk with max_tokens={max_tokens} and overlap={overlap}")
     starts = _token_starts(text)
     if not len(starts):
         return []
-    return _Cutter(text, starts, max_tokens, overlap).chunks()
+    return _Cutter(text, starts, max_tokens, overlap).spans()
 
 
 def _token_starts(text: str) -> NDArray[np.int64]:
-    pieces = _TOKEN.findall(text)
-    lead = len(text) - len(text.lstrip())
-    lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
-    starts = np.empty(len(pieces), dtype=np.int64)
-    if len(pieces):
-        starts[0] = lead
-        np.cumsum(lengths[:-1], out=starts[1:])
-        starts[1:] += lead
-    return starts
+    """Every token's offset (the matches tile the text after its leading whitespace). Read
+    from the matches one at a time: a list of the tokens' strings would take ~50 bytes each,
+    ~20x the text."""
+    return np.fromiter((m.start() for m in _TOKEN.finditer(text)), dtype=np.int64)
 
 
 def _boundaries(pattern: re.Pattern[str], text: str, starts: NDArray[np.int64]) -> NDArray[np.intp]:
@@ -113,15 +126,15 @@ class _Cutter:
         self.min_cut = max(math.ceil(max_tokens * 3 / 4), overlap + 1)
         self.tiers = [_boundaries(p, text, starts) for p in (_PARAGRAPH, _SENTENCE, _LINE)]
 
-    def chunks(self) -> list[Chunk]:
-        out: list[Chunk] = []
+    def spans(self) -> list[Span]:
+        out: list[Span] = []
         first, count = 0, len(self.starts)
         while True:
             if count - first <= self.max_tokens:
-                out.append(self._chunk(first, count - 1))
+                out.append(self._span(first, count - 1))
                 return out
             last = self._cut(first)
-            out.append(self._chunk(first, last))
+            out.append(self._span(first, last))
             first = last + 1 - self.overlap
 
     def _cut(self, first: int) -> int:
@@ -136,8 +149,8 @@ class _Cutter:
                 return last
         return hi
 
-    def _chunk(self, first: int, last: int) -> Chunk:
+    def _span(self, first: int, last: int) -> Span:
         start = int(self.starts[first])
         stop = int(self.starts[last + 1]) if last + 1 < len(self.starts) else len(self.text)
         end = int(self.starts[last]) + len(self.text[self.starts[last] : stop].rstrip())
-        return Chunk(self.text[start:end], start, end, last - first + 1)
+        return Span(start, end, last - first + 1)

@@ -5,29 +5,34 @@ attached); the job runner of any server process claims it, at most ``ingestion_c
 at once per process. The job claims the file row for its process, so a file whose process died
 is ingested again by the one that takes the job over.
 
-A file's chunks and its ``completed`` status are written in one transaction, and only while
-the file is still in progress and claimed by this instance: a file removed, cancelled or taken
-over meanwhile gets no chunks. Embedding checks the claim between batches, so a cancelled file
-stops early. A file that cannot be read fails with ``last_error`` (``unsupported_file``,
-``invalid_file``; ``server_error`` for an embedding failure), and the others go on.
+A file's chunks and its ``completed`` status are written in one transaction, and only while the
+file is still in progress and claimed by this instance: a file removed, cancelled or taken over
+meanwhile gets no chunks. Embedding checks the claim between batches, so a cancelled file stops
+early. Memory stays bounded whatever the file's size: the chunks are spans of its text and their
+vectors wait in a temporary file (:mod:`.chunk_spool`) until the final transaction inserts them
+a batch at a time.
+
+A file that cannot be read fails with ``last_error`` (``unsupported_file``, ``invalid_file``;
+``server_error`` for an embedding failure), and the others go on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 import anyio
-import numpy as np
 
 from agentloom.api.vector_stores import LastError, StaticChunking
 from agentloom.config import VectorStoreSettings
 from agentloom.errors import InvalidRequestError, NotFoundError, UpstreamError
-from agentloom.retrieval.chunking import chunk_text
+from agentloom.retrieval.chunking import chunk_spans
 from agentloom.retrieval.embeddings import Embedder
+from agentloom.services.chunk_spool import ChunkSpool
 from agentloom.services.files import FilesService
 from agentloom.storage.chunks_base import IngestionQueue
 from agentloom.storage.jobs import JobRow
-from agentloom.storage.vector_stores_base import Claim, NewChunk
+from agentloom.storage.vector_stores_base import Claim
 
 log = logging.getLogger(__name__)
 
@@ -87,37 +92,35 @@ class Ingestor:
             message = f"Ingestion was interrupted {MAX_ATTEMPTS} times; giving up."
             await self._fail(claim, LastError(code="server_error", message=message))
             return
-        try:
-            chunks = await self._prepare(claim)
-        except _ClaimLost:
-            return
-        except _Unreadable as exc:
-            await self._fail(claim, exc.error)
-            return
-        except Exception:  # a bug: the file fails visibly, the other files go on
-            log.exception("ingestion of %s into %s failed", claim.file_id, claim.vector_store_id)
-            message = "The server had an error while processing the file."
-            await self._fail(claim, LastError(code="server_error", message=message))
-            return
-        usage = sum(len(c.text.encode()) + len(c.vector) for c in chunks)
-        await self._chunks.complete(claim, self._instance, chunks, usage)
+        with contextlib.ExitStack() as stack:
+            try:
+                spool = stack.enter_context(await self._chunked(claim))
+                await self._embed(claim, spool)
+            except _ClaimLost:
+                return
+            except _Unreadable as exc:
+                await self._fail(claim, exc.error)
+                return
+            except Exception:  # a bug: the file fails visibly, the other files go on
+                log.exception(
+                    "ingestion of %s into %s failed", claim.file_id, claim.vector_store_id
+                )
+                message = "The server had an error while processing the file."
+                await self._fail(claim, LastError(code="server_error", message=message))
+                return
+            await self._chunks.complete(claim, self._instance, spool.batches, spool.usage_bytes)
 
-    async def _prepare(self, claim: Claim) -> list[NewChunk]:
+    async def _chunked(self, claim: Claim) -> ChunkSpool:
         text = await self._text(claim.file_id)
         strategy = StaticChunking.model_validate_json(claim.chunking_strategy)
-        pieces = await anyio.to_thread.run_sync(
-            lambda: chunk_text(
+        spans = await anyio.to_thread.run_sync(
+            lambda: chunk_spans(
                 text,
                 max_tokens=strategy.max_chunk_size_tokens,
                 overlap=strategy.chunk_overlap_tokens,
             )
         )
-        texts = [piece.text for piece in pieces]
-        vectors = await self._embed(claim, texts)
-        return [
-            NewChunk(position=at, text=chunk, vector=vectors[at].astype("<f4").tobytes())
-            for at, chunk in enumerate(texts)
-        ]
+        return ChunkSpool(text, spans)
 
     async def _text(self, file_id: str) -> str:
         try:
@@ -133,18 +136,18 @@ class Ingestor:
             raise _Unreadable(LastError(code="invalid_file", message=message))
         return text
 
-    async def _embed(self, claim: Claim, texts: list[str]) -> np.ndarray:
+    async def _embed(self, claim: Claim, spool: ChunkSpool) -> None:
+        """Embed the chunks a batch at a time into ``spool``, checking the claim before each."""
         size = self._settings.embed_batch_size
-        parts = []
-        for start in range(0, len(texts), size):
+        for start in range(0, len(spool), size):
             if not await self._chunks.claimed(claim, self._instance):
                 raise _ClaimLost
             try:
-                parts.append(await self._embedder.embed(texts[start : start + size]))
+                vectors = await self._embedder.embed(spool.texts(start, start + size))
             except UpstreamError as exc:
                 message = f"Embedding failed: {exc.message}"
                 raise _Unreadable(LastError(code="server_error", message=message)) from None
-        return np.concatenate(parts)
+            await anyio.to_thread.run_sync(spool.add, vectors)
 
     async def _fail(self, claim: Claim, error: LastError) -> None:
         await self._chunks.fail(claim, self._instance, error.model_dump_json())

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from agentloom.storage.vector_stores_base import (
+    ChunkBatches,
     ChunkText,
     Claim,
     IndexState,
-    NewChunk,
     StoredChunks,
 )
 
@@ -29,7 +29,7 @@ class IngestionQueue(Protocol):
     async def claimed(self, claim: Claim, instance_id: str) -> bool: ...
 
     async def complete(
-        self, claim: Claim, instance_id: str, chunks: Sequence[NewChunk], usage_bytes: int
+        self, claim: Claim, instance_id: str, chunks: ChunkBatches, usage_bytes: int
     ) -> bool: ...
 
     async def fail(self, claim: Claim, instance_id: str, last_error: str) -> bool: ...

@@ -23,6 +23,7 @@ from agentloom.storage import schema
 from agentloom.storage.runner import Runner
 from agentloom.storage.vector_stores import lock_store, store_row
 from agentloom.storage.vector_stores_base import (
+    ChunkBatches,
     ChunkText,
     Claim,
     IndexState,
@@ -58,10 +59,11 @@ class SqlChunkStore:
         return await self._runner.read(partial(_claimed, claim, instance_id))
 
     async def complete(
-        self, claim: Claim, instance_id: str, chunks: Sequence[NewChunk], usage_bytes: int
+        self, claim: Claim, instance_id: str, chunks: ChunkBatches, usage_bytes: int
     ) -> bool:
         """Store the chunks and mark the file ``completed``; ``False`` (nothing written) when
-        the file is no longer this instance's to complete."""
+        the file is no longer this instance's to complete. The chunks are inserted a batch at
+        a time, all in the transaction that completes the file."""
         return await self._runner.write(partial(_complete, claim, instance_id, chunks, usage_bytes))
 
     async def fail(self, claim: Claim, instance_id: str, last_error: str) -> bool:
@@ -136,7 +138,7 @@ def _claimed(claim: Claim, instance_id: str, conn: Connection) -> bool:
 def _complete(
     claim: Claim,
     instance_id: str,
-    chunks: Sequence[NewChunk],
+    chunks: ChunkBatches,
     usage_bytes: int,
     conn: Connection,
 ) -> bool:
@@ -149,8 +151,9 @@ def _complete(
     )
     if done.rowcount != 1:
         return False
-    if chunks:
-        conn.execute(VC.insert(), [_chunk_values(claim, chunk) for chunk in chunks])
+    for batch in chunks():
+        if batch:
+            conn.execute(VC.insert(), [_chunk_values(claim, chunk) for chunk in batch])
     return True
 
 

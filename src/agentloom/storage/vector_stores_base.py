@@ -6,6 +6,7 @@ JSON columns (``metadata``, ``attributes``, ``chunking_strategy``, ``last_error`
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -117,6 +118,12 @@ class NewChunk:
     position: int
     text: str
     vector: bytes  # float32, little-endian
+
+
+# A file's new chunks in order, a batch at a time, so that a large file is written without all
+# of its chunks in memory at once. Each call starts again from the first chunk (a write that is
+# retried reads them again).
+ChunkBatches = Callable[[], Iterator[Sequence[NewChunk]]]
 
 
 @dataclass(frozen=True, slots=True)
