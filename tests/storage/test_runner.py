@@ -102,9 +102,21 @@ async def test_postgres_keeps_its_connections_under_load(postgres_url: str) -> N
         assert 1 <= opened[0] <= 3 * 8
         assert opened[0] == opened[1] == opened[2]  # kept: none opened again
         assert await db.runner.read(scalar_count(schema.responses)) >= 3 * 64
+        assert await _last_queries(admin, start)  # the pools' connections, idle
+        assert not [q for q in await _last_queries(admin, start) if "RESET ALL" in q]
     finally:
         await admin.close()
         await db.aclose()
+
+
+async def _last_queries(admin: asyncpg.Connection, start: datetime.datetime) -> list[str]:
+    """The last statement of each connection opened since ``start``: a connection returned to
+    the hot path's pool is not reset with a round trip of its own (``RESET ALL; ...``)."""
+    query = (
+        "SELECT query FROM pg_stat_activity WHERE backend_start >= $1"
+        " AND pid <> pg_backend_pid() AND datname = current_database()"
+    )
+    return [str(row["query"]) for row in await admin.fetch(query, start)]
 
 
 def _row(rid: str) -> ResponseRow:

@@ -110,10 +110,17 @@ def _postgres_runner(url: sa.URL, pool_size: int) -> AsyncRunner:
             min_size=0,
             max_size=pool_size,
             max_inactive_connection_lifetime=600.0,
+            reset=_keep_session,
             **connect_args,
         )
 
     return AsyncRunner(engine, autocommit, plain_pool)
+
+
+async def _keep_session(_conn: object) -> None:
+    """A plain-pool connection goes back as it is: its statements never touch the session
+    (no LISTEN, SET, advisory lock or cursor), and asyncpg ends any open transaction itself.
+    Its default reset (``RESET ALL; UNLISTEN *; ...``) was a second round trip per statement."""
 
 
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
