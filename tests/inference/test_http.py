@@ -10,7 +10,16 @@ from dataclasses import dataclass, field, replace
 import pytest
 
 from agentloom.errors import UpstreamError
-from agentloom.inference.base import ChatMessage, ChatRequest, Finish, ProviderConfig, TextDelta
+from agentloom.inference.base import (
+    ChatMessage,
+    ChatRequest,
+    Finish,
+    ProviderConfig,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
 from agentloom.inference.http import (
     HTTPConnectError,
     HTTPProtocolError,
@@ -272,22 +281,85 @@ def _sse_answer(*deltas: str) -> Answer:
     return lambda _: [whole]
 
 
-@pytest.mark.parametrize(("collected", "texts"), [(False, ["Hel", "lo", "!"]), (True, ["Hello!"])])
-async def test_deltas_that_arrive_together_are_joined_only_when_collected(
-    raw: Callable[..., Awaitable[RawServer]], collected: bool, texts: list[str]
+async def test_a_streamed_answer_keeps_the_backends_pieces(
+    raw: Callable[..., Awaitable[RawServer]],
 ) -> None:
-    """A collected answer (no one sees its deltas) is handled a network read at a time; a
-    streamed one keeps the backend's pieces."""
     server = await raw(_sse_answer("Hel", "lo", "!"))
     config = ProviderConfig(name="raw", base_url=f"http://127.0.0.1:{server.port}/v1")
     provider = OpenAICompatibleProvider(config)
     request = ChatRequest(model="m", messages=(ChatMessage(role="user", content="Hi"),))
     try:
-        chunks = [c async for c in provider.stream(replace(request, collected=collected))]
+        chunks = [c async for c in provider.stream(request)]
     finally:
         await provider.aclose()
-    assert [c.text for c in chunks if isinstance(c, TextDelta)] == texts
+    assert [c.text for c in chunks if isinstance(c, TextDelta)] == ["Hel", "lo", "!"]
     assert chunks[-1] == Finish("stop")
+    assert b'"stream":true' in server.requests[0]
+
+
+def _whole_answer(answer: object) -> Answer:
+    body = json.dumps(answer).encode()
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+    return lambda _: [head % len(body) + body]
+
+
+async def test_a_collected_answer_is_asked_for_whole(
+    raw: Callable[..., Awaitable[RawServer]],
+) -> None:
+    """No one sees a collected answer's deltas: it is asked for as one ``chat.completion``
+    (``stream: false``), whose message makes the same chunks a stream of it would."""
+    message = {
+        "role": "assistant",
+        "reasoning_content": "Think.",
+        "content": "Hello!",
+        "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+            {"id": "call_2", "type": "function", "function": {"name": "g", "arguments": "[]"}},
+        ],
+    }
+    usage = {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12}
+    answer = {"choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}
+    server = await raw(_whole_answer({**answer, "usage": usage}))
+    config = ProviderConfig(name="raw", base_url=f"http://127.0.0.1:{server.port}/v1")
+    provider = OpenAICompatibleProvider(config)
+    request = ChatRequest(model="m", messages=(ChatMessage(role="user", content="Hi"),))
+    try:
+        chunks = [c async for c in provider.stream(replace(request, collected=True))]
+    finally:
+        await provider.aclose()
+    sent = json.loads(server.requests[0].split(b"\r\n\r\n", 1)[1])
+    assert sent["stream"] is False
+    assert "stream_options" not in sent
+    assert chunks == [
+        ReasoningDelta("Think."),
+        TextDelta("Hello!"),
+        ToolCallDelta(index=0, id="call_1", name="f", arguments="{}"),
+        ToolCallDelta(index=1, id="call_2", name="g", arguments="[]"),
+        Finish("tool_calls"),
+        Usage(input_tokens=5, output_tokens=7),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        ({"choices": 7}, "invalid chat completion"),
+        ({"error": {"message": "overloaded", "code": "503"}}, "overloaded"),
+        ("nope", "invalid chat completion"),
+    ],
+)
+async def test_a_whole_answer_that_is_not_a_completion_is_an_upstream_error(
+    raw: Callable[..., Awaitable[RawServer]], answer: object, message: str
+) -> None:
+    server = await raw(_whole_answer(answer))
+    config = ProviderConfig(name="raw", base_url=f"http://127.0.0.1:{server.port}/v1")
+    provider = OpenAICompatibleProvider(config)
+    request = ChatRequest(model="m", messages=(ChatMessage(role="user", content="Hi"),))
+    try:
+        with pytest.raises(UpstreamError, match=message):
+            _ = [c async for c in provider.stream(replace(request, collected=True))]
+    finally:
+        await provider.aclose()
 
 
 @pytest.mark.parametrize("bad", [b"data: {not json\n\n", b'data: {"choices": 7}\n\n'])
@@ -303,7 +375,7 @@ async def test_what_came_before_a_bad_chunk_in_the_same_read_is_kept(
     chunks: list[object] = []
 
     async def read() -> None:
-        async for chunk in provider.stream(replace(request, collected=True)):
+        async for chunk in provider.stream(request):
             chunks.append(chunk)
 
     try:

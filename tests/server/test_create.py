@@ -61,7 +61,7 @@ async def test_string_input_is_one_user_message(
     assert response.output_text == "Hello!"
     assert messages(backend) == [{"role": "user", "content": "Hi there"}]
     assert sent(backend)["model"] == backend.model
-    assert sent(backend)["stream"] is True
+    assert sent(backend)["stream"] is False  # a non-streamed reply asks for a whole answer
 
 
 async def test_easy_messages_of_every_role(

@@ -7,7 +7,9 @@ response: 429 ``rate_limit_exceeded`` when the backend rate-limits, 400 ``invali
 rejects the request, 400 ``context_length_exceeded`` (param ``input``) when the input does not fit,
 502 ``server_error`` when it fails or breaks the stream, 504 ``server_error`` when it times out.
 Output streamed before the failure is kept, and the items the failure interrupted are closed
-``incomplete``: the stored response is exactly the one ``response.failed`` carried.
+``incomplete``: the stored response is exactly the one ``response.failed`` carried. A non-streamed
+response asks the backend for a whole answer, so what the backend made before failing never
+arrives: it is stored failed with no output, and a stall is an answer that did not come.
 """
 
 from __future__ import annotations
@@ -183,7 +185,7 @@ async def test_a_failure_answers_the_error_and_is_stored_failed(
     assert stored.error.code == code
     assert stored.error.message in error["message"]
     assert stored.completed_at is None
-    check_partial_output(stored, streamed)
+    check_partial_output(stored, None)  # asked for whole: nothing came before the failure
     assert len(backend.requests) == 1  # no retry behind the caller's back
 
 
@@ -383,6 +385,7 @@ async def test_a_timeout_is_a_504_and_stored_failed(
     says: str,
     streamed: str | None,
 ) -> None:
+    """Asked for whole, the answer did not come in time, wherever the backend stalled."""
     scripted.add_turn(*turn)
 
     started = time.monotonic()
@@ -393,6 +396,7 @@ async def test_a_timeout_is_a_504_and_stored_failed(
     assert reply.status_code == 504, reply.text
     error = reply.json()["error"]
     assert (error["type"], error["code"]) == ("server_error", "server_error")
+    says = f"did not answer within {TIMEOUT:g}s"
     assert says in error["message"]
     assert elapsed < 3  # gave up after the timeout, not after the backend's 5 s
     stored = await only_stored(slow, slow_client)
@@ -400,7 +404,7 @@ async def test_a_timeout_is_a_504_and_stored_failed(
     assert stored.error is not None
     assert stored.error.code == "server_error"
     assert re.search(re.escape(says), stored.error.message)
-    check_partial_output(stored, streamed)
+    check_partial_output(stored, None)
     assert await backend_hung_up(backend)
 
 

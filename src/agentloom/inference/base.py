@@ -114,8 +114,8 @@ class ChatRequest:
     prompt_cache_key: str | None = None
     safety_identifier: str | None = None
     service_tier: str | None = None
-    # The answer is collected whole (no one sees its deltas): a provider may join deltas that
-    # arrive together. Not part of what is sent.
+    # The answer is collected whole (no one sees its deltas): a provider may ask the backend
+    # for it whole instead of streamed.
     collected: bool = False
 
 

@@ -33,13 +33,15 @@ _PLAIN_FIELDS: Final = (
 
 
 def chat_body(request: ChatRequest) -> dict[str, object]:
-    """The streaming chat completions JSON body for ``request``; unset fields are omitted."""
+    """The chat completions JSON body for ``request``; unset fields are omitted. Streamed,
+    unless the answer is ``collected`` (no one sees its deltas): then it is asked for whole."""
     body: dict[str, object] = {
         "model": request.model,
         "messages": [_message(m) for m in request.messages],
-        "stream": True,
-        "stream_options": {"include_usage": True},
+        "stream": not request.collected,
     }
+    if not request.collected:
+        body["stream_options"] = {"include_usage": True}
     for name in _PLAIN_FIELDS:
         value = getattr(request, name)
         if value is not None:

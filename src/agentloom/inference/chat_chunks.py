@@ -37,8 +37,10 @@ class InvalidChunk(Exception):
     """A stream line that is JSON but not a chat completion chunk."""
 
 
-def chunks_of(data: object) -> tuple[list[Chunk], Usage | None]:
-    """The chunks in one decoded stream line, and its usage (reported once, at the end)."""
+def chunks_of(data: object, part: str = "delta") -> tuple[list[Chunk], Usage | None]:
+    """The chunks in one decoded stream line, and its usage (reported once, at the end).
+    ``part="message"`` reads a whole (non-streamed) ``chat.completion`` the same way: its
+    message is the one delta of its choice."""
     if not isinstance(data, dict):
         raise InvalidChunk(data)
     choices = data.get("choices")
@@ -47,14 +49,14 @@ def chunks_of(data: object) -> tuple[list[Chunk], Usage | None]:
         raise InvalidChunk(data)
     out: list[Chunk] = []
     for choice in choices or ():
-        _choice(choice, out)
+        _choice(choice, part, out)
     return out, _usage(usage) if usage else None
 
 
-def _choice(choice: object, out: list[Chunk]) -> None:
+def _choice(choice: object, part: str, out: list[Chunk]) -> None:
     if not isinstance(choice, dict):
         raise InvalidChunk(choice)
-    delta = choice.get("delta")
+    delta = choice.get(part)
     if delta:
         if not isinstance(delta, dict):
             raise InvalidChunk(choice)
@@ -184,18 +186,3 @@ class CallIndexes:
             self._ids[delta.index] = delta.id
         index = self._own.get(delta.index, delta.index)
         return delta if index == delta.index else replace(delta, index=index)
-
-
-def joined_deltas(chunks: list[Chunk]) -> list[Chunk]:
-    """``chunks`` with each run of adjacent text deltas (or reasoning deltas) joined into one,
-    their texts and logprobs concatenated in order."""
-    out: list[Chunk] = []
-    for chunk in chunks:
-        last = out[-1] if out else None
-        if isinstance(chunk, TextDelta) and isinstance(last, TextDelta):
-            out[-1] = TextDelta(last.text + chunk.text, last.logprobs + chunk.logprobs)
-        elif isinstance(chunk, ReasoningDelta) and isinstance(last, ReasoningDelta):
-            out[-1] = ReasoningDelta(last.text + chunk.text)
-        else:
-            out.append(chunk)
-    return out

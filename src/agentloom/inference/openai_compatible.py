@@ -36,7 +36,7 @@ from agentloom.inference.base import (
     Usage,
 )
 from agentloom.inference.chat_body import chat_body
-from agentloom.inference.chat_chunks import CallIndexes, InvalidChunk, chunks_of, joined_deltas
+from agentloom.inference.chat_chunks import CallIndexes, InvalidChunk, chunks_of
 from agentloom.inference.counting import BackendTokenCounter, tokenize_path
 from agentloom.inference.http import (
     HTTPConnectError,
@@ -131,11 +131,16 @@ def _invalid_chunk(data: object) -> UpstreamError:
     return UpstreamError(f"the inference backend sent an invalid stream chunk: {shown}")
 
 
+def _invalid_answer(answer: object) -> UpstreamError:
+    shown = "a body that is not JSON" if answer is None else clip(json.dumps(answer), MAX_MESSAGE)
+    return UpstreamError(f"the inference backend sent an invalid chat completion: {shown}")
+
+
 def _json_or_none(raw: bytes) -> object:
     """A whole JSON answer, or ``None`` when it is not JSON (a count is then not read from it)."""
     try:
-        return json.loads(raw)
-    except ValueError:  # JSONDecodeError or UnicodeDecodeError
+        return json_codec.loads(raw)
+    except ValueError:  # not JSON, or not UTF-8
         return None
 
 
@@ -170,9 +175,13 @@ class OpenAICompatibleProvider:
         )
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[Chunk]:
-        """The answer's chunks. When it is ``collected``, text (or reasoning) deltas that
-        arrived together, in one network read, are joined into one: work follows reads, not
-        tokens. Otherwise each delta is the backend's own piece."""
+        """The answer's chunks, each delta the backend's own piece. A ``collected`` answer (no
+        one sees its deltas) is asked for whole, not streamed: one JSON document to read
+        instead of a chunk per token, and the same chunks made of it."""
+        if request.collected:
+            async for chunk in self._whole(request):
+                yield chunk
+            return
         if self._pool is None:
             batches = self._sdk_events(await _built(request, chat_body))
         else:
@@ -191,10 +200,28 @@ class OpenAICompatibleProvider:
                         break
                     usage = seen or usage
                     chunks += found
-                for chunk in joined_deltas(chunks) if request.collected else chunks:
+                for chunk in chunks:
                     yield calls.of(chunk) if isinstance(chunk, ToolCallDelta) else chunk
                 if bad is not None:
                     raise _invalid_chunk(bad)
+        if usage is not None:
+            yield usage
+
+    async def _whole(self, request: ChatRequest) -> AsyncIterator[Chunk]:
+        if self._pool is None:
+            answer = await self._sdk_post("/chat/completions", await _built(request, chat_body))
+        else:
+            payload = await _built(request, _encoded_body)
+            answer = await self._lean_post("/chat/completions", payload)
+        if isinstance(answer, dict) and answer.get("error"):
+            raise _reported_error(answer["error"])
+        try:
+            chunks, usage = chunks_of(answer, "message")
+        except InvalidChunk:
+            raise _invalid_answer(answer) from None
+        calls = CallIndexes()
+        for chunk in chunks:
+            yield calls.of(chunk) if isinstance(chunk, ToolCallDelta) else chunk
         if usage is not None:
             yield usage
 
@@ -234,10 +261,9 @@ class OpenAICompatibleProvider:
         except HTTPError as exc:
             raise self._lean_error(exc, started) from exc
 
-    async def _lean_post(self, path: str, body: dict[str, object], *, root: bool = False) -> object:
-        """POST ``body``, read the whole JSON answer (``None`` if it is not JSON)."""
+    async def _lean_post(self, path: str, payload: bytes, *, root: bool = False) -> object:
+        """POST the JSON ``payload``, read the whole JSON answer (``None`` if it is not JSON)."""
         assert self._pool is not None
-        payload = json_codec.dumps(body)
         try:
             async with self._pool.post(path, payload, root=root) as response:
                 raw = await response.read(_ANSWER_LIMIT)
@@ -269,12 +295,13 @@ class OpenAICompatibleProvider:
     async def _tokenize(self, body: dict[str, object]) -> object:
         if self._pool is None:
             return await self._sdk_post(self._tokenize_url, body)
-        return await self._lean_post(tokenize_path(self._pool.origin.base_path), body, root=True)
+        path = tokenize_path(self._pool.origin.base_path)
+        return await self._lean_post(path, json_codec.dumps(body), root=True)
 
     async def _complete(self, body: dict[str, object]) -> object:
         if self._pool is None:
             return await self._sdk_post("/chat/completions", body)
-        return await self._lean_post("/chat/completions", body)
+        return await self._lean_post("/chat/completions", json_codec.dumps(body))
 
     # --- the SDK -----------------------------------------------------------------------------
 
