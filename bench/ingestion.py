@@ -20,8 +20,6 @@ import asyncio
 import contextlib
 import importlib.util
 import os
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,14 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import numpy as np
 import openai
 
 from agentloom.retrieval.chunking import chunk_spans, count_tokens
+from bench.processes import HOST, free_port, process
 from bench.retrieval import sentence_pool
 
-HOST = "127.0.0.1"
 MAX_TOKENS, OVERLAP = 100, 25
 PARAGRAPH = 6  # sentences per paragraph
 
@@ -92,13 +89,6 @@ def count_chunks(documents: Sequence[str]) -> int:
 # --- the server ------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _rss(pid: int, field: str) -> int:
     """A ``/proc/<pid>/status`` memory field (``VmRSS``, ``VmHWM``) in bytes."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -113,41 +103,19 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _wait_ready(proc: subprocess.Popen[bytes], port: int, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the server exited with {proc.returncode}")
-        with contextlib.suppress(httpx2.HTTPError):
-            if httpx2.get(f"http://{HOST}:{port}/v1/health").status_code == 200:
-                return
-        time.sleep(0.1)
-    raise RuntimeError(f"the server was not ready after {timeout} s")
-
-
 @contextlib.contextmanager
 def server(folder: Path, runtime: str) -> Iterator[tuple[int, int]]:
     """A fresh server on SQLite in ``folder``, MiniLM on ``runtime``: its port and process id."""
-    port = _free_port()
+    port = free_port()
     (folder / "files").mkdir()
     env = {
-        **os.environ,
         "AGENTLOOM_DATABASE_URL": f"sqlite:///{folder / 'agentloom.db'}",
         "AGENTLOOM_FILES_DIRECTORY": str(folder / "files"),
         "AGENTLOOM_EMBEDDINGS_RUNTIME": runtime,
     }
     args = [sys.executable, "-m", "agentloom.cli.main", "serve", "--port", str(port)]
-    proc = subprocess.Popen([*args, "--log-level", "warning"], env=env)
-    try:
-        _wait_ready(proc, port)
+    with process([*args, "--log-level", "warning"], port, "/v1/health", env) as proc:
         yield port, proc.pid
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 # --- measuring -------------------------------------------------------------------------------

@@ -496,6 +496,13 @@ def _quality_intro() -> str:
     )
 
 
+def current() -> str | None:
+    """The retrieval section bench/RESULTS.md holds now (kept by a run that skips it)."""
+    text = RESULTS.read_text() if RESULTS.exists() else ""
+    _, found, section = text.partition(f"\n{HEADING}\n")
+    return f"{HEADING}\n{section}".rstrip("\n") + "\n" if found else None
+
+
 def write(section: str) -> None:
     """Replace (or add) the retrieval section of bench/RESULTS.md."""
     current = RESULTS.read_text() if RESULTS.exists() else ""

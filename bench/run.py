@@ -15,9 +15,7 @@ import contextlib
 import os
 import platform
 import secrets
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,9 +31,9 @@ from agentloom.testing.serving import serve_async
 from bench import hostile, ingestion, retrieval, scenarios, sdk
 from bench.backend import MODEL
 from bench.corpus import retrieval as retrieval_corpus
+from bench.processes import HOST, free_port, process
 from bench.wire import Connection
 
-HOST = "127.0.0.1"
 RESULTS = Path(__file__).with_name("RESULTS.md")
 DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
 
@@ -74,52 +72,12 @@ class Row:
 # --- processes -------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _wait_ready(port: int, path: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
-    async def probe() -> bool:
-        try:
-            async with Connection(HOST, port) as conn:
-                return (await conn.get(path)).status == 200
-        except OSError:
-            return False
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{proc.args!r} exited with {proc.returncode}")
-        if asyncio.run(probe()):
-            return
-        time.sleep(0.1)
-    raise RuntimeError(f"{proc.args!r} not ready on port {port} after {timeout}s")
-
-
-@contextlib.contextmanager
-def _process(args: list[str], port: int, ready: str, env: dict[str, str]) -> Iterator[None]:
-    proc = subprocess.Popen(args, env={**os.environ, **env})
-    try:
-        _wait_ready(port, ready, proc)
-        yield
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 @contextlib.contextmanager
 def backend(delay_ms: float = 0.0) -> Iterator[int]:
-    port = _free_port()
+    port = free_port()
     args = [sys.executable, "-m", "bench.backend", "--port", str(port)]
     args += ["--delay-ms", str(delay_ms)]
-    with _process(args, port, "/v1/models", {}):
+    with process(args, port, "/v1/models", {}):
         yield port
 
 
@@ -150,7 +108,7 @@ model = "{MODEL}"
 @contextlib.contextmanager
 def server(backend_port: int, database_url: str, *, keyed: bool = False) -> Iterator[int]:
     """The server on ``database_url``; ``keyed``: with API keys on (admin key ``ADMIN_KEY``)."""
-    port = _free_port()
+    port = free_port()
     args = [sys.executable, "-m", "agentloom.cli.main", "serve", "--port", str(port)]
     with tempfile.TemporaryDirectory(prefix="agentloom-bench-") as tmp:
         folder = Path(tmp)
@@ -165,7 +123,7 @@ def server(backend_port: int, database_url: str, *, keyed: bool = False) -> Iter
         }
         if keyed:
             env |= {"AGENTLOOM_AUTH": "keys", "AGENTLOOM_ADMIN_KEY": ADMIN_KEY}
-        with _process([*args, "--log-level", "warning"], port, "/v1/health", env):
+        with process([*args, "--log-level", "warning"], port, "/v1/health", env):
             yield port
 
 
@@ -783,7 +741,9 @@ def main() -> None:
     )
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--no-write", action="store_true", help="do not write bench/RESULTS.md")
-    parser.add_argument("--no-retrieval", action="store_true", help="skip bench.retrieval")
+    parser.add_argument(
+        "--no-retrieval", action="store_true", help="skip bench.retrieval (its last section stays)"
+    )
     args = parser.parse_args()
     opts = Options(
         args.requests,
@@ -806,7 +766,10 @@ def main() -> None:
     elif not args.no_postgres:
         print(f"\nPostgreSQL at {pg_admin} not reachable: skipped", flush=True)
     if not args.no_write:
+        kept = retrieval.current() if args.no_retrieval else None
         RESULTS.write_text(report(sections, opts))
+        if kept is not None:  # not measured this time: the last measurement stays
+            retrieval.write(kept)
     if not args.no_retrieval:
         section = retrieval.markdown(retrieval.measure())
         print(f"\n{section}", flush=True)
