@@ -19,7 +19,6 @@ import argparse
 import asyncio
 import contextlib
 import importlib.util
-import os
 import sys
 import tempfile
 import time
@@ -32,7 +31,7 @@ import numpy as np
 import openai
 
 from agentloom.retrieval.chunking import chunk_spans, count_tokens
-from bench.processes import HOST, free_port, process
+from bench.processes import HOST, cpu_seconds, free_port, process
 from bench.retrieval import sentence_pool
 
 MAX_TOKENS, OVERLAP = 100, 25
@@ -97,12 +96,6 @@ def _rss(pid: int, field: str) -> int:
     raise RuntimeError(f"no {field} for process {pid}")
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time of the process (``/proc/<pid>/stat`` fields 14 and 15)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 @contextlib.contextmanager
 def server(folder: Path, runtime: str) -> Iterator[tuple[int, int]]:
     """A fresh server on SQLite in ``folder``, MiniLM on ``runtime``: its port and process id."""
@@ -142,7 +135,7 @@ async def ingest(port: int, pid: int, documents: Sequence[str]) -> _Run:
             "type": "static",
             "static": {"max_chunk_size_tokens": MAX_TOKENS, "chunk_overlap_tokens": OVERLAP},
         }
-        before, cpu = _rss(pid, "VmRSS"), _cpu_seconds(pid)
+        before, cpu = _rss(pid, "VmRSS"), cpu_seconds(pid)
         start = time.perf_counter()
         batch = await client.vector_stores.file_batches.create_and_poll(
             vector_store_id=store.id, file_ids=ids, chunking_strategy=strategy
@@ -150,7 +143,7 @@ async def ingest(port: int, pid: int, documents: Sequence[str]) -> _Run:
         seconds = time.perf_counter() - start
     if batch.file_counts.completed != len(ids):
         raise RuntimeError(f"ingestion did not complete: {batch.file_counts!r}")
-    return _Run(seconds, _cpu_seconds(pid) - cpu, before, _rss(pid, "VmHWM"))
+    return _Run(seconds, cpu_seconds(pid) - cpu, before, _rss(pid, "VmHWM"))
 
 
 def measure(chunks: int, files: int, runtime: str = "auto") -> Result:

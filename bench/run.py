@@ -77,7 +77,8 @@ def backend(delay_ms: float = 0.0) -> Iterator[int]:
     port = free_port()
     args = [sys.executable, "-m", "bench.backend", "--port", str(port)]
     args += ["--delay-ms", str(delay_ms)]
-    with process(args, port, "/v1/models", {}):
+    with process(args, port, "/v1/models", {}) as proc:
+        PIDS[port] = proc.pid
         yield port
 
 
@@ -123,8 +124,12 @@ def server(backend_port: int, database_url: str, *, keyed: bool = False) -> Iter
         }
         if keyed:
             env |= {"AGENTLOOM_AUTH": "keys", "AGENTLOOM_ADMIN_KEY": ADMIN_KEY}
-        with process([*args, "--log-level", "warning"], port, "/v1/health", env):
+        with process([*args, "--log-level", "warning"], port, "/v1/health", env) as proc:
+            PIDS[port] = proc.pid
             yield port
+
+
+PIDS: dict[int, int] = {}  # the process id of each backend or server, by its port
 
 
 # --- PostgreSQL scratch database -------------------------------------------------------------
@@ -436,8 +441,9 @@ async def _two_process_rows(first: int, second: int, opts: Options) -> list[Row]
     """Foreground throughput on one process and on two sharing the database, and background
     responses completed per second through two (each created, then followed to its end)."""
     common = {"clients": opts.clients, "seconds": opts.seconds, "warmup": 1.0}
-    one = await scenarios.load(HOST, first, scenarios.respond, **common)
-    two = await scenarios.load(HOST, [first, second], scenarios.respond, **common)
+    one = await scenarios.load(HOST, first, scenarios.respond, servers=[PIDS[first]], **common)
+    both = [PIDS[first], PIDS[second]]
+    two = await scenarios.load(HOST, [first, second], scenarios.respond, servers=both, **common)
 
     async def job(conn: Connection) -> None:
         await scenarios.follow(conn, await scenarios.queue_background(conn))
@@ -446,8 +452,8 @@ async def _two_process_rows(first: int, second: int, opts: Options) -> list[Row]
     return [
         Row(
             f"requests/s, {opts.clients} clients, stored: 1 process vs 2 on one database",
-            f"{one.rate:.0f} (client CPU {one.client_cpu:.0%})",
-            f"{two.rate:.0f} (client CPU {two.client_cpu:.0%})",
+            f"{one.rate:.0f} ({_cores(one)})",
+            f"{two.rate:.0f} ({_cores(two)})",
             f"{two.rate / one.rate:.2f}x",
             f">= {TWO_PROCESS_TARGET}x",
             two.rate / one.rate >= TWO_PROCESS_TARGET,
@@ -461,6 +467,15 @@ async def _two_process_rows(first: int, second: int, opts: Options) -> list[Row]
             None,
         ),
     ]
+
+
+def _cores(load: scenarios.Load) -> str:
+    """Where a load's CPU went: the servers', the client's, and the machine's busy share (the
+    rest of it is the backend, the database and the kernel)."""
+    return (
+        f"servers {load.server_cpu:.2f} cores, client {load.client_cpu:.2f},"
+        f" machine {load.machine_busy:.0%} busy"
+    )
 
 
 async def _follower_row(first: int, second: int, opts: Options) -> Row:
@@ -541,12 +556,14 @@ async def _throughput_row(
 ) -> Row:
     common = {"clients": opts.clients, "seconds": opts.seconds, "warmup": 1.0}
     base = await scenarios.load(HOST, backend_port, scenarios.chat, **common)
-    ours = await scenarios.load(HOST, server_port, scenarios.respond, **common)
+    watched = [PIDS[server_port]]
+    ours = await scenarios.load(HOST, server_port, scenarios.respond, servers=watched, **common)
     share = ours.rate / base.rate
     return Row(
         f"requests/s, {opts.clients} concurrent clients, stored ({backend_kind})",
         f"{base.rate:.0f} (client CPU {base.client_cpu:.0%})",
-        f"{ours.rate:.0f} (client CPU {ours.client_cpu:.0%})",
+        f"{ours.rate:.0f} (client CPU {ours.client_cpu:.0%},"
+        f" server CPU {ours.server_ms:.2f} ms a request)",
         f"{share:.0%} of direct",
         f">= {THROUGHPUT_TARGET:.0%}",
         share >= THROUGHPUT_TARGET,
@@ -559,14 +576,15 @@ CROWD_P99_MS = 50.0
 
 async def _crowd_row(server_port: int, opts: Options) -> Row:
     """64 clients against 16: no collapse (at least 90% of the rate), p99 under 50 ms."""
-    common = {"seconds": opts.seconds, "warmup": 1.0}
+    common = {"seconds": opts.seconds, "warmup": 1.0, "servers": [PIDS[server_port]]}
     few = await scenarios.load(HOST, server_port, scenarios.respond, clients=opts.clients, **common)
     many = await scenarios.load(HOST, server_port, scenarios.respond, clients=CROWD, **common)
     held = many.rate / few.rate
     return Row(
         f"requests/s and p99, stored: {opts.clients} vs {CROWD} concurrent clients",
-        f"{few.rate:.0f}, p99 {few.p99_ms:.1f} ms",
-        f"{many.rate:.0f}, p99 {many.p99_ms:.1f} ms (client CPU {many.client_cpu:.0%})",
+        f"{few.rate:.0f}, p99 {few.p99_ms:.1f} ms (server CPU {few.server_ms:.2f} ms a request)",
+        f"{many.rate:.0f}, p99 {many.p99_ms:.1f} ms (client CPU {many.client_cpu:.0%},"
+        f" server CPU {many.server_ms:.2f} ms a request)",
         f"{held:.0%} of the rate",
         f">= 90%, p99 < {CROWD_P99_MS:.0f} ms",
         held >= 0.9 and many.p99_ms < CROWD_P99_MS,

@@ -19,6 +19,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from agentloom.retrieval.chunking import chunk_text
 from bench.backend import MODEL, STORY
+from bench.processes import CpuWindow
 from bench.wire import Connection, ProtocolError, Reply
 
 Step = Callable[[Connection], Awaitable[None]]
@@ -390,6 +391,13 @@ class Load:
     rate: float
     p99_ms: float
     client_cpu: float
+    server_cpu: float = 0.0  # cores used by the servers watched (0 when none is)
+    machine_busy: float = 0.0  # share of all the machine's cores busy (everything on it)
+
+    @property
+    def server_ms(self) -> float:
+        """Server CPU milliseconds per completed request."""
+        return self.server_cpu / self.rate * 1000 if self.rate else 0.0
 
 
 async def load(
@@ -401,10 +409,11 @@ async def load(
     seconds: float,
     warmup: float,
     headers: dict[str, str] | None = None,
+    servers: Sequence[int] = (),
 ) -> Load:
     """Completed requests per second with ``clients`` connections sending back to back
-    (spread over the ``port`` s, when several servers are given), their p99 latency and the
-    client's CPU share."""
+    (spread over the ``port`` s, when several servers are given), their p99 latency, the
+    client's CPU share, and the CPU of the ``servers`` (process ids) and of the machine."""
     ports = [port] if isinstance(port, int) else list(port)
     latencies: list[float] = []
     counting = False
@@ -423,12 +432,17 @@ async def load(
         await asyncio.sleep(warmup)
         counting = True
         start, cpu = time.perf_counter(), time.process_time()
+        window.start()
         await asyncio.sleep(seconds)
         counting = False
+        server_cpu, machine = window.stop()
         wall = time.perf_counter() - start
         done = sorted(latencies)
         p99 = done[min(len(done) - 1, int(len(done) * 0.99))] * 1000 if done else 0.0
-        return Load(len(done) / wall, p99, (time.process_time() - cpu) / wall)
+        client_cpu = (time.process_time() - cpu) / wall
+        return Load(len(done) / wall, p99, client_cpu, server_cpu, machine)
+
+    window = CpuWindow(servers)
 
     async with asyncio.TaskGroup() as group:
         for n in range(clients):
