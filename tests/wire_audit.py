@@ -39,6 +39,7 @@ from openai.types.admin.organization.projects import (
     ServiceAccountDeleteResponse,
 )
 from openai.types.admin.organization.projects.service_accounts import APIKeyCreateResponse
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.container_retrieve_response import ContainerRetrieveResponse
 from openai.types.containers import FileRetrieveResponse as ContainerFile
 from openai.types.conversations import Conversation, ConversationItem
@@ -127,6 +128,13 @@ _ELEMENT_TYPES: tuple[tuple[re.Pattern[str], TypeAdapter[Any]], ...] = (
 )
 """What the elements of a list (or a single item) on these paths are."""
 
+_PASSED: dict[str, TypeAdapter[Any]] = {
+    "chat.completion": TypeAdapter(ChatCompletion),
+    "chat.completion.chunk": TypeAdapter(ChatCompletionChunk),
+}
+"""Objects passed on from a backend as it sent them (Chat Completions): they must parse; their
+``null`` s are the backend's."""
+
 _ERROR: TypeAdapter[Any] = TypeAdapter(ErrorObject)
 _ITEM: TypeAdapter[Any] = TypeAdapter(ConversationItem)
 _COMPACTED: TypeAdapter[Any] = TypeAdapter(CompactedResponse)
@@ -150,6 +158,8 @@ def problems(value: Any, path: str = "") -> list[str]:
         return found + _elements(value["output"], path, "output")
     if isinstance(kind, str) and kind in _BY_OBJECT:
         return _check(_BY_OBJECT[kind], value, kind)
+    if isinstance(kind, str) and kind in _PASSED:
+        return _parses(_PASSED[kind], value, kind)
     return _elements([value], path, "item")
 
 
@@ -157,6 +167,10 @@ def event_problems(value: Any) -> list[str]:
     """What is wrong with one streamed event (SSE ``data:`` or WebSocket frame)."""
     if isinstance(value, dict) and value.get("type") == "error" and "error" in value:
         return _check(_ERROR, value["error"], "error event")
+    if isinstance(value, dict) and set(value) == {"error"}:  # a Chat Completions stream's
+        return _check(_ERROR, value["error"], "error event")
+    if isinstance(value, dict) and value.get("object") in _PASSED:
+        return _parses(_PASSED[value["object"]], value, value["object"])
     return _check(EVENT, value, f"event {value.get('type')}" if isinstance(value, dict) else "")
 
 
@@ -188,6 +202,14 @@ def _elements(elements: list[Any], path: str, where: str) -> list[str]:
                 found += _check(adapter, element, at)
                 break
     return found  # agentloom's own objects (prompts, shields ...): no OpenAI type to hold them to
+
+
+def _parses(adapter: TypeAdapter[Any], value: Any, where: str) -> list[str]:
+    try:
+        adapter.validate_python(value)
+    except ValidationError as exc:
+        return [f"{where}: does not parse: {exc.errors(include_url=False)[:3]}"]
+    return []
 
 
 def _check(adapter: TypeAdapter[Any], value: Any, where: str) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypeAlias
+from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
 from agentloom.json_types import JSONObject
 
@@ -245,3 +245,19 @@ class Provider(Protocol):
     async def list_models(self) -> list[ModelInfo]: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class ChatCompletions(Protocol):
+    """A provider whose backend serves the Chat Completions API itself, so that a client's
+    request can be passed through as it is (agentloom's ``/v1/chat/completions``). Failures
+    raise ``UpstreamError``, as in :class:`Provider`."""
+
+    async def complete(self, body: dict[str, object]) -> dict[str, object]:
+        """The whole (non-streamed) chat completion for ``body``, decoded."""
+        ...
+
+    def stream_data(self, body: dict[str, object]) -> AsyncIterator[list[str]]:
+        """The ``data:`` payloads of the streamed answer to ``body`` (``[DONE]`` left out), a
+        network read at a time, as the backend wrote them."""
+        ...

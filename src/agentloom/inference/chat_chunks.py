@@ -50,7 +50,7 @@ def chunks_of(data: object, part: str = "delta") -> tuple[list[Chunk], Usage | N
     out: list[Chunk] = []
     for choice in choices or ():
         _choice(choice, part, out)
-    return out, _usage(usage) if usage else None
+    return out, usage_of(usage) if usage else None
 
 
 def _choice(choice: object, part: str, out: list[Chunk]) -> None:
@@ -128,7 +128,8 @@ def _top_logprob(entry: object) -> TopLogprob:
     )
 
 
-def _usage(value: object) -> Usage:
+def usage_of(value: object) -> Usage:
+    """A chat completion's ``usage`` object as :class:`Usage` (counts absent: 0)."""
     if not isinstance(value, dict):
         raise InvalidChunk(value)
     prompt = value.get("prompt_tokens_details")

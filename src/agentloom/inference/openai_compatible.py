@@ -225,6 +225,28 @@ class OpenAICompatibleProvider:
         if usage is not None:
             yield usage
 
+    # --- Chat Completions passed through (agentloom's /v1/chat/completions) ------------------
+
+    async def complete(self, body: dict[str, object]) -> dict[str, object]:
+        if self._pool is None:
+            answer = await self._sdk_post("/chat/completions", body)
+        else:
+            answer = await self._lean_post("/chat/completions", json_codec.dumps(body))
+        if isinstance(answer, dict) and answer.get("error"):
+            raise _reported_error(answer["error"])
+        if not isinstance(answer, dict):
+            raise _invalid_answer(answer)
+        return answer
+
+    async def stream_data(self, body: dict[str, object]) -> AsyncGenerator[list[str], None]:
+        if self._pool is None:
+            async for decoded in self._sdk_events(body):
+                yield [json_codec.dumps(data).decode() for data in decoded]
+            return
+        async with aclosing(self._lean_data(json_codec.dumps(body))) as batches:
+            async for batch in batches:
+                yield batch
+
     async def list_models(self) -> list[ModelInfo]:
         try:
             listing = await self._client.get("/models", cast_to=object, options=_OPTIONS)
@@ -243,6 +265,17 @@ class OpenAICompatibleProvider:
     # --- the lean client ---------------------------------------------------------------------
 
     async def _lean_events(self, payload: bytes) -> AsyncGenerator[list[object], None]:
+        async with aclosing(self._lean_data(payload)) as batches:
+            async for batch in batches:
+                decoded: list[object] = []
+                try:
+                    decoded += (_decoded(data) for data in batch)
+                finally:  # what came before a bad chunk still counts
+                    if decoded:
+                        yield decoded
+
+    async def _lean_data(self, payload: bytes) -> AsyncGenerator[list[str], None]:
+        """The streamed answer's ``data:`` payloads (``[DONE]`` left out), a read at a time."""
         assert self._pool is not None
         started = False
         try:
@@ -252,12 +285,9 @@ class OpenAICompatibleProvider:
                     raise _http_status_error(response.status, response.headers, raw)
                 started = True
                 async for batch in iter_sse_batches(response.iter_bytes()):
-                    decoded: list[object] = []
-                    try:
-                        decoded += (_decoded(data) for data in batch if data != "[DONE]")
-                    finally:  # what came before a bad chunk still counts
-                        if decoded:
-                            yield decoded
+                    data = [line for line in batch if line != "[DONE]"]
+                    if data:
+                        yield data
         except HTTPError as exc:
             raise self._lean_error(exc, started) from exc
 

@@ -18,6 +18,7 @@ from agentloom.server import errors, process
 from agentloom.server.auth import AuthMiddleware
 from agentloom.server.request_id import RequestIdMiddleware
 from agentloom.server.routes import (
+    chat_completions,
     containers,
     conversations,
     files,
@@ -60,6 +61,7 @@ def create_app(
     return Starlette(
         routes=[
             *responses.routes,
+            *chat_completions.routes,
             *websocket.routes,
             *conversations.routes,
             *prompts.routes,

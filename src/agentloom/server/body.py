@@ -52,6 +52,27 @@ async def parse_body(request: Request, model: type[M], *, empty: str | None = No
     return await decode(raw, model, settings.limits)
 
 
+async def parse_passed_body(request: Request, model: type[M]) -> tuple[M, dict[str, object]]:
+    """A body that is passed on (to a backend) as it came: read as ``model`` to check what the
+    server acts on, and kept whole, as plain JSON, to pass on."""
+    settings = runtime_of(request).settings
+    raw = await read_body(request, settings.server.max_body_bytes)
+    if not raw.strip():
+        raise InvalidRequestError("The request body is empty; a JSON object is expected.")
+    return await off_loop(len(raw) >= OFF_LOOP_BYTES, _passed, raw, model, settings.limits)
+
+
+def _passed(raw: bytes, model: type[M], limits: RequestLimits) -> tuple[M, dict[str, object]]:
+    check_shape(raw, limits)
+    data = _decoded(raw)
+    if not isinstance(data, dict):
+        raise InvalidRequestError("The request body is not a JSON object.")
+    try:
+        return model.model_validate(data, context=limits), data
+    except ValidationError as exc:
+        raise validation_error(exc, data) from None
+
+
 async def decode(raw: bytes, model: type[M], limits: RequestLimits) -> M:
     """``raw`` validated as ``model`` within ``limits`` (in a worker thread when large)."""
     return await off_loop(len(raw) >= OFF_LOOP_BYTES, _decode, raw, model, limits)

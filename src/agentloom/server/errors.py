@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 
 from pydantic import ValidationError
@@ -49,6 +50,13 @@ def status_and_type(exc: errors.AgentloomError) -> tuple[int, str]:
         if isinstance(exc, cls):
             return status, kind
     return 500, "server_error"
+
+
+def error_body(exc: errors.AgentloomError) -> bytes:
+    """The error's JSON envelope, as a stream reports it (``{"error": {...}}``)."""
+    _, kind = status_and_type(exc)
+    body = envelope(exc.stated(), type=kind, param=exc.param, code=exc.code)
+    return json.dumps(body).encode()
 
 
 def error_response(exc: errors.AgentloomError) -> JSONResponse:

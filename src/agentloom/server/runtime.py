@@ -35,6 +35,7 @@ from agentloom.sealing import Sealer, SealingKey
 from agentloom.services.admin_keys import AdminKeysService
 from agentloom.services.audit import AuditLog
 from agentloom.services.background import BackgroundResponses
+from agentloom.services.chat_gateway import ChatGateway
 from agentloom.services.containers import ContainersService
 from agentloom.services.conversations import ConversationsService
 from agentloom.services.files import FilesService
@@ -89,6 +90,7 @@ class Runtime:
     jobs: JobRunner
     webhooks: WebhooksService
     schedules: Schedules
+    chat: ChatGateway
     containers: ContainersService | None = None
     jwt: JwtVerifier | None = None  # bearer JWTs, with [auth.jwt]
 
@@ -283,6 +285,7 @@ async def _services(
         jobs=runner,
         webhooks=webhooks,
         schedules=Schedules(database.schedules),
+        chat=ChatGateway(catalog, usage),
         containers=containers,
         jwt=jwt,
     )

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from agentloom.api.events import StreamEvent
+from agentloom.errors import UpstreamError
+from agentloom.server.errors import error_body
 from agentloom.storage.events import StoredEvent
 
 DONE = b"data: [DONE]\n\n"
@@ -29,4 +31,17 @@ async def encode_stored(events: AsyncIterator[StoredEvent]) -> AsyncIterator[byt
     """Events stored as JSON (a background response's), framed as they were made."""
     async for event in events:
         yield _record(event.type, event.body)
+    yield DONE
+
+
+async def encode_data(batches: AsyncIterator[list[bytes]]) -> AsyncIterator[bytes]:
+    """Chat Completions' framing: ``data:`` lines only, the payloads that arrived together in
+    one write, ``[DONE]`` at the end. A failure after the stream began ends it with an
+    ``error`` payload, as OpenAI's streams report one."""
+    try:
+        async for batch in batches:
+            yield b"".join(b"data: " + payload + b"\n\n" for payload in batch)
+    except UpstreamError as exc:
+        yield b"data: " + error_body(exc) + b"\n\n"
+        return
     yield DONE

@@ -16,6 +16,7 @@ from sqlalchemy.exc import DBAPIError
 
 from agentloom.api.items import OutputItem
 from agentloom.api.response import Response
+from agentloom.inference.base import Usage
 from agentloom.services.rate_limits import RateLimiter
 from agentloom.storage.usage import SqlUsageStore, UsageCounts, UsageKey
 from agentloom.tenancy import current_key, current_project
@@ -44,11 +45,26 @@ class UsageLedger:
             counts.cached_tokens = usage.input_tokens_details.cached_tokens
             counts.output_tokens = usage.output_tokens
             counts.reasoning_tokens = usage.output_tokens_details.reasoning_tokens
-        minute = int(time.time()) // 60 * 60
-        key = UsageKey(minute, current_project(), current_key(), response.model)
-        self._pending.setdefault(key, UsageCounts()).add(counts)
+        self._add(response.model, counts)
+
+    def record_call(self, model: str, usage: Usage | None) -> None:
+        """Count one model call a client made directly (Chat Completions passed through)."""
+        counts = UsageCounts(requests=1)
         if usage is not None:
-            self._limiter.spend(response.model, usage.input_tokens + usage.output_tokens)
+            counts.input_tokens = usage.input_tokens
+            counts.cached_tokens = usage.cached_tokens
+            counts.output_tokens = usage.output_tokens
+            counts.reasoning_tokens = usage.reasoning_tokens
+        self._add(model, counts)
+
+    def _add(self, model: str, counts: UsageCounts) -> None:
+        """Counts of the running work's project and key, under this minute; their tokens are
+        spent under the project's token limits."""
+        minute = int(time.time()) // 60 * 60
+        key = UsageKey(minute, current_project(), current_key(), model)
+        self._pending.setdefault(key, UsageCounts()).add(counts)
+        if counts.input_tokens or counts.output_tokens:
+            self._limiter.spend(model, counts.input_tokens + counts.output_tokens)
 
     async def flush(self) -> None:
         """Add what was gathered to the database (kept for the next try if that fails), and

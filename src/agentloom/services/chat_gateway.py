@@ -1,0 +1,142 @@
+"""Chat Completions passed through to the backend that serves the model (``/v1/chat/completions``).
+
+The client's request goes to the provider as it was sent, its ``model`` replaced by the backend's
+own id, under the caller's project: its model permissions and rate limits (the catalog's
+``resolve``), its usage recorded when the call ends. A streamed answer is handed on a network
+read at a time, each event as it came (:mod:`agentloom.server.sse` frames them); an event is
+decoded only when it carries usage, or when the model id the client used has to be written back
+into it. The usage chunk is always asked of the backend (the ledger needs it) and dropped again
+when the client did not ask for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
+from dataclasses import dataclass
+
+from agentloom import json_codec
+from agentloom.api.chat_completions import ChatCompletionRequest
+from agentloom.errors import InvalidRequestError
+from agentloom.inference.base import ChatCompletions, Usage
+from agentloom.inference.catalog import ModelCatalog
+from agentloom.inference.chat_chunks import InvalidChunk, usage_of
+from agentloom.services.usage import UsageLedger
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    provider: ChatCompletions
+    body: dict[str, object]  # what the backend is sent
+    model: str  # the id the client used, written back into answers
+    renamed: bool  # the backend calls the model otherwise
+    wants_usage: bool
+
+
+class ChatGateway:
+    def __init__(self, catalog: ModelCatalog, usage: UsageLedger | None) -> None:
+        self._catalog = catalog
+        self._usage = usage
+
+    async def complete(self, request: ChatCompletionRequest, body: dict[str, object]) -> bytes:
+        """The whole chat completion, as JSON."""
+        call = await self._call(request, body)
+        usage: Usage | None = None
+        try:
+            answer = await call.provider.complete(call.body)
+            usage = _usage(answer)
+        finally:
+            self._record(call, usage)
+        if call.renamed and "model" in answer:
+            answer["model"] = call.model
+        return json_codec.dumps(answer)
+
+    async def stream(
+        self, request: ChatCompletionRequest, body: dict[str, object]
+    ) -> AsyncIterator[list[bytes]]:
+        """The streamed answer's ``data:`` payloads, a network read at a time. The backend has
+        answered before this returns: a failure to start is raised here, a later one by the
+        iterator."""
+        call = await self._call(request, body)
+        data = call.provider.stream_data(call.body)
+        try:
+            first: list[str] = await anext(data, [])
+        except BaseException:
+            self._record(call, None)
+            raise
+        return self._payloads(call, data, first)
+
+    async def _call(self, request: ChatCompletionRequest, body: dict[str, object]) -> _Call:
+        resolved = await self._catalog.resolve(request.model)
+        provider = resolved.provider
+        if not isinstance(provider, ChatCompletions):
+            raise InvalidRequestError(
+                f"The model '{request.model}' is served by a provider that does not take Chat"
+                " Completions requests; use it through /v1/responses.",
+                param="model",
+                code="model_not_supported",
+            )
+        backend_id = resolved.model.backend_id
+        sent = {**body, "model": backend_id}
+        if request.stream:
+            sent["stream_options"] = {**_options(body), "include_usage": True}
+        renamed = backend_id != request.model
+        return _Call(provider, sent, request.model, renamed, request.wants_usage)
+
+    async def _payloads(
+        self, call: _Call, data: AsyncIterator[list[str]], first: list[str]
+    ) -> AsyncGenerator[list[bytes], None]:
+        usage: Usage | None = None
+        try:
+            async with aclosing(data):  # type: ignore[type-var]
+                batch: list[str] | None = first
+                while batch is not None:
+                    out: list[bytes] = []
+                    for event in batch:
+                        kept, seen = _event(call, event)
+                        usage = seen or usage
+                        if kept is not None:
+                            out.append(kept)
+                    if out:
+                        yield out
+                    batch = await anext(data, None)
+        finally:
+            self._record(call, usage)
+
+    def _record(self, call: _Call, usage: Usage | None) -> None:
+        if self._usage is not None:
+            self._usage.record_call(call.model, usage)
+
+
+def _options(body: dict[str, object]) -> dict[str, object]:
+    options = body.get("stream_options")
+    return dict(options) if isinstance(options, dict) else {}
+
+
+def _event(call: _Call, event: str) -> tuple[bytes | None, Usage | None]:
+    """One event as it is handed on (``None``: dropped), and the usage it carries."""
+    if '"usage"' not in event and not call.renamed:
+        return event.encode(), None
+    try:
+        chunk = json_codec.loads(event)
+    except ValueError:
+        return event.encode(), None  # not ours to judge: the client sees what was sent
+    if not isinstance(chunk, dict):
+        return event.encode(), None
+    usage = _usage(chunk)
+    if usage is not None and not call.wants_usage and not chunk.get("choices"):
+        return None, usage  # asked for the ledger only
+    if call.renamed and "model" in chunk:
+        chunk["model"] = call.model
+        return json_codec.dumps(chunk), usage
+    return event.encode(), usage
+
+
+def _usage(answer: dict[str, object]) -> Usage | None:
+    value = answer.get("usage")
+    if not isinstance(value, dict):
+        return None
+    try:
+        return usage_of(value)
+    except InvalidChunk:
+        return None
