@@ -199,6 +199,51 @@ async def _latency_rows(backend_port: int, server_port: int, opts: Options) -> l
     return rows
 
 
+GATEWAY_MS_TARGET = 0.5  # added at the median by a Chat Completions passed through
+
+
+async def _gateway_rows(backend_port: int, server_port: int, opts: Options) -> list[Row]:
+    """``/v1/chat/completions`` through agentloom (passed to the backend) against the backend
+    itself: the same request both ways, streamed and not, and the rate at 16 clients."""
+    rows = []
+    cases: list[tuple[str, scenarios.Step]] = [
+        ("chat completion passed through", scenarios.chat),
+        ("chat completion passed through, streamed", _chat_stream),
+    ]
+    async with Connection(HOST, backend_port) as direct, Connection(HOST, server_port) as ours:
+        for name, step in cases:
+            base = await scenarios.latency(direct, step, requests=opts.requests, warmup=opts.warmup)
+            lat = await scenarios.latency(ours, step, requests=opts.requests, warmup=opts.warmup)
+            added = (lat.median - base.median) * 1000
+            target = f"<= {GATEWAY_MS_TARGET} ms"
+            rows.append(
+                Row(
+                    name,
+                    _pair(base),
+                    _pair(lat),
+                    f"+{added:.2f} ms",
+                    target,
+                    added <= GATEWAY_MS_TARGET,
+                )
+            )
+    common = {"clients": opts.clients, "seconds": opts.seconds, "warmup": 1.0}
+    base_load = await scenarios.load(HOST, backend_port, scenarios.chat, **common)
+    watched = [PIDS[server_port]]
+    ours_load = await scenarios.load(HOST, server_port, scenarios.chat, servers=watched, **common)
+    rows.append(
+        Row(
+            f"chat completions/s passed through, {opts.clients} concurrent clients",
+            f"{base_load.rate:.0f} (client CPU {base_load.client_cpu:.0%})",
+            f"{ours_load.rate:.0f} (client CPU {ours_load.client_cpu:.0%},"
+            f" server CPU {ours_load.server_ms:.2f} ms a request)",
+            f"{ours_load.rate / base_load.rate:.0%} of direct",
+            "",
+            None,
+        )
+    )
+    return rows
+
+
 async def _file_search_row(backend_port: int, server_port: int, opts: Options) -> Row:
     """A response whose model searches a vector store (embedded MiniLM embedder), against the
     same two model calls made directly."""
@@ -602,6 +647,7 @@ async def measure(backend_port: int, server_port: int, opts: Options) -> list[Ro
     )
     rows.append(await _throughput_row(backend_port, server_port, opts))
     rows.append(await _crowd_row(server_port, opts))
+    rows += await _gateway_rows(backend_port, server_port, opts)
     rows.append(await _ingestion_row(server_port))
     return rows
 
