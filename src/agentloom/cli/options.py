@@ -138,6 +138,13 @@ def clean_errors() -> Iterator[None]:
         fail(message)
 
 
+_NOT_FOUND_HINT = (
+    "A 404 means no such model there (check --model; the server lists its models at"
+    " GET /v1/models) or no such API: --path completions or --path responses picks Chat"
+    " Completions or Responses (an agentloom server serves both)."
+)
+
+
 def user_error(exc: Exception) -> str | None:
     """The one-line message for an error a user can act on; ``None`` for anything else."""
     import openai
@@ -145,6 +152,8 @@ def user_error(exc: Exception) -> str | None:
     from agentloom.config import ConfigError
     from agentloom.errors import AgentloomError, UpstreamError
 
+    if isinstance(exc, UpstreamError) and exc.status == 404:
+        return f"the model's endpoint failed: {exc.message}. {_NOT_FOUND_HINT}"
     if isinstance(exc, UpstreamError):
         return f"the model's endpoint failed: {exc.message}"
     if isinstance(exc, AgentloomError):
