@@ -1,4 +1,5 @@
-// The Vercel AI SDK (`ai` + `@ai-sdk/openai`) against agentloom's Responses API.
+// The Vercel AI SDK (`ai` + `@ai-sdk/openai`) against agentloom's Responses API, or its Chat
+// Completions API with "api": "chat" (`openai.chat(model)`).
 //
 //   node ai_sdk.mjs '{"baseURL": "http://127.0.0.1:PORT/v1", "model": "m", "scenario": "generate", "prompt": "hi"}'
 //
@@ -7,16 +8,17 @@
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
 
-const { baseURL, model, scenario, prompt } = JSON.parse(process.argv[2]);
+const { baseURL, model: modelId, scenario, prompt, api } = JSON.parse(process.argv[2]);
 const openai = createOpenAI({ baseURL, apiKey: "sk-agentloom-test" });
+const model = api === "chat" ? openai.chat(modelId) : openai.responses(modelId);
 
 async function generate() {
-  const result = await generateText({ model: openai.responses(model), prompt });
+  const result = await generateText({ model, prompt });
   return { text: result.text, finishReason: result.finishReason, usage: result.usage };
 }
 
 async function stream() {
-  const result = streamText({ model: openai.responses(model), prompt });
+  const result = streamText({ model, prompt });
   const deltas = [];
   for await (const delta of result.textStream) {
     deltas.push(delta);
@@ -40,7 +42,7 @@ async function tools() {
     },
   });
   const result = await generateText({
-    model: openai.responses(model),
+    model,
     prompt,
     tools: { get_weather: getWeather },
     stopWhen: stepCountIs(3),

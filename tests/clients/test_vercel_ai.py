@@ -1,7 +1,8 @@
 """The Vercel AI SDK (``ai`` + ``@ai-sdk/openai``) against agentloom over a real socket.
 
 ``ai_sdk.mjs`` runs one scenario with ``createOpenAI({ baseURL, apiKey })`` and
-``openai.responses(model)`` and prints what the SDK returned as JSON.
+``openai.responses(model)`` (or ``openai.chat(model)``: Chat Completions passed through) and
+prints what the SDK returned as JSON.
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ def _installed() -> None:
     node.package("@ai-sdk/openai")
 
 
-def ai_sdk(scenario: str, url: str, model: str, prompt: str, cwd: Path) -> dict[str, Any]:
+def ai_sdk(
+    scenario: str, url: str, model: str, prompt: str, cwd: Path, api: str = "responses"
+) -> dict[str, Any]:
     """Run one scenario of ``ai_sdk.mjs``; the SDK's result, or its error, as JSON."""
-    options = {"baseURL": url, "model": model, "scenario": scenario, "prompt": prompt}
+    options = {"baseURL": url, "model": model, "scenario": scenario, "prompt": prompt, "api": api}
     result = node.run([node.node(), SCRIPT, json.dumps(options)], env={}, cwd=cwd)
     assert result.stdout, result.stderr
     answer: dict[str, Any] = json.loads(result.stdout.splitlines()[-1])
@@ -101,3 +104,39 @@ def test_tool_loop(
         "content": "Sunny in Paris, 21C",
         "tool_call_id": "call_scripted_1",
     }
+
+
+# --- openai.chat(model): Chat Completions passed through ---------------------------------------
+
+
+def test_chat_generate_and_stream(
+    agentloom_url: str,
+    backend: FakeBackend,
+    scripted: ScriptedModel,
+    recorder: Recorder,
+    tmp_path: Path,
+) -> None:
+    scripted.add_turn(GREETING)
+    scripted.add_turn(text(GREETING, chunk_size=6))
+
+    whole = ai_sdk("generate", agentloom_url, backend.model, "Say hello.", tmp_path, api="chat")
+    streamed = ai_sdk("stream", agentloom_url, backend.model, "Say hello.", tmp_path, api="chat")
+
+    assert (whole["text"], whole["finishReason"]) == (GREETING, "stop")
+    assert whole["usage"]["outputTokens"] > 0
+    assert streamed["deltas"] == [GREETING[i : i + 6] for i in range(0, len(GREETING), 6)]
+    assert streamed["text"] == GREETING
+    assert len(recorder.posts("/chat/completions")) == 2
+
+
+def test_chat_tool_loop(
+    agentloom_url: str, backend: FakeBackend, scripted: ScriptedModel, tmp_path: Path
+) -> None:
+    scripted.add_turns([tool_call("get_weather", {"city": "Paris"})], "It is sunny in Paris.")
+
+    answer = ai_sdk("tools", agentloom_url, backend.model, "Weather?", tmp_path, api="chat")
+
+    assert answer["calls"] == [{"city": "Paris"}]
+    assert answer["text"] == "It is sunny in Paris."
+    tool_result = received(backend)[1]["messages"][-1]
+    assert (tool_result["role"], tool_result["tool_call_id"]) == ("tool", "call_scripted_1")
