@@ -36,6 +36,7 @@ from agentloom.services.admin_keys import AdminKeysService
 from agentloom.services.audit import AuditLog
 from agentloom.services.background import BackgroundResponses
 from agentloom.services.chat_gateway import ChatGateway
+from agentloom.services.chat_guard import ChatGuards
 from agentloom.services.containers import ContainersService
 from agentloom.services.conversations import ConversationsService
 from agentloom.services.files import FilesService
@@ -210,6 +211,8 @@ async def _services(
     audit = AuditLog(database.audit)
     await keys.check()
     jwt = await _jwt_verifier(settings, keys, stack)
+    window = StreamWindow(settings.safety.stream_batch_chars, settings.safety.stream_overlap_chars)
+    guardrails = Guardrails(safety, window)
     service = ResponsesService(
         catalog=catalog,
         store=database.responses,
@@ -220,10 +223,7 @@ async def _services(
         compactions=compactions,
         sealed_reasoning=SealedReasoning(sealer),
         attachments=attachments,
-        guardrails=Guardrails(
-            safety,
-            StreamWindow(settings.safety.stream_batch_chars, settings.safety.stream_overlap_chars),
-        ),
+        guardrails=guardrails,
         tools=ToolServices(
             searcher=vector_stores,
             web=web,
@@ -285,7 +285,7 @@ async def _services(
         jobs=runner,
         webhooks=webhooks,
         schedules=Schedules(database.schedules),
-        chat=ChatGateway(catalog, usage),
+        chat=ChatGateway(catalog, usage, ChatGuards(guardrails)),
         containers=containers,
         jwt=jwt,
     )

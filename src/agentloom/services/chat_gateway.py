@@ -17,10 +17,15 @@ from dataclasses import dataclass
 
 from agentloom import json_codec
 from agentloom.api.chat_completions import ChatCompletionRequest
+from agentloom.engine.guardrails import Guard
 from agentloom.errors import InvalidRequestError
+from agentloom.inference import base as inf
 from agentloom.inference.base import ChatCompletions, Usage
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.inference.chat_chunks import InvalidChunk, usage_of
+from agentloom.inference.router import RoutedModel
+from agentloom.safety.service import Decision
+from agentloom.services.chat_guard import ChatGuards, GuardedStream, refused, screened
 from agentloom.services.usage import UsageLedger
 
 
@@ -34,19 +39,27 @@ class _Call:
 
 
 class ChatGateway:
-    def __init__(self, catalog: ModelCatalog, usage: UsageLedger | None) -> None:
+    def __init__(
+        self, catalog: ModelCatalog, usage: UsageLedger | None, guards: ChatGuards | None = None
+    ) -> None:
         self._catalog = catalog
         self._usage = usage
+        self._guards = guards
 
     async def complete(self, request: ChatCompletionRequest, body: dict[str, object]) -> bytes:
         """The whole chat completion, as JSON."""
         call = await self._call(request, body)
+        guard = await self._guard(body)
+        if isinstance(guard, Decision):
+            return json_codec.dumps(refused(call.model, guard))
         usage: Usage | None = None
         try:
             answer = await call.provider.complete(call.body)
             usage = _usage(answer)
         finally:
             self._record(call, usage)
+        if guard is not None:
+            answer = await screened(guard, answer)
         if call.renamed and "model" in answer:
             answer["model"] = call.model
         return json_codec.dumps(answer)
@@ -58,13 +71,26 @@ class ChatGateway:
         answered before this returns: a failure to start is raised here, a later one by the
         iterator."""
         call = await self._call(request, body)
+        guard = await self._guard(body)
+        if isinstance(guard, Decision):
+            return _refusal(call, guard)
         data = call.provider.stream_data(call.body)
         try:
             first: list[str] = await anext(data, [])
         except BaseException:
             self._record(call, None)
             raise
+        if guard is not None:
+            return self._guarded(call, guard, _starting(first, data))
         return self._payloads(call, data, first)
+
+    async def _guard(self, body: dict[str, object]) -> Guard | Decision | None:
+        """The call's guard (``None``: no guardrails), or the decision that blocked its input."""
+        guard = self._guards.guard(body) if self._guards is not None else None
+        if guard is None:
+            return None
+        decision = await guard.check_input()
+        return decision if decision.blocked else guard
 
     async def _call(self, request: ChatCompletionRequest, body: dict[str, object]) -> _Call:
         resolved = await self._catalog.resolve(request.model)
@@ -80,7 +106,7 @@ class ChatGateway:
         sent = {**body, "model": backend_id}
         if request.stream:
             sent["stream_options"] = {**_options(body), "include_usage": True}
-        renamed = backend_id != request.model
+        renamed = backend_id != request.model or isinstance(provider, RoutedModel)
         return _Call(provider, sent, request.model, renamed, request.wants_usage)
 
     async def _payloads(
@@ -102,6 +128,24 @@ class ChatGateway:
                     batch = await anext(data, None)
         finally:
             self._record(call, usage)
+
+    async def _guarded(
+        self, call: _Call, guard: Guard, data: AsyncIterator[list[str]]
+    ) -> AsyncGenerator[list[bytes], None]:
+        """The stream read into chunks, released only once checked, written again."""
+        stream = GuardedStream(call.model, call.wants_usage)
+        released = guard.output(stream.chunks(data), frozenset(), on_block=lambda: None)
+        try:
+            async with aclosing(released):  # type: ignore[type-var]
+                async for chunk in released:
+                    payload = stream.payload(chunk, guard.refused)
+                    if payload is not None:
+                        yield [payload]
+            usage = stream.usage_payload()
+            if usage is not None:
+                yield [usage]
+        finally:
+            self._record(call, stream.usage)
 
     def _record(self, call: _Call, usage: Usage | None) -> None:
         if self._usage is not None:
@@ -140,3 +184,20 @@ def _usage(answer: dict[str, object]) -> Usage | None:
         return usage_of(value)
     except InvalidChunk:
         return None
+
+
+async def _starting(first: list[str], rest: AsyncIterator[list[str]]) -> AsyncIterator[list[str]]:
+    yield first
+    async with aclosing(rest):  # type: ignore[type-var]
+        async for batch in rest:
+            yield batch
+
+
+async def _refusal(call: _Call, decision: Decision) -> AsyncIterator[list[bytes]]:
+    """A stream that only refuses (the input was blocked: the backend was not called)."""
+    stream = GuardedStream(call.model, wants_usage=False)
+    yield [
+        payload
+        for chunk in (inf.RefusalDelta(decision.message), inf.Finish("stop"))
+        if (payload := stream.payload(chunk, blocked=True)) is not None
+    ]

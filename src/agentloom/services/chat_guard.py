@@ -1,0 +1,199 @@
+"""The server's default guardrails (``[safety] default_guardrails``) on Chat Completions passed
+through: the new input is checked before the backend is called, the output before it reaches
+the client, with the same shields and stream windows as a response's (:mod:`.engine.guardrails`).
+
+A blocked input or output answers as OpenAI's content filter does: the message's ``refusal``
+says why and ``finish_reason`` is ``content_filter``. A guarded stream is read into chunks,
+held until checked (:class:`~agentloom.engine.output_guard.OutputGuard`) and written again as
+``chat.completion.chunk`` s; unguarded streams are never decoded for this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentloom import json_codec
+from agentloom.engine.guardrails import Guard, GuardPlan, Guardrails
+from agentloom.errors import InvalidRequestError, UpstreamError
+from agentloom.inference import base as inf
+from agentloom.inference.chat_chunks import InvalidChunk, chunks_of
+from agentloom.safety.service import Decision
+from agentloom.text import clip
+from agentloom.upstream import MAX_MESSAGE
+
+CONTENT_FILTER = "content_filter"
+
+
+class ChatGuards:
+    """Makes the guard of one call (``None`` when the server has no default guardrails)."""
+
+    def __init__(self, guardrails: Guardrails) -> None:
+        self._guardrails = guardrails
+
+    def guard(self, body: Mapping[str, Any]) -> Guard | None:
+        safety = self._guardrails.safety
+        shields = safety.guardrails(None)
+        if not shields:
+            return None
+        if body.get("n", 1) not in (1, None):
+            raise InvalidRequestError(
+                "'n' above 1 is not supported while guardrails check the output.",
+                param="n",
+                code="unsupported_value",
+            )
+        text = new_input(body.get("messages") or [])
+        plan = GuardPlan(safety, shields, None, self._guardrails.window, input_text=text)
+        return Guard(plan)
+
+
+def new_input(messages: Sequence[Any]) -> str:
+    """What the client says this turn: the user and tool messages after the last assistant
+    message (the history before it was checked when it was new)."""
+    texts: list[str] = []
+    for message in reversed(messages):
+        if not isinstance(message, dict) or message.get("role") == "assistant":
+            break
+        if message.get("role") in ("user", "tool"):
+            texts.append(_text(message.get("content")))
+    return "\n".join(reversed(texts))
+
+
+def _text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict)]
+        return "\n".join(p for p in parts if isinstance(p, str))
+    return ""
+
+
+# --- whole answers ---------------------------------------------------------------------------
+
+
+def refused(model: str, decision: Decision) -> dict[str, object]:
+    """A chat completion that only refuses (the input was blocked: no model call was made)."""
+    message = {"role": "assistant", "content": None, "refusal": decision.message}
+    choice = {"index": 0, "message": message, "finish_reason": CONTENT_FILTER, "logprobs": None}
+    return {
+        "id": "chatcmpl-refused",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [choice],
+    }
+
+
+async def screened(guard: Guard, answer: dict[str, Any]) -> dict[str, Any]:
+    """``answer`` with each choice's text checked; a blocked one becomes a refusal."""
+    safety, shields = guard.plan.safety, guard.plan.output_shields()
+    for choice in answer.get("choices") or []:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict) or not isinstance(message.get("content"), str):
+            continue
+        decision = await safety.check(shields, message["content"], "assistant")
+        if decision.blocked:
+            message.update(content=None, refusal=decision.message)
+            message.pop("tool_calls", None)
+            choice["finish_reason"] = CONTENT_FILTER
+    return answer
+
+
+# --- streams ---------------------------------------------------------------------------------
+
+
+@dataclass
+class GuardedStream:
+    """A guarded stream's chunks written again as chat completion chunks, with the head (id,
+    created, model) of the backend's first event."""
+
+    model: str
+    wants_usage: bool
+    head: dict[str, object] = field(default_factory=dict)
+    usage: inf.Usage | None = None
+    _role_sent: bool = False
+
+    async def chunks(self, data: AsyncIterator[list[str]]) -> AsyncIterator[inf.Chunk]:
+        """The backend's events as chunks (the usage kept aside)."""
+        async for batch in data:
+            for event in batch:
+                decoded = _decoded(event)
+                if not self.head and isinstance(decoded, dict):
+                    self.head = {k: decoded[k] for k in ("id", "created") if k in decoded}
+                try:
+                    found, usage = chunks_of(decoded)
+                except InvalidChunk:
+                    raise UpstreamError(
+                        "the inference backend sent an invalid stream chunk: "
+                        + clip(event, MAX_MESSAGE)
+                    ) from None
+                self.usage = usage or self.usage
+                for chunk in found:
+                    yield chunk
+
+    def payload(self, chunk: inf.Chunk, blocked: bool) -> bytes | None:
+        """One released chunk as a ``chat.completion.chunk`` (``None``: nothing to send)."""
+        delta: dict[str, object] = {}
+        finish: str | None = None
+        if isinstance(chunk, inf.TextDelta):
+            delta["content"] = chunk.text
+        elif isinstance(chunk, inf.ReasoningDelta):
+            delta["reasoning_content"] = chunk.text
+        elif isinstance(chunk, inf.RefusalDelta):
+            delta["refusal"] = chunk.text
+        elif isinstance(chunk, inf.ToolCallDelta):
+            delta["tool_calls"] = [_call(chunk)]
+        elif isinstance(chunk, inf.Finish):
+            finish = CONTENT_FILTER if blocked else chunk.reason
+        else:
+            return None
+        if not self._role_sent:
+            delta = {"role": "assistant", **delta}
+            self._role_sent = True
+        choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+        return _json(self._event([choice]))
+
+    def usage_payload(self) -> bytes | None:
+        if not self.wants_usage or self.usage is None:
+            return None
+        usage = self.usage
+        counts = {
+            "prompt_tokens": usage.input_tokens,
+            "completion_tokens": usage.output_tokens,
+            "total_tokens": usage.input_tokens + usage.output_tokens,
+        }
+        return _json({**self._event([]), "usage": counts})
+
+    def _event(self, choices: list[object]) -> dict[str, object]:
+        return {
+            "id": self.head.get("id", "chatcmpl-guarded"),
+            "object": "chat.completion.chunk",
+            "created": self.head.get("created", 0),
+            "model": self.model,
+            "choices": choices,
+        }
+
+
+def _call(delta: inf.ToolCallDelta) -> dict[str, object]:
+    call: dict[str, object] = {"index": delta.index, "type": "function"}
+    if delta.id is not None:
+        call["id"] = delta.id
+    function: dict[str, object] = {"arguments": delta.arguments}
+    if delta.name is not None:
+        function["name"] = delta.name
+    call["function"] = function
+    return call
+
+
+def _decoded(event: str) -> object:
+    try:
+        return json_codec.loads(event)
+    except ValueError:
+        raise UpstreamError(
+            f"the inference backend sent an invalid stream chunk: {clip(event, MAX_MESSAGE)}"
+        ) from None
+
+
+def _json(value: object) -> bytes:
+    return json_codec.dumps(value)
