@@ -93,10 +93,18 @@ class MiniLM:
 
     def encode(self, texts: Sequence[str]) -> F32:
         """Embed ``texts``: shape ``(len(texts), 384)``, rows L2-normalised."""
-        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        if not texts:
+        return self.encode_pieces(self.word_pieces(texts) if texts else [])
+
+    def word_pieces(self, texts: Sequence[str]) -> list[list[int]]:
+        """Each text's WordPiece ids, without [CLS] and [SEP]."""
+        return self._tokenizer.word_pieces(texts)
+
+    def encode_pieces(self, pieces: Sequence[list[int]]) -> F32:
+        """Embed texts given as their :meth:`word_pieces`."""
+        out = np.zeros((len(pieces), DIMENSIONS), dtype=np.float32)
+        if not pieces:
             return out
-        owners, found = windows(self._tokenizer.word_pieces(texts))
+        owners, found = windows(pieces)
         vectors = np.empty((len(found), DIMENSIONS), dtype=np.float32)
         # at least one batch per core when there is enough work
         budget = min(self._forward.batch_tokens, -(-sum(map(len, found)) // self._workers))

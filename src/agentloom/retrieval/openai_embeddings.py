@@ -13,8 +13,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Mapping, Sequence
-from typing import Final
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Final, TypeVar
 
 import anyio
 import httpx2
@@ -36,6 +36,9 @@ __all__ = ["OpenAICompatibleEmbedder"]
 _CONNECT_TIMEOUT: Final = 10.0
 
 F32 = NDArray[np.float32]
+Inputs = Sequence[str] | Sequence[list[int]]  # texts, or token arrays
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 class OpenAICompatibleEmbedder:
@@ -84,39 +87,69 @@ class OpenAICompatibleEmbedder:
             )
         return self._dimensions
 
+    @property
+    def model(self) -> str:
+        """The upstream model name."""
+        return self._model
+
     async def embed(self, texts: Sequence[str]) -> F32:
-        size = self._batch_size
-        batches = [texts[i : i + size] for i in range(0, len(texts), size)]
+        batches = _split(texts, self._batch_size)
         if not batches:
             return np.zeros((0, self._dimensions or 0), dtype=np.float32)
-        if len(batches) == 1:
-            return await self._batch(batches[0])
-        return np.concatenate(await self._batches(batches))
+        rows = await self._gather(batches, self._batch)
+        return rows[0] if len(rows) == 1 else np.concatenate(rows)
+
+    async def create(
+        self, inputs: Inputs, *, dimensions: int | None = None, user: str | None = None
+    ) -> tuple[F32, int | None]:
+        """Embed ``inputs`` (texts, or token arrays the backend reads) as a client asked:
+        ``dimensions`` and ``user`` go upstream as given. The vectors come back as the backend
+        sent them (not re-normalised), in batches as :meth:`embed`; with them the prompt tokens
+        the backend reported, or None when an answer did not say."""
+        options: dict[str, object] = {"dimensions": dimensions, "user": user}
+        wanted = {name: value for name, value in options.items() if value is not None}
+        body = {"model": self._model, "encoding_format": "float", **wanted}
+
+        async def one(batch: Sequence[str | list[int]]) -> tuple[F32, int | None]:
+            answer = await self._post({**body, "input": list(batch)})
+            return _finite(_vectors(answer, len(batch))), _prompt_tokens(answer)
+
+        items: Sequence[str | list[int]] = inputs
+        answers = await self._gather(_split(items, self._batch_size), one)
+        if len({vectors.shape[1] for vectors, _ in answers}) > 1:
+            raise _invalid("batches of embeddings of different lengths")
+        tokens = [count for _, count in answers]
+        total = None if None in tokens else sum(count or 0 for count in tokens)
+        return np.concatenate([vectors for vectors, _ in answers]), total
 
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    async def _batches(self, batches: Sequence[Sequence[str]]) -> list[F32]:
-        """Every batch's rows, in order; at most ``max_concurrency`` requests at once. The first
-        failure cancels the other batches and is raised as it is."""
-        rows: list[F32] = [np.zeros((0, 0), dtype=np.float32)] * len(batches)
+    async def _gather(
+        self, batches: Sequence[Sequence[T]], one: Callable[[Sequence[T]], Awaitable[R]]
+    ) -> list[R]:
+        """``one`` of every batch, in order; at most ``max_concurrency`` requests at once. The
+        first failure cancels the other batches and is raised as it is."""
+        if len(batches) == 1:
+            return [await one(batches[0])]
+        results: list[R | None] = [None] * len(batches)
         failures: list[UpstreamError] = []
         limiter = anyio.Semaphore(self._concurrency)
 
-        async def one(at: int, tasks: TaskGroup) -> None:
+        async def run(at: int, tasks: TaskGroup) -> None:
             async with limiter:
                 try:
-                    rows[at] = await self._batch(batches[at])
+                    results[at] = await one(batches[at])
                 except UpstreamError as exc:
                     failures.append(exc)
                     tasks.cancel_scope.cancel()
 
         async with anyio.create_task_group() as tasks:
             for at in range(len(batches)):
-                tasks.start_soon(one, at, tasks)
+                tasks.start_soon(run, at, tasks)
         if failures:
             raise failures[0]
-        return rows
+        return [result for result in results if result is not None]
 
     async def _batch(self, texts: Sequence[str]) -> F32:
         body: dict[str, object] = {
@@ -204,9 +237,25 @@ def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _normalised(vectors: F32) -> F32:
+def _split(inputs: Sequence[T], size: int) -> list[Sequence[T]]:
+    return [inputs[i : i + size] for i in range(0, len(inputs), size)]
+
+
+def _prompt_tokens(answer: object) -> int | None:
+    """``usage.prompt_tokens`` of an answer, if it has a count there."""
+    usage = answer.get("usage") if isinstance(answer, dict) else None
+    tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+    return tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None
+
+
+def _finite(vectors: F32) -> F32:
     if not np.isfinite(vectors).all():
         raise _invalid("an embedding with a value that is not a finite number")
+    return vectors
+
+
+def _normalised(vectors: F32) -> F32:
+    _finite(vectors)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     if (norms == 0).any():
         raise _invalid("an embedding of all zeros")
