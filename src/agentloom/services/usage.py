@@ -91,6 +91,12 @@ class UsageLedger:
             with anyio.CancelScope(shield=True):
                 await self.flush()
 
+    def record_embeddings(self, model: str, tokens: int) -> None:
+        """Count an embeddings request of ``tokens`` input tokens (the embeddings report's,
+        apart from model calls), spent under the project's token limits."""
+        self._add(model, UsageCounts(embedding_requests=1, embedding_tokens=tokens))
+        self._limiter.spend(model, tokens)
+
 
 def counts_of(output: Sequence[OutputItem], model_calls: int) -> UsageCounts:
     counts = UsageCounts(requests=model_calls)

@@ -39,6 +39,12 @@ REPORTS: dict[str, Report] = {
         },
         lambda c: c.requests > 0,
     ),
+    "embeddings": Report(
+        "organization.usage.embeddings.result",
+        ("project_id", "api_key_id", "model"),
+        lambda c: {"input_tokens": c.embedding_tokens, "num_model_requests": c.embedding_requests},
+        lambda c: c.embedding_requests > 0,
+    ),
     "file_search_calls": Report(
         "organization.usage.file_searches.result",
         ("project_id", "api_key_id"),

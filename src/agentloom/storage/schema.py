@@ -404,6 +404,8 @@ usage_records = sa.Table(
     sa.Column("web_search_calls", sa.Integer, nullable=False),
     sa.Column("code_interpreter_sessions", sa.Integer, nullable=False),
     sa.Column("mcp_calls", sa.Integer, nullable=False),
+    sa.Column("embedding_requests", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("embedding_tokens", sa.BigInteger, nullable=False, server_default="0"),
 )
 
 # Rate limits per project and model, and the counters that enforce them across processes: one

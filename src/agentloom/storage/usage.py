@@ -28,6 +28,8 @@ COUNTS = (
     "web_search_calls",
     "code_interpreter_sessions",
     "mcp_calls",
+    "embedding_requests",
+    "embedding_tokens",
 )
 GROUPS = {"project_id": U.c.project_id, "api_key_id": U.c.key_id, "model": U.c.model}
 
@@ -51,6 +53,8 @@ class UsageCounts:
     web_search_calls: int = 0
     code_interpreter_sessions: int = 0
     mcp_calls: int = 0
+    embedding_requests: int = 0
+    embedding_tokens: int = 0
 
     def add(self, other: UsageCounts) -> None:
         for name in COUNTS:
