@@ -9,13 +9,22 @@ finds fails the test at teardown. :func:`problems` checks one decoded object by 
 
 from __future__ import annotations
 
+import base64
 import json
 import re
+import struct
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from openai.types import FileDeleted, FileObject, Model, VectorStore, VectorStoreDeleted
+from openai.types import (
+    CreateEmbeddingResponse,
+    FileDeleted,
+    FileObject,
+    Model,
+    VectorStore,
+    VectorStoreDeleted,
+)
 from openai.types.admin.organization import (
     AdminAPIKey,
     AdminAPIKeyCreateResponse,
@@ -24,6 +33,7 @@ from openai.types.admin.organization import (
     Project,
     UsageCodeInterpreterSessionsResponse,
     UsageCompletionsResponse,
+    UsageEmbeddingsResponse,
     UsageFileSearchCallsResponse,
     UsageWebSearchCallsResponse,
 )
@@ -119,6 +129,7 @@ _ELEMENT_TYPES: tuple[tuple[re.Pattern[str], TypeAdapter[Any]], ...] = (
     (re.compile(r"/v1/responses/compact$"), TypeAdapter(ConversationItem)),
     (re.compile(r"/hosted_tool_permissions$"), TypeAdapter(ProjectHostedToolPermissions)),
     (re.compile(r"/usage/completions$"), TypeAdapter(UsageCompletionsResponse)),
+    (re.compile(r"/usage/embeddings$"), TypeAdapter(UsageEmbeddingsResponse)),
     (re.compile(r"/usage/file_search_calls$"), TypeAdapter(UsageFileSearchCallsResponse)),
     (re.compile(r"/usage/web_search_calls$"), TypeAdapter(UsageWebSearchCallsResponse)),
     (
@@ -136,6 +147,7 @@ _PASSED: dict[str, TypeAdapter[Any]] = {
 ``null`` s are the backend's."""
 
 _ERROR: TypeAdapter[Any] = TypeAdapter(ErrorObject)
+_EMBEDDINGS: TypeAdapter[Any] = TypeAdapter(CreateEmbeddingResponse)
 _ITEM: TypeAdapter[Any] = TypeAdapter(ConversationItem)
 _COMPACTED: TypeAdapter[Any] = TypeAdapter(CompactedResponse)
 
@@ -151,6 +163,8 @@ def problems(value: Any, path: str = "") -> list[str]:
     if set(value) == {"error"} and isinstance(value["error"], dict):
         return _check(_ERROR, value["error"], "error")
     kind = value.get("object")
+    if kind == "list" and path.endswith("/v1/embeddings"):
+        return _check(_EMBEDDINGS, _floats(value), "embeddings")
     if kind == "list" or (isinstance(kind, str) and kind.endswith(".page")):
         return _list_problems(value, path)
     if kind == "response.compaction":  # output holds the kept user messages too (OpenAI does)
@@ -161,6 +175,22 @@ def problems(value: Any, path: str = "") -> list[str]:
     if isinstance(kind, str) and kind in _PASSED:
         return _parses(_PASSED[kind], value, kind)
     return _elements([value], path, "item")
+
+
+def _floats(answer: dict[str, Any]) -> dict[str, Any]:
+    """An embeddings answer with its base64 vectors decoded, as the ``openai`` package does."""
+    data = [
+        {**item, "embedding": _decoded(item["embedding"])} if isinstance(item, dict) else item
+        for item in answer.get("data", [])
+    ]
+    return {**answer, "data": data}
+
+
+def _decoded(embedding: Any) -> Any:
+    if not isinstance(embedding, str):
+        return embedding
+    raw = base64.b64decode(embedding)
+    return [value for (value,) in struct.iter_unpack("<f", raw)]
 
 
 def event_problems(value: Any) -> list[str]:

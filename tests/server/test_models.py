@@ -7,6 +7,7 @@ import openai
 import pytest
 
 from agentloom.testing.backend import FakeBackend
+from tests.plugins.server import FAKE_EMBEDDING_MODEL
 
 
 async def test_models_are_served_under_their_id_and_provider_slash_id(
@@ -14,7 +15,8 @@ async def test_models_are_served_under_their_id_and_provider_slash_id(
 ) -> None:
     models = [model.id async for model in client.models.list()]
 
-    assert models == [backend.model, f"fake/{backend.model}"]
+    assert models[:2] == [backend.model, f"fake/{backend.model}"]
+    assert models[2:] == [FAKE_EMBEDDING_MODEL, "all-MiniLM-L6-v2"]  # the embedding models
 
 
 async def test_retrieve_a_model(client: openai.AsyncOpenAI, backend: FakeBackend) -> None:

@@ -21,7 +21,7 @@ from agentloom.server.app import create_app
 from agentloom.storage import schema
 from agentloom.storage.database import Database
 from agentloom.testing.backend import FakeBackend
-from tests.plugins.server import audited_client
+from tests.plugins.server import FAKE_EMBEDDING_MODEL, audited_client
 from tests.plugins.tenants import ADMIN, Tenant, sdk
 
 
@@ -415,7 +415,8 @@ async def test_model_permissions_limit_what_a_project_sees_and_uses(
     )
 
     assert (denied.mode, denied.api_model_ids) == ("deny_list", [backend.model])
-    assert (await alpha.client.models.list()).data == []
+    left = [m.id for m in (await alpha.client.models.list()).data]
+    assert left == [FAKE_EMBEDDING_MODEL, "all-MiniLM-L6-v2"]  # the embedding models only
     with pytest.raises(openai.NotFoundError) as refused:
         await alpha.client.responses.create(model=backend.model, input="Hi")
     assert refused.value.code == "model_not_found"

@@ -14,7 +14,7 @@ import pytest
 
 from agentloom.config import Settings
 from agentloom.testing.backend import FakeBackend
-from tests.plugins.server import audited_client
+from tests.plugins.server import FAKE_EMBEDDING_MODEL, audited_client
 from tests.plugins.tenants import ADMIN, Tenant, new_tenant, sdk
 
 T = TypeVar("T")
@@ -84,8 +84,10 @@ async def test_the_sdk_lists_and_updates_rate_limits(
     await limit(raw, alpha, backend.model, max_requests_per_1_day=5, max_tokens_per_1_minute=900)
     after = [r async for r in projects(raw).rate_limits.list_rate_limits(alpha.project_id)]
 
-    assert [(r.model, r.max_requests_per_1_minute) for r in before] == [(backend.model, 0)]
-    assert (after[0].max_requests_per_1_day, after[0].max_tokens_per_1_minute) == (5, 900)
+    served = sorted([backend.model, FAKE_EMBEDDING_MODEL, "all-MiniLM-L6-v2"])  # and embeddings
+    assert [(r.model, r.max_requests_per_1_minute) for r in before] == [(m, 0) for m in served]
+    changed = next(r for r in after if r.model == backend.model)
+    assert (changed.max_requests_per_1_day, changed.max_tokens_per_1_minute) == (5, 900)
     with pytest.raises(openai.NotFoundError):
         await limit(raw, alpha, "no-such-model", max_requests_per_1_minute=1)
 

@@ -21,6 +21,7 @@ from agentloom.server.routes import (
     chat_completions,
     containers,
     conversations,
+    embeddings,
     files,
     models,
     organization,
@@ -62,6 +63,7 @@ def create_app(
         routes=[
             *responses.routes,
             *chat_completions.routes,
+            *embeddings.routes,
             *websocket.routes,
             *conversations.routes,
             *prompts.routes,

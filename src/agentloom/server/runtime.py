@@ -28,6 +28,7 @@ from agentloom.errors import InternalError
 from agentloom.inference.base import Provider, ProviderConfig
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.inference.provider_types import build_provider
+from agentloom.retrieval.embedding_models import EmbeddingModel, build_embedding_models
 from agentloom.retrieval.embeddings import Embedder, build_embedder
 from agentloom.safety.service import SafetyService
 from agentloom.safety.shield_types import build_safety
@@ -39,6 +40,7 @@ from agentloom.services.chat_gateway import ChatGateway
 from agentloom.services.chat_guard import ChatGuards
 from agentloom.services.containers import ContainersService
 from agentloom.services.conversations import ConversationsService
+from agentloom.services.embeddings import EmbeddingsService
 from agentloom.services.files import FilesService
 from agentloom.services.jobs import JobRunner
 from agentloom.services.projects import ProjectsService
@@ -86,6 +88,7 @@ class Runtime:
     projects: ProjectsService
     limiter: RateLimiter
     usage: UsageLedger
+    embeddings: EmbeddingsService
     admin_keys: AdminKeysService
     background: BackgroundResponses
     jobs: JobRunner
@@ -208,6 +211,8 @@ async def _services(
     limiter = RateLimiter(database.rate_limits)
     catalog.admission = limiter.admit
     usage = UsageLedger(database.usage, limiter)
+    embeddings = EmbeddingsService(_embedding_models(settings), limiter, usage)
+    stack.push_async_callback(embeddings.aclose)
     audit = AuditLog(database.audit)
     await keys.check()
     jwt = await _jwt_verifier(settings, keys, stack)
@@ -276,10 +281,11 @@ async def _services(
             changed=keys.drop,
             limits=database.rate_limits,
             audit=audit,
-            models=catalog.all_names,
+            models=lambda: [*catalog.all_names(), *embeddings.names()],
         ),
         limiter=limiter,
         usage=usage,
+        embeddings=embeddings,
         admin_keys=AdminKeysService(database.admin_keys, hasher, audit, changed=keys.drop),
         background=background,
         jobs=runner,
@@ -289,6 +295,13 @@ async def _services(
         containers=containers,
         jwt=jwt,
     )
+
+
+def _embedding_models(settings: Settings) -> list[EmbeddingModel]:
+    """The embedding models served to clients; a remote one is owned by the provider
+    configured at its URL."""
+    providers = {config.name: config.base_url for config in settings.provider_configs()}
+    return build_embedding_models(settings.embeddings, providers)
 
 
 async def _jwt_verifier(

@@ -1,4 +1,5 @@
-"""``/v1/models`` and ``/v1/health``."""
+"""``/v1/models`` and ``/v1/health``: the chat models of the catalog, then the embedding models
+(each once: a name the catalog serves is not listed again)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from agentloom.api.lists import ModelList, ModelObject
+from agentloom.errors import NotFoundError
 from agentloom.inference.catalog import ServedModel
+from agentloom.retrieval.embedding_models import EmbeddingModelInfo
 from agentloom.server.render import json_response
 from agentloom.server.runtime import runtime_of
 
@@ -16,14 +19,29 @@ def _model_object(model: ServedModel) -> ModelObject:
     return ModelObject(id=model.id, created=model.info.created, owned_by=model.provider_name)
 
 
+def _embedding_object(info: EmbeddingModelInfo, name: str) -> ModelObject:
+    return ModelObject(id=name, created=0, owned_by=info.owned_by)
+
+
 async def list_models(request: Request) -> Response:
-    models = runtime_of(request).catalog.models()
-    return json_response(ModelList(data=[_model_object(m) for m in models]))
+    runtime = runtime_of(request)
+    chat = [_model_object(m) for m in runtime.catalog.models()]
+    listed = {model.id for model in chat}
+    embedding = [
+        _embedding_object(info, info.id)
+        for info in runtime.embeddings.models()
+        if info.id not in listed
+    ]
+    return json_response(ModelList(data=[*chat, *embedding]))
 
 
 async def retrieve_model(request: Request) -> Response:
     model_id = request.path_params["model_id"]
-    resolved = await runtime_of(request).catalog.resolve(model_id, use=False)
+    runtime = runtime_of(request)
+    try:
+        resolved = await runtime.catalog.resolve(model_id, use=False)
+    except NotFoundError:
+        return json_response(_embedding_object(runtime.embeddings.find(model_id), model_id))
     return json_response(_model_object(resolved.model))
 
 

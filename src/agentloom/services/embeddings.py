@@ -1,0 +1,87 @@
+"""Embeddings for clients (``POST /v1/embeddings``) in the caller's project.
+
+The served models come from :mod:`agentloom.retrieval.embedding_models`. A request is held to
+its project's model permissions (a model it may not use does not exist for it, as in the model
+catalog), its rate limits (admitted before the model runs, its tokens spent after) and is
+recorded in the usage ledger, where ``/v1/organization/usage/embeddings`` reports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+from typing import Final
+
+from agentloom.api.embeddings import CreateEmbeddingResponse, EmbeddingsRequest
+from agentloom.errors import NotFoundError
+from agentloom.offload import off_loop
+from agentloom.retrieval.embedding_models import EmbeddingModel, EmbeddingModelInfo
+from agentloom.services.rate_limits import RateLimiter
+from agentloom.services.usage import UsageLedger
+from agentloom.tenancy import current_policy
+
+__all__ = ["OFF_LOOP_VALUES", "EmbeddingsService"]
+
+OFF_LOOP_VALUES: Final = 65_536  # floats in an answer from which it is built in a worker thread
+
+
+class EmbeddingsService:
+    def __init__(
+        self, models: Sequence[EmbeddingModel], limiter: RateLimiter, usage: UsageLedger
+    ) -> None:
+        self._by_name: dict[str, EmbeddingModel] = {}
+        for model in models:
+            for name in model.info.names:
+                self._by_name.setdefault(name, model)  # the first model keeps a shared name
+        self._models = list(models)
+        self._limiter = limiter
+        self._usage = usage
+
+    def models(self) -> list[EmbeddingModelInfo]:
+        """The models served that the running work's project may use, each once."""
+        served = {id(model): model.info for model in self._by_name.values()}
+        return [info for info in served.values() if _permitted(info, info.id)]
+
+    def names(self) -> list[str]:
+        """The id of every model served, whatever the running work's project may use."""
+        return list(dict.fromkeys(model.info.id for model in self._by_name.values()))
+
+    def find(self, name: str) -> EmbeddingModelInfo:
+        """The model served as ``name``; a 404 when there is none the project may use."""
+        return self._resolve(name).info
+
+    async def create(self, request: EmbeddingsRequest) -> CreateEmbeddingResponse:
+        model = self._resolve(request.model)
+        served = model.info.id
+        await self._limiter.admit(served)
+        embedded = await model.embed(
+            request.input, dimensions=request.dimensions, user=request.user
+        )
+        self._usage.record_embeddings(served, embedded.prompt_tokens)
+        build = partial(
+            CreateEmbeddingResponse.of,
+            embedded.vectors,
+            model=served,
+            prompt_tokens=embedded.prompt_tokens,
+            encoding_format=request.encoding_format,
+        )
+        return await off_loop(embedded.vectors.size >= OFF_LOOP_VALUES, build)
+
+    async def aclose(self) -> None:
+        for model in self._models:
+            await model.aclose()
+
+    def _resolve(self, name: str) -> EmbeddingModel:
+        model = self._by_name.get(name)
+        if model is None or not _permitted(model.info, name):
+            raise NotFoundError(
+                f"The model '{name}' does not exist or you do not have access to it.",
+                param="model",
+                code="model_not_found",
+            )
+        return model
+
+
+def _permitted(info: EmbeddingModelInfo, name: str) -> bool:
+    """Whether the project's policy lets it use the model (asked for as ``name``)."""
+    return current_policy().allows_model(name, *info.names)
