@@ -19,6 +19,12 @@ base_url = "http://127.0.0.1:8000/v1"
 api_key_env = "VLLM_API_KEY"           # or api_key = "..."
 models = ["Qwen/Qwen3-8B"]             # omit to discover from GET /models
 token_count = "auto"                   # or "tokenize", "usage", "estimate"
+
+[[models]]                             # one id served by several deployments
+id = "chat"
+deployments = [{ provider = "vllm", model = "Qwen/Qwen3-8B" }]
+fallbacks = []                         # other model ids, tried when every deployment failed
+cooldown = 30                          # seconds a failing deployment is left out
 ```
 """
 
@@ -44,6 +50,7 @@ from pydantic import (
 
 from agentloom.api.limits import RequestLimits
 from agentloom.inference.base import ProviderConfig, TokenCountSetting
+from agentloom.inference.router import DEFAULT_COOLDOWN, Deployment, RouteConfig
 from agentloom.safety.settings import SafetySettings
 from agentloom.sealing import SealingKey
 
@@ -415,6 +422,37 @@ class ProviderSettings(_Strict):
         )
 
 
+class DeploymentSettings(_Strict):
+    """One deployment of a routed model: a provider (by name) and the id its backend knows."""
+
+    provider: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+
+
+class RoutedModelSettings(_Strict):
+    """``[[models]]``: a model id served by its deployments, then by its fallbacks
+    (docs/gateway.md, "Routing")."""
+
+    id: str = Field(min_length=1)
+    deployments: list[DeploymentSettings]
+    fallbacks: list[str] = Field(default_factory=list)
+    cooldown: float = Field(default=DEFAULT_COOLDOWN, ge=0)
+
+    @model_validator(mode="after")
+    def _deployed(self) -> RoutedModelSettings:
+        if not self.deployments:
+            raise ValueError(f"model {self.id!r} needs at least one deployment")
+        return self
+
+    def to_config(self) -> RouteConfig:
+        return RouteConfig(
+            id=self.id,
+            deployments=tuple(Deployment(d.provider, d.model) for d in self.deployments),
+            fallbacks=tuple(self.fallbacks),
+            cooldown=self.cooldown,
+        )
+
+
 class Settings(_Strict):
     server: ServerSettings = Field(default_factory=ServerSettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)
@@ -423,6 +461,7 @@ class Settings(_Strict):
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     engine: EngineSettings = Field(default_factory=EngineSettings)
     providers: list[ProviderSettings] = Field(default_factory=list)
+    models: list[RoutedModelSettings] = Field(default_factory=list)  # [[models]]: routed ids
     embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     vector_stores: VectorStoreSettings = Field(default_factory=VectorStoreSettings)
     files: FilesSettings = Field(default_factory=FilesSettings)
@@ -440,9 +479,63 @@ class Settings(_Strict):
             raise ValueError(f"provider names must be unique; repeated: {', '.join(duplicates)}")
         return self
 
+    @model_validator(mode="after")
+    def _routes_resolve(self) -> Settings:
+        _check_routes(self.models, self.providers)
+        return self
+
     def provider_configs(self, env: Mapping[str, str] | None = None) -> list[ProviderConfig]:
         env = os.environ if env is None else env
         return [p.to_config(env) for p in self.providers]
+
+    def route_configs(self) -> list[RouteConfig]:
+        return [m.to_config() for m in self.models]
+
+
+def _check_routes(models: list[RoutedModelSettings], providers: list[ProviderSettings]) -> None:
+    """Routed ids are unique, their deployments name providers, their fallbacks are served
+    (when that can be told before discovery) and lead back to none of them."""
+    ids = [m.id for m in models]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise ValueError(f"[[models]] ids must be unique; repeated: {', '.join(repeated)}")
+    names = {p.name for p in providers}
+    for model in models:
+        unknown = [d.provider for d in model.deployments if d.provider not in names]
+        if unknown:
+            raise ValueError(f"model {model.id!r}: no provider named {unknown[0]!r}")
+    _check_fallbacks(models, providers)
+    cycle = _fallback_cycle({m.id: m.fallbacks for m in models})
+    if cycle:
+        raise ValueError(f"model fallbacks form a cycle: {' -> '.join(cycle)}")
+
+
+def _check_fallbacks(models: list[RoutedModelSettings], providers: list[ProviderSettings]) -> None:
+    """Unless a provider discovers its models (its list is known only once it answers), every
+    fallback is a routed id or a model of a provider's static list."""
+    if any(p.discover and not p.models for p in providers):
+        return
+    served = {m.id for m in models}
+    served |= {name for p in providers for m in p.models for name in (m, f"{p.name}/{m}")}
+    for model in models:
+        unknown = [f for f in model.fallbacks if f not in served]
+        if unknown:
+            raise ValueError(f"model {model.id!r}: its fallback {unknown[0]!r} is not served")
+
+
+def _fallback_cycle(fallbacks: Mapping[str, list[str]]) -> list[str] | None:
+    """Routed ids whose fallbacks lead back to the first of them, or ``None``."""
+
+    def walk(path: list[str]) -> list[str] | None:
+        for step in fallbacks.get(path[-1], []):
+            if step in path:
+                return [*path[path.index(step) :], step]
+            found = walk([*path, step])
+            if found:
+                return found
+        return None
+
+    return next((cycle for start in fallbacks if (cycle := walk([start]))), None)
 
 
 _ENV_SCALARS: dict[str, tuple[str, str]] = {

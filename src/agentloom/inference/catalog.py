@@ -3,6 +3,8 @@
 A model is served under its backend id and as ``provider/model``. Static model lists come from
 the configuration; the others are discovered from each backend's ``GET /models`` at startup and
 again (at most every ``refresh_interval`` seconds) when a request names a model we do not know.
+Routed models (``[[models]]``, :mod:`agentloom.inference.router`) are served under their own id,
+before any provider's model of the same id.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from agentloom.inference.base import ModelInfo, Provider, ProviderConfig
 from agentloom.tenancy import current_policy
 
 log = logging.getLogger(__name__)
+ROUTER = "router"  # the owner of routed models
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +53,7 @@ class ModelCatalog:
             for name, cfg in configs.items()
         }
         self._index: dict[str, ServedModel] = {}
+        self._routed: dict[str, Provider] = {}
         self._last_refresh = -float("inf")
         self._lock = asyncio.Lock()
         # asked before a model is used (the rate limiter): raises to refuse
@@ -77,21 +81,28 @@ class ModelCatalog:
             )
         return served[0]
 
+    def route(self, models: Mapping[str, Provider]) -> None:
+        """Serve the routed ``models`` (by id)."""
+        self._routed.update(models)
+        self._reindex()
+
     async def resolve(self, model_id: str, *, use: bool = True) -> Resolved:
         """The model and its provider; ``use``: it is about to be called (the admission check
         runs), not only looked at."""
-        served = self._index.get(model_id)
-        if served is None and await self._refresh_if_stale():
-            served = self._index.get(model_id)
+        served = await self._served(model_id)
         if served is None or not _permitted(served, model_id):
-            raise NotFoundError(
-                f"The model '{model_id}' does not exist or you do not have access to it.",
-                param="model",
-                code="model_not_found",
-            )
+            raise _not_found(model_id)
         if use and self.admission is not None:
             await self.admission(served.id)
-        return Resolved(provider=self._providers[served.provider_name], model=served)
+        return self._resolved(served)
+
+    async def lookup(self, model_id: str) -> Resolved:
+        """The model and its provider, whatever the project may use and without admission: a
+        routed model's fallback (the project was let use the routed model)."""
+        served = await self._served(model_id)
+        if served is None:
+            raise _not_found(model_id)
+        return self._resolved(served)
 
     def all_names(self) -> list[str]:
         """The shortest name of every model served, whatever the running work's project may
@@ -101,6 +112,17 @@ class ModelCatalog:
     def models(self) -> list[ServedModel]:
         """The models served, those the running work's project may use."""
         return [m for name, m in self._index.items() if _permitted(m, name)]
+
+    async def _served(self, model_id: str) -> ServedModel | None:
+        served = self._index.get(model_id)
+        if served is None and await self._refresh_if_stale():
+            served = self._index.get(model_id)
+        return served
+
+    def _resolved(self, served: ServedModel) -> Resolved:
+        routed = self._routed.get(served.id)  # routed ids are indexed first: it is this one
+        provider = routed if routed is not None else self._providers[served.provider_name]
+        return Resolved(provider=provider, model=served)
 
     async def _refresh_if_stale(self) -> bool:
         async with self._lock:
@@ -117,7 +139,7 @@ class ModelCatalog:
             return None
 
     def _reindex(self) -> None:
-        index: dict[str, ServedModel] = {}
+        index = {name: _routed(name) for name in self._routed}
         for name, models in self._models.items():
             for info in models:
                 index.setdefault(info.id, ServedModel(info.id, name, info.id, info))
@@ -126,6 +148,18 @@ class ModelCatalog:
                 alias = f"{name}/{info.id}"
                 index.setdefault(alias, ServedModel(alias, name, info.id, info))
         self._index = index
+
+
+def _routed(model_id: str) -> ServedModel:
+    return ServedModel(model_id, ROUTER, model_id, ModelInfo(id=model_id, owned_by=ROUTER))
+
+
+def _not_found(model_id: str) -> NotFoundError:
+    return NotFoundError(
+        f"The model '{model_id}' does not exist or you do not have access to it.",
+        param="model",
+        code="model_not_found",
+    )
 
 
 def _permitted(model: ServedModel, name: str) -> bool:

@@ -28,6 +28,7 @@ from agentloom.errors import InternalError
 from agentloom.inference.base import Provider, ProviderConfig
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.inference.provider_types import build_provider
+from agentloom.inference.router import routed_models
 from agentloom.retrieval.embedding_models import EmbeddingModel, build_embedding_models
 from agentloom.retrieval.embeddings import Embedder, build_embedder
 from agentloom.safety.service import SafetyService
@@ -133,6 +134,7 @@ async def open_runtime(
                 "AGENTLOOM_INFERENCE_BASE_URL or declare [[providers]] in --config FILE"
             )
         catalog = ModelCatalog(built, configs)
+        catalog.route(routed_models(settings.route_configs(), built, catalog.lookup))
         await catalog.refresh()
         if embedder is None:
             embedder = build_embedder(settings.embeddings)
