@@ -3,6 +3,7 @@ when the configuration is loaded."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,9 @@ cooldown = 5
 id = "backup"
 deployments = [{ provider = "b", model = "small-chat" }]
 """
+
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
 
 
 def _load(tmp_path: Path, content: str) -> list[RouteConfig]:
@@ -113,3 +117,13 @@ def test_a_fallback_may_be_a_model_a_provider_discovers(tmp_path: Path) -> None:
     (chat,) = _load(tmp_path, PROVIDERS + discovering + routed)
 
     assert chat.fallbacks == ("qwen",)  # known once vllm answers; skipped if it never serves it
+
+
+def test_the_documented_configuration_loads_with_its_routed_model(tmp_path: Path) -> None:
+    found = re.search(r"```toml\n(.*?)```", DOCS.read_text(), re.DOTALL)
+    assert found is not None
+
+    (chat,) = _load(tmp_path, found.group(1))
+
+    assert [d.provider for d in chat.deployments] == ["vllm", "vllm-2"]
+    assert chat.fallbacks == ("gpt-4.1-mini",)

@@ -363,3 +363,8 @@ async def test_the_catalog_serves_a_routed_model_once_under_its_id(router: Route
 async def test_an_unknown_deployment_provider_is_refused(router: Router) -> None:
     with pytest.raises(ValueError, match="no provider named 'nope'"):
         router.route(RouteConfig("chat", (Deployment("nope", "m"),)))
+
+
+async def test_a_routed_model_needs_a_deployment(router: Router) -> None:
+    with pytest.raises(ValueError, match="needs at least one deployment"):
+        router.route(RouteConfig("chat", ()))

@@ -96,6 +96,8 @@ class RoutedModel:
         *,
         clock: Clock = time.monotonic,
     ) -> None:
+        if not config.deployments:
+            raise ValueError(f"model {config.id!r} needs at least one deployment")
         self.id = config.id
         self._replicas = [_replica(config.id, d, providers) for d in config.deployments]
         self._fallbacks = config.fallbacks
