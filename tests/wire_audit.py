@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openai.types import (
+    Completion,
     CreateEmbeddingResponse,
     FileDeleted,
     FileObject,
@@ -142,6 +143,7 @@ _ELEMENT_TYPES: tuple[tuple[re.Pattern[str], TypeAdapter[Any]], ...] = (
 _PASSED: dict[str, TypeAdapter[Any]] = {
     "chat.completion": TypeAdapter(ChatCompletion),
     "chat.completion.chunk": TypeAdapter(ChatCompletionChunk),
+    "text_completion": TypeAdapter(Completion),  # whole or a streamed chunk: the same type
 }
 """Objects passed on from a backend as it sent them (Chat Completions): they must parse; their
 ``null`` s are the backend's."""
@@ -199,6 +201,13 @@ def event_problems(value: Any) -> list[str]:
         return _check(_ERROR, value["error"], "error event")
     if isinstance(value, dict) and set(value) == {"error"}:  # a Chat Completions stream's
         return _check(_ERROR, value["error"], "error event")
+    if isinstance(value, dict) and value.get("object") == "text_completion":
+        # a streamed legacy chunk: ``finish_reason`` is null until the end (the SDK's type has
+        # one model for both and builds chunks without validating)
+        choices = [
+            {**c, "finish_reason": c.get("finish_reason") or "stop"} for c in value["choices"]
+        ]
+        return _parses(_PASSED["text_completion"], {**value, "choices": choices}, "text_completion")
     if isinstance(value, dict) and value.get("object") in _PASSED:
         return _parses(_PASSED[value["object"]], value, value["object"])
     return _check(EVENT, value, f"event {value.get('type')}" if isinstance(value, dict) else "")

@@ -257,3 +257,60 @@ async def test_usage_is_recorded_for_the_project(keyed: Settings, backend: FakeB
     results = [r for b in page.data for r in b.results]
     assert sum(r.input_tokens for r in results) > 0
     assert sum(r.output_tokens for r in results) > 0
+
+
+# --- the legacy POST /v1/completions -----------------------------------------------------------
+
+
+async def test_a_legacy_completion_is_passed_through(
+    client: openai.AsyncOpenAI, backend: FakeBackend, scripted: ScriptedModel
+) -> None:
+    scripted.add_turn("Paris.")
+    scripted.add_turn(text("Rome, then Oslo.", chunk_size=4))
+
+    whole = await client.completions.create(
+        model=f"fake/{backend.model}", prompt="The capital of France is", max_tokens=5
+    )
+    stream = await client.completions.create(
+        model=backend.model, prompt="Two capitals:", stream=True
+    )
+    chunks = [chunk async for chunk in stream]
+
+    assert whole.object == "text_completion"
+    assert whole.model == f"fake/{backend.model}"
+    assert whole.choices[0].text == "Paris."
+    assert whole.usage is not None
+    assert "".join(c.choices[0].text for c in chunks if c.choices) == "Rome, then Oslo."
+    assert [c.usage for c in chunks if c.usage] == []  # not asked for
+    first, second = backend.completion_requests
+    assert (first["prompt"], first["max_tokens"], first["model"]) == (
+        "The capital of France is",
+        5,
+        backend.model,
+    )
+    assert second["stream_options"] == {"include_usage": True}
+
+
+async def test_a_backend_without_the_legacy_api_says_so(
+    http: httpx2.AsyncClient, backend: FakeBackend
+) -> None:
+    backend.completions = False
+
+    reply = await http.post("/completions", json={"model": backend.model, "prompt": "Hi"})
+
+    assert reply.status_code >= 400, reply.text
+    assert reply.status_code < 500 or reply.status_code == 502
+    assert "/completions" in reply.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [({"model": "fake-model"}, "prompt"), ({"model": "fake-model", "prompt": {"a": 1}}, "prompt")],
+)
+async def test_a_legacy_request_without_a_prompt_is_a_400(
+    http: httpx2.AsyncClient, body: dict[str, Any], param: str
+) -> None:
+    reply = await http.post("/completions", json=body)
+
+    assert reply.status_code == 400, reply.text
+    assert reply.json()["error"]["param"].startswith(param)

@@ -144,3 +144,19 @@ async def test_n_above_one_is_refused_while_guarded(
         await guarded.chat.completions.create(model=backend.model, messages=HELLO, n=2)
 
     assert refused.value.param == "n"
+
+
+async def test_legacy_completions_are_guarded_too(
+    guarded: openai.AsyncOpenAI, backend: FakeBackend, scripted: ScriptedModel
+) -> None:
+    scripted.add_turn(f"Card: {CARD}")
+
+    blocked_input = await guarded.completions.create(model=backend.model, prompt=f"Mail {EMAIL}")
+    blocked_output = await guarded.completions.create(model=backend.model, prompt="Hi")
+    with pytest.raises(openai.BadRequestError) as streamed:
+        await guarded.completions.create(model=backend.model, prompt="Hi", stream=True)
+
+    for answer in (blocked_input, blocked_output):
+        assert (answer.choices[0].text, answer.choices[0].finish_reason) == ("", "content_filter")
+    assert len(scripted.requests) == 1  # the blocked input never reached the backend
+    assert streamed.value.param == "stream"

@@ -1,4 +1,5 @@
-"""What agentloom reads of a Chat Completions request (``POST /v1/chat/completions``).
+"""What agentloom reads of a Chat Completions (``POST /v1/chat/completions``) or legacy
+Completions (``POST /v1/completions``) request.
 
 The request is passed to the backend as the client sent it, its ``model`` replaced by the
 backend's own id: only the fields the gateway acts on are read and checked here. Everything else
@@ -18,9 +19,8 @@ class StreamOptions(WireModel):
     include_usage: StrictBool | None = None
 
 
-class ChatCompletionRequest(WireModel):
+class PassedRequest(WireModel):
     model: str = Field(min_length=1)
-    messages: list[dict[str, Any]] = Field(min_length=1)
     stream: StrictBool | None = None
     stream_options: StreamOptions | None = None
 
@@ -28,3 +28,42 @@ class ChatCompletionRequest(WireModel):
     def wants_usage(self) -> bool:
         """The client asked for the usage chunk at the end of its stream."""
         return bool(self.stream_options and self.stream_options.include_usage)
+
+    def new_input(self) -> str | None:
+        """What the client says this turn, as text (``None``: not text, e.g. token ids)."""
+        raise NotImplementedError
+
+
+class ChatCompletionRequest(PassedRequest):
+    messages: list[dict[str, Any]] = Field(min_length=1)
+
+    def new_input(self) -> str:
+        """The user and tool messages after the last assistant message (the history before it
+        was checked when it was new)."""
+        texts: list[str] = []
+        for message in reversed(self.messages):
+            if message.get("role") == "assistant":
+                break
+            if message.get("role") in ("user", "tool"):
+                texts.append(_text(message.get("content")))
+        return "\n".join(reversed(texts))
+
+
+class CompletionRequest(PassedRequest):
+    prompt: str | list[str] | list[int] | list[list[int]]
+
+    def new_input(self) -> str | None:
+        if isinstance(self.prompt, str):
+            return self.prompt
+        if all(isinstance(part, str) for part in self.prompt):
+            return "\n".join(str(part) for part in self.prompt)
+        return None  # token ids
+
+
+def _text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict)]
+        return "\n".join(p for p in parts if isinstance(p, str))
+    return ""

@@ -247,17 +247,24 @@ class Provider(Protocol):
     async def aclose(self) -> None: ...
 
 
+CHAT_PATH = "/chat/completions"
+COMPLETIONS_PATH = "/completions"  # the legacy text completions
+
+
 @runtime_checkable
 class ChatCompletions(Protocol):
-    """A provider whose backend serves the Chat Completions API itself, so that a client's
-    request can be passed through as it is (agentloom's ``/v1/chat/completions``). Failures
-    raise ``UpstreamError``, as in :class:`Provider`."""
+    """A provider whose backend serves the Chat Completions API itself (and, at ``path``
+    ``/completions``, the legacy Completions API where it has it), so that a client's request
+    can be passed through as it is (agentloom's ``/v1/chat/completions``, ``/v1/completions``).
+    Failures raise ``UpstreamError``, as in :class:`Provider`."""
 
-    async def complete(self, body: dict[str, object]) -> dict[str, object]:
-        """The whole (non-streamed) chat completion for ``body``, decoded."""
+    async def complete(self, body: dict[str, object], path: str = CHAT_PATH) -> dict[str, object]:
+        """The whole (non-streamed) answer to ``body``, decoded."""
         ...
 
-    def stream_data(self, body: dict[str, object]) -> AsyncIterator[list[str]]:
+    def stream_data(
+        self, body: dict[str, object], path: str = CHAT_PATH
+    ) -> AsyncIterator[list[str]]:
         """The ``data:`` payloads of the streamed answer to ``body`` (``[DONE]`` left out), a
         network read at a time, as the backend wrote them."""
         ...

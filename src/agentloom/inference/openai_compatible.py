@@ -27,6 +27,7 @@ from agentloom.errors import (
     UpstreamTimeoutError,
 )
 from agentloom.inference.base import (
+    CHAT_PATH,
     ChatRequest,
     Chunk,
     ModelInfo,
@@ -227,23 +228,25 @@ class OpenAICompatibleProvider:
 
     # --- Chat Completions passed through (agentloom's /v1/chat/completions) ------------------
 
-    async def complete(self, body: dict[str, object]) -> dict[str, object]:
+    async def complete(self, body: dict[str, object], path: str = CHAT_PATH) -> dict[str, object]:
         if self._pool is None:
-            answer = await self._sdk_post("/chat/completions", body)
+            answer = await self._sdk_post(path, body)
         else:
-            answer = await self._lean_post("/chat/completions", json_codec.dumps(body))
+            answer = await self._lean_post(path, json_codec.dumps(body))
         if isinstance(answer, dict) and answer.get("error"):
             raise _reported_error(answer["error"])
         if not isinstance(answer, dict):
             raise _invalid_answer(answer)
         return answer
 
-    async def stream_data(self, body: dict[str, object]) -> AsyncGenerator[list[str], None]:
+    async def stream_data(
+        self, body: dict[str, object], path: str = CHAT_PATH
+    ) -> AsyncGenerator[list[str], None]:
         if self._pool is None:
-            async for decoded in self._sdk_events(body):
+            async for decoded in self._sdk_events(body, path):
                 yield [json_codec.dumps(data).decode() for data in decoded]
             return
-        async with aclosing(self._lean_data(json_codec.dumps(body))) as batches:
+        async with aclosing(self._lean_data(json_codec.dumps(body), path)) as batches:
             async for batch in batches:
                 yield batch
 
@@ -274,12 +277,14 @@ class OpenAICompatibleProvider:
                     if decoded:
                         yield decoded
 
-    async def _lean_data(self, payload: bytes) -> AsyncGenerator[list[str], None]:
+    async def _lean_data(
+        self, payload: bytes, path: str = CHAT_PATH
+    ) -> AsyncGenerator[list[str], None]:
         """The streamed answer's ``data:`` payloads (``[DONE]`` left out), a read at a time."""
         assert self._pool is not None
         started = False
         try:
-            async with self._pool.post("/chat/completions", payload) as response:
+            async with self._pool.post(path, payload) as response:
                 if not 200 <= response.status < 300:
                     raw = await response.read()
                     raise _http_status_error(response.status, response.headers, raw)
@@ -344,8 +349,10 @@ class OpenAICompatibleProvider:
         except (json.JSONDecodeError, UnicodeDecodeError):  # a JSON content type, a non-JSON body
             return None
 
-    async def _sdk_events(self, body: dict[str, object]) -> AsyncGenerator[list[object], None]:
-        events = await self._open(body)
+    async def _sdk_events(
+        self, body: dict[str, object], path: str = CHAT_PATH
+    ) -> AsyncGenerator[list[object], None]:
+        events = await self._open(body, path)
         try:
             async for data in events:
                 yield [data]
@@ -357,10 +364,10 @@ class OpenAICompatibleProvider:
             with anyio.CancelScope(shield=True):
                 await events.close()
 
-    async def _open(self, body: dict[str, object]) -> AsyncStream[object]:
+    async def _open(self, body: dict[str, object], path: str) -> AsyncStream[object]:
         try:
             return await self._client.post(
-                "/chat/completions",
+                path,
                 body=body,
                 cast_to=object,
                 options=_OPTIONS,

@@ -29,6 +29,7 @@ from agentloom.errors import (
     UpstreamRequestError,
 )
 from agentloom.inference.base import (
+    CHAT_PATH,
     ChatCompletions,
     ChatRequest,
     Chunk,
@@ -131,16 +132,18 @@ class RoutedModel:
 
     # --- ChatCompletions ---------------------------------------------------------------------
 
-    async def complete(self, body: dict[str, object]) -> dict[str, object]:
+    async def complete(self, body: dict[str, object], path: str = CHAT_PATH) -> dict[str, object]:
         async def start(provider: Provider, model: str) -> AsyncIterator[dict[str, object]]:
-            yield await self._chat(provider).complete({**body, "model": model})
+            yield await self._chat(provider).complete({**body, "model": model}, path)
 
         async with aclosing(self._routed(start)) as answers:
             return await anext(answers)
 
-    def stream_data(self, body: dict[str, object]) -> AsyncGenerator[list[str], None]:
+    def stream_data(
+        self, body: dict[str, object], path: str = CHAT_PATH
+    ) -> AsyncGenerator[list[str], None]:
         def start(provider: Provider, model: str) -> AsyncIterator[list[str]]:
-            return self._chat(provider).stream_data({**body, "model": model})
+            return self._chat(provider).stream_data({**body, "model": model}, path)
 
         return self._routed(start)
 

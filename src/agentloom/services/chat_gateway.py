@@ -16,11 +16,11 @@ from contextlib import aclosing
 from dataclasses import dataclass
 
 from agentloom import json_codec
-from agentloom.api.chat_completions import ChatCompletionRequest
+from agentloom.api.chat_completions import PassedRequest
 from agentloom.engine.guardrails import Guard
 from agentloom.errors import InvalidRequestError
 from agentloom.inference import base as inf
-from agentloom.inference.base import ChatCompletions, Usage
+from agentloom.inference.base import CHAT_PATH, ChatCompletions, Usage
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.inference.chat_chunks import InvalidChunk, usage_of
 from agentloom.inference.router import RoutedModel
@@ -32,6 +32,7 @@ from agentloom.services.usage import UsageLedger
 @dataclass(frozen=True, slots=True)
 class _Call:
     provider: ChatCompletions
+    path: str  # CHAT_PATH, or COMPLETIONS_PATH for the legacy API
     body: dict[str, object]  # what the backend is sent
     model: str  # the id the client used, written back into answers
     renamed: bool  # the backend calls the model otherwise
@@ -46,15 +47,17 @@ class ChatGateway:
         self._usage = usage
         self._guards = guards
 
-    async def complete(self, request: ChatCompletionRequest, body: dict[str, object]) -> bytes:
-        """The whole chat completion, as JSON."""
-        call = await self._call(request, body)
-        guard = await self._guard(body)
+    async def complete(
+        self, request: PassedRequest, body: dict[str, object], path: str = CHAT_PATH
+    ) -> bytes:
+        """The whole answer, as JSON."""
+        call = await self._call(request, body, path)
+        guard = await self._guard(request, body)
         if isinstance(guard, Decision):
-            return json_codec.dumps(refused(call.model, guard))
+            return json_codec.dumps(refused(call.model, guard, legacy=path != CHAT_PATH))
         usage: Usage | None = None
         try:
-            answer = await call.provider.complete(call.body)
+            answer = await call.provider.complete(call.body, call.path)
             usage = _usage(answer)
         finally:
             self._record(call, usage)
@@ -65,16 +68,16 @@ class ChatGateway:
         return json_codec.dumps(answer)
 
     async def stream(
-        self, request: ChatCompletionRequest, body: dict[str, object]
+        self, request: PassedRequest, body: dict[str, object], path: str = CHAT_PATH
     ) -> AsyncIterator[list[bytes]]:
         """The streamed answer's ``data:`` payloads, a network read at a time. The backend has
         answered before this returns: a failure to start is raised here, a later one by the
         iterator."""
-        call = await self._call(request, body)
-        guard = await self._guard(body)
+        call = await self._call(request, body, path)
+        guard = await self._guard(request, body)
         if isinstance(guard, Decision):
             return _refusal(call, guard)
-        data = call.provider.stream_data(call.body)
+        data = call.provider.stream_data(call.body, call.path)
         try:
             first: list[str] = await anext(data, [])
         except BaseException:
@@ -84,15 +87,17 @@ class ChatGateway:
             return self._guarded(call, guard, _starting(first, data))
         return self._payloads(call, data, first)
 
-    async def _guard(self, body: dict[str, object]) -> Guard | Decision | None:
+    async def _guard(
+        self, request: PassedRequest, body: dict[str, object]
+    ) -> Guard | Decision | None:
         """The call's guard (``None``: no guardrails), or the decision that blocked its input."""
-        guard = self._guards.guard(body) if self._guards is not None else None
+        guard = self._guards.guard(request, body) if self._guards is not None else None
         if guard is None:
             return None
         decision = await guard.check_input()
         return decision if decision.blocked else guard
 
-    async def _call(self, request: ChatCompletionRequest, body: dict[str, object]) -> _Call:
+    async def _call(self, request: PassedRequest, body: dict[str, object], path: str) -> _Call:
         resolved = await self._catalog.resolve(request.model)
         provider = resolved.provider
         if not isinstance(provider, ChatCompletions):
@@ -107,7 +112,7 @@ class ChatGateway:
         if request.stream:
             sent["stream_options"] = {**_options(body), "include_usage": True}
         renamed = backend_id != request.model or isinstance(provider, RoutedModel)
-        return _Call(provider, sent, request.model, renamed, request.wants_usage)
+        return _Call(provider, path, sent, request.model, renamed, request.wants_usage)
 
     async def _payloads(
         self, call: _Call, data: AsyncIterator[list[str]], first: list[str]

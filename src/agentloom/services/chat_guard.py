@@ -10,11 +10,13 @@ held until checked (:class:`~agentloom.engine.output_guard.OutputGuard`) and wri
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+import time
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentloom import json_codec
+from agentloom.api.chat_completions import CompletionRequest, PassedRequest
 from agentloom.engine.guardrails import Guard, GuardPlan, Guardrails
 from agentloom.errors import InvalidRequestError, UpstreamError
 from agentloom.inference import base as inf
@@ -32,54 +34,46 @@ class ChatGuards:
     def __init__(self, guardrails: Guardrails) -> None:
         self._guardrails = guardrails
 
-    def guard(self, body: Mapping[str, Any]) -> Guard | None:
+    def guard(self, request: PassedRequest, body: Mapping[str, Any]) -> Guard | None:
         safety = self._guardrails.safety
         shields = safety.guardrails(None)
         if not shields:
             return None
         if body.get("n", 1) not in (1, None):
-            raise InvalidRequestError(
-                "'n' above 1 is not supported while guardrails check the output.",
-                param="n",
-                code="unsupported_value",
-            )
-        text = new_input(body.get("messages") or [])
+            raise _unguardable("'n' above 1", "n")
+        if isinstance(request, CompletionRequest) and request.stream:
+            raise _unguardable("A streamed legacy completion", "stream")
+        text = request.new_input()
+        if text is None:
+            raise _unguardable("A prompt of token ids", "prompt")
         plan = GuardPlan(safety, shields, None, self._guardrails.window, input_text=text)
         return Guard(plan)
 
 
-def new_input(messages: Sequence[Any]) -> str:
-    """What the client says this turn: the user and tool messages after the last assistant
-    message (the history before it was checked when it was new)."""
-    texts: list[str] = []
-    for message in reversed(messages):
-        if not isinstance(message, dict) or message.get("role") == "assistant":
-            break
-        if message.get("role") in ("user", "tool"):
-            texts.append(_text(message.get("content")))
-    return "\n".join(reversed(texts))
-
-
-def _text(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [p.get("text") for p in content if isinstance(p, dict)]
-        return "\n".join(p for p in parts if isinstance(p, str))
-    return ""
+def _unguardable(what: str, param: str) -> InvalidRequestError:
+    return InvalidRequestError(
+        f"{what} is not supported while the server's guardrails check requests"
+        " (use /v1/chat/completions with text messages, or /v1/responses).",
+        param=param,
+        code="unsupported_value",
+    )
 
 
 # --- whole answers ---------------------------------------------------------------------------
 
 
-def refused(model: str, decision: Decision) -> dict[str, object]:
-    """A chat completion that only refuses (the input was blocked: no model call was made)."""
-    message = {"role": "assistant", "content": None, "refusal": decision.message}
-    choice = {"index": 0, "message": message, "finish_reason": CONTENT_FILTER, "logprobs": None}
+def refused(model: str, decision: Decision, *, legacy: bool = False) -> dict[str, object]:
+    """An answer that only refuses (the input was blocked: no model call was made). A legacy
+    completion has no ``refusal``: its text is empty."""
+    choice: dict[str, object] = {"index": 0, "finish_reason": CONTENT_FILTER, "logprobs": None}
+    if legacy:
+        choice["text"] = ""
+    else:
+        choice["message"] = {"role": "assistant", "content": None, "refusal": decision.message}
     return {
-        "id": "chatcmpl-refused",
-        "object": "chat.completion",
-        "created": 0,
+        "id": "cmpl-refused" if legacy else "chatcmpl-refused",
+        "object": "text_completion" if legacy else "chat.completion",
+        "created": int(time.time()),
         "model": model,
         "choices": [choice],
     }
@@ -89,14 +83,19 @@ async def screened(guard: Guard, answer: dict[str, Any]) -> dict[str, Any]:
     """``answer`` with each choice's text checked; a blocked one becomes a refusal."""
     safety, shields = guard.plan.safety, guard.plan.output_shields()
     for choice in answer.get("choices") or []:
-        message = choice.get("message") if isinstance(choice, dict) else None
-        if not isinstance(message, dict) or not isinstance(message.get("content"), str):
+        if not isinstance(choice, dict):
             continue
-        decision = await safety.check(shields, message["content"], "assistant")
-        if decision.blocked:
-            message.update(content=None, refusal=decision.message)
-            message.pop("tool_calls", None)
-            choice["finish_reason"] = CONTENT_FILTER
+        message = choice.get("message")
+        if isinstance(message, dict) and isinstance(message.get("content"), str):
+            decision = await safety.check(shields, message["content"], "assistant")
+            if decision.blocked:
+                message.update(content=None, refusal=decision.message)
+                message.pop("tool_calls", None)
+                choice["finish_reason"] = CONTENT_FILTER
+        elif isinstance(choice.get("text"), str):  # a legacy completion
+            decision = await safety.check(shields, choice["text"], "assistant")
+            if decision.blocked:
+                choice.update(text="", finish_reason=CONTENT_FILTER)
     return answer
 
 

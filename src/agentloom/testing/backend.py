@@ -10,7 +10,8 @@ backend.chat_requests[0]                 # ... read back into ChatRequest
 ```
 
 It answers ``GET /v1/models`` and ``POST /v1/chat/completions`` (also without ``/v1``), streamed
-(SSE, a final usage chunk when ``stream_options.include_usage``) or not, and vLLM's
+(SSE, a final usage chunk when ``stream_options.include_usage``) or not, the legacy
+``POST /v1/completions`` the same way (``completions = False``: a 404 there), and vLLM's
 ``POST /tokenize`` (at the root only, as vLLM serves it) with the provider's ``count_tokens``;
 ``FakeBackend(model, tokenize=False)`` answers 404 there instead, like most backends. It also
 answers ``POST /v1/embeddings`` with deterministic hashed bag-of-words vectors
@@ -35,7 +36,7 @@ from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequenc
 from contextlib import contextmanager
 from typing import Any, Final, Literal
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentloom.errors import (
     ContextLengthExceededError,
@@ -303,6 +304,49 @@ def _whole_call(deltas: list[ToolCallDelta]) -> JSONObject:
 # --- the backend -----------------------------------------------------------------------------
 
 
+def _replaying(body: bytes, receive: Receive) -> Receive:
+    """``receive`` with ``body`` as the request's body (then what ``receive`` says)."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+def _as_text_completions(send: Send) -> Send:
+    """``send``, with chat completions (whole or streamed) written as text completions."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":  # the length changes: sent chunked
+            headers = [(k, v) for k, v in message.get("headers", []) if k != b"content-length"]
+            message = {**message, "headers": headers}
+        elif message["type"] == "http.response.body" and message.get("body"):
+            lines = message["body"].split(b"\n")
+            message = {**message, "body": b"\n".join(_text_line(line) for line in lines)}
+        await send(message)
+
+    return sending
+
+
+def _text_line(line: bytes) -> bytes:
+    prefix = b"data: " if line.startswith(b"data: {") else b""
+    if not prefix and not line.startswith(b"{"):
+        return line
+    value = json.loads(line[len(prefix) :])
+    if not isinstance(value, dict) or "choices" not in value:
+        return line
+    value["object"] = "text_completion"
+    for choice in value["choices"]:
+        part = choice.pop("message", None) or choice.pop("delta", None) or {}
+        choice["text"] = part.get("content") or ""
+    return prefix + _dumps(value)
+
+
 async def _read_body(receive: Receive) -> bytes:
     parts: list[bytes] = []
     while True:
@@ -360,6 +404,8 @@ class FakeBackend:
         self.chat_requests: list[ChatRequest] = []
         self.tokenize_requests: list[JSONObject] = []
         self.tokenize_chat_requests: list[ChatRequest] = []
+        self.completions = True  # the legacy POST /v1/completions is served
+        self.completion_requests: list[JSONObject] = []
         self.embedding_requests: list[JSONObject] = []
         self.embedding_errors: list[UpstreamError] = []
         self.embedding_delays: list[float] = []
@@ -401,6 +447,8 @@ class FakeBackend:
         self.chat_requests = []
         self.tokenize_requests = []
         self.tokenize_chat_requests = []
+        self.completions = True
+        self.completion_requests = []
         self.embedding_requests = []
         self.embedding_errors = []
         self.embedding_delays = []
@@ -430,12 +478,29 @@ class FakeBackend:
         path = scope["path"].removeprefix("/v1")
         if path == "/chat/completions" and scope["method"] == "POST":
             await self._chat(receive, send)
+        elif path == "/completions" and scope["method"] == "POST" and self.completions:
+            await self._completions(receive, send)
         elif path == "/models" and scope["method"] == "GET":
             await self._models(send)
         elif path == "/embeddings" and scope["method"] == "POST":
             await self._embeddings(receive, send)
         else:
             await _send_json(send, 404, _error_json(f"no route {path}", 404, code="not_found"))
+
+    async def _completions(self, receive: Receive, send: Send) -> None:
+        """The legacy API: the prompt answered as one user message, the answer's text (or each
+        delta's) as ``choices[].text``."""
+        try:
+            body = json_object(json.loads(await _read_body(receive)), "the request body")
+        except ValueError as exc:
+            await _send_json(send, 400, _error_json(str(exc), 400))
+            return
+        self.completion_requests.append(body)
+        prompt = body.get("prompt", "")
+        text = prompt if isinstance(prompt, str) else json.dumps(prompt)
+        rest = {key: value for key, value in body.items() if key != "prompt"}
+        chat = _dumps({**rest, "messages": [{"role": "user", "content": text}]})
+        await self._chat(_replaying(chat, receive), _as_text_completions(send))
 
     async def _models(self, send: Send) -> None:
         if self.models is not None:

@@ -1,4 +1,5 @@
-"""``POST /v1/chat/completions``: Chat Completions passed through to the model's backend."""
+"""``POST /v1/chat/completions`` (and the legacy ``POST /v1/completions``): passed through to
+the model's backend (:mod:`agentloom.services.chat_gateway`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from agentloom.api.chat_completions import ChatCompletionRequest
+from agentloom.api.chat_completions import ChatCompletionRequest, CompletionRequest
+from agentloom.inference.base import CHAT_PATH, COMPLETIONS_PATH
 from agentloom.server.body import parse_passed_body
 from agentloom.server.routes.responses import SSE_HEADERS
 from agentloom.server.runtime import runtime_of
@@ -14,14 +16,31 @@ from agentloom.server.sse import encode_data
 
 
 async def create_chat_completion(request: Request) -> Response:
-    gateway = runtime_of(request).chat
     parsed, body = await parse_passed_body(request, ChatCompletionRequest)
+    return await _passed(request, parsed, body, CHAT_PATH)
+
+
+async def create_completion(request: Request) -> Response:
+    parsed, body = await parse_passed_body(request, CompletionRequest)
+    return await _passed(request, parsed, body, COMPLETIONS_PATH)
+
+
+async def _passed(
+    request: Request,
+    parsed: ChatCompletionRequest | CompletionRequest,
+    body: dict[str, object],
+    path: str,
+) -> Response:
+    gateway = runtime_of(request).chat
     if parsed.stream:
-        payloads = await gateway.stream(parsed, body)
+        payloads = await gateway.stream(parsed, body, path)
         return StreamingResponse(
             encode_data(payloads), media_type="text/event-stream", headers=SSE_HEADERS
         )
-    return Response(await gateway.complete(parsed, body), media_type="application/json")
+    return Response(await gateway.complete(parsed, body, path), media_type="application/json")
 
 
-routes = [Route("/v1/chat/completions", create_chat_completion, methods=["POST"])]
+routes = [
+    Route("/v1/chat/completions", create_chat_completion, methods=["POST"]),
+    Route("/v1/completions", create_completion, methods=["POST"]),
+]
