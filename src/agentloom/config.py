@@ -50,7 +50,7 @@ from pydantic import (
 
 from agentloom.api.limits import RequestLimits
 from agentloom.inference.base import ProviderConfig, TokenCountSetting
-from agentloom.inference.router import DEFAULT_COOLDOWN, Deployment, RouteConfig
+from agentloom.inference.router import DEFAULT_COOLDOWN, Deployment, RouteConfig, RouteKind
 from agentloom.safety.settings import SafetySettings
 from agentloom.sealing import SealingKey
 
@@ -437,6 +437,7 @@ class RoutedModelSettings(_Strict):
     deployments: list[DeploymentSettings]
     fallbacks: list[str] = Field(default_factory=list)
     cooldown: float = Field(default=DEFAULT_COOLDOWN, ge=0)
+    kind: RouteKind = "chat"  # or "embeddings": served by /v1/embeddings only
 
     @model_validator(mode="after")
     def _deployed(self) -> RoutedModelSettings:
@@ -450,6 +451,7 @@ class RoutedModelSettings(_Strict):
             deployments=tuple(Deployment(d.provider, d.model) for d in self.deployments),
             fallbacks=tuple(self.fallbacks),
             cooldown=self.cooldown,
+            kind=self.kind,
         )
 
 
@@ -488,8 +490,9 @@ class Settings(_Strict):
         env = os.environ if env is None else env
         return [p.to_config(env) for p in self.providers]
 
-    def route_configs(self) -> list[RouteConfig]:
-        return [m.to_config() for m in self.models]
+    def route_configs(self, kind: RouteKind | None = None) -> list[RouteConfig]:
+        """The ``[[models]]`` routes, those of ``kind`` if given."""
+        return [m.to_config() for m in self.models if kind is None or m.kind == kind]
 
 
 def _check_routes(models: list[RoutedModelSettings], providers: list[ProviderSettings]) -> None:
@@ -499,20 +502,49 @@ def _check_routes(models: list[RoutedModelSettings], providers: list[ProviderSet
     repeated = sorted({i for i in ids if ids.count(i) > 1})
     if repeated:
         raise ValueError(f"[[models]] ids must be unique; repeated: {', '.join(repeated)}")
-    names = {p.name for p in providers}
+    by_name = {p.name: p for p in providers}
     for model in models:
-        unknown = [d.provider for d in model.deployments if d.provider not in names]
+        unknown = [d.provider for d in model.deployments if d.provider not in by_name]
         if unknown:
             raise ValueError(f"model {model.id!r}: no provider named {unknown[0]!r}")
-    _check_fallbacks(models, providers)
+        if model.kind == "embeddings":
+            _check_embedding_deployments(model, by_name)
+    _check_kinds(models)
+    _check_fallbacks([m for m in models if m.kind == "chat"], providers)
     cycle = _fallback_cycle({m.id: m.fallbacks for m in models})
     if cycle:
         raise ValueError(f"model fallbacks form a cycle: {' -> '.join(cycle)}")
 
 
+def _check_embedding_deployments(
+    model: RoutedModelSettings, providers: Mapping[str, ProviderSettings]
+) -> None:
+    """The deployments of an embeddings route are OpenAI-compatible ``/embeddings`` endpoints."""
+    for deployment in model.deployments:
+        provider = providers[deployment.provider]
+        if provider.type != "openai_compatible" or not provider.base_url:
+            raise ValueError(
+                f"model {model.id!r} (embeddings): provider {provider.name!r} is not an"
+                " openai_compatible provider with a base_url"
+            )
+
+
+def _check_kinds(models: list[RoutedModelSettings]) -> None:
+    """A routed fallback serves the same API as the route it stands in for."""
+    kinds = {m.id: m.kind for m in models}
+    for model in models:
+        other = [f for f in model.fallbacks if kinds.get(f, model.kind) != model.kind]
+        if other:
+            raise ValueError(
+                f"model {model.id!r} is a {model.kind} route; its fallback {other[0]!r} is"
+                f" not (a fallback serves the same API)"
+            )
+
+
 def _check_fallbacks(models: list[RoutedModelSettings], providers: list[ProviderSettings]) -> None:
     """Unless a provider discovers its models (its list is known only once it answers), every
-    fallback is a routed id or a model of a provider's static list."""
+    fallback of a chat route is a routed id or a model of a provider's static list (those of an
+    embeddings route are served embedding models, known when the server starts)."""
     if any(p.discover and not p.models for p in providers):
         return
     served = {m.id for m in models}

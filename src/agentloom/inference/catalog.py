@@ -54,6 +54,7 @@ class ModelCatalog:
         }
         self._index: dict[str, ServedModel] = {}
         self._routed: dict[str, Provider] = {}
+        self._elsewhere: frozenset[str] = frozenset()  # routed ids of /v1/embeddings
         self._last_refresh = -float("inf")
         self._lock = asyncio.Lock()
         # asked before a model is used (the rate limiter): raises to refuse
@@ -81,15 +82,19 @@ class ModelCatalog:
             )
         return served[0]
 
-    def route(self, models: Mapping[str, Provider]) -> None:
-        """Serve the routed ``models`` (by id)."""
+    def route(self, models: Mapping[str, Provider], *, embeddings: Iterable[str] = ()) -> None:
+        """Serve the routed ``models`` (by id); ``embeddings``: the routed ids served by
+        ``/v1/embeddings`` (called here, a 400 that says so)."""
         self._routed.update(models)
+        self._elsewhere |= frozenset(embeddings)
         self._reindex()
 
     async def resolve(self, model_id: str, *, use: bool = True) -> Resolved:
         """The model and its provider; ``use``: it is about to be called (the admission check
         runs), not only looked at."""
         served = await self._served(model_id)
+        if served is None and use and model_id in self._elsewhere:
+            raise _not_here(model_id)
         if served is None or not _permitted(served, model_id):
             raise _not_found(model_id)
         if use and self.admission is not None:
@@ -159,6 +164,18 @@ def _not_found(model_id: str) -> NotFoundError:
         f"The model '{model_id}' does not exist or you do not have access to it.",
         param="model",
         code="model_not_found",
+    )
+
+
+def _not_here(model_id: str) -> InvalidRequestError | NotFoundError:
+    """The error for an embeddings model called for Responses or Chat Completions: a 400 if
+    the project may use it, else (as for any model it may not use) a 404."""
+    if not current_policy().allows_model(model_id):
+        return _not_found(model_id)
+    return InvalidRequestError(
+        f"The model '{model_id}' is an embeddings model: use it through /v1/embeddings.",
+        param="model",
+        code="model_not_supported",
     )
 
 

@@ -31,6 +31,7 @@ from agentloom.inference.provider_types import build_provider
 from agentloom.inference.router import routed_models
 from agentloom.retrieval.embedding_models import EmbeddingModel, build_embedding_models
 from agentloom.retrieval.embeddings import Embedder, build_embedder
+from agentloom.retrieval.routed_embeddings import routed_embedding_models
 from agentloom.safety.service import SafetyService
 from agentloom.safety.shield_types import build_safety
 from agentloom.sealing import Sealer, SealingKey
@@ -134,7 +135,8 @@ async def open_runtime(
                 "AGENTLOOM_INFERENCE_BASE_URL or declare [[providers]] in --config FILE"
             )
         catalog = ModelCatalog(built, configs)
-        catalog.route(routed_models(settings.route_configs(), built, catalog.lookup))
+        chat = routed_models(settings.route_configs("chat"), built, catalog.lookup)
+        catalog.route(chat, embeddings=[c.id for c in settings.route_configs("embeddings")])
         await catalog.refresh()
         if embedder is None:
             embedder = build_embedder(settings.embeddings)
@@ -213,7 +215,7 @@ async def _services(
     limiter = RateLimiter(database.rate_limits)
     catalog.admission = limiter.admit
     usage = UsageLedger(database.usage, limiter)
-    embeddings = EmbeddingsService(_embedding_models(settings), limiter, usage)
+    embeddings = _embeddings_service(settings, limiter, usage)
     stack.push_async_callback(embeddings.aclose)
     audit = AuditLog(database.audit)
     await keys.check()
@@ -297,6 +299,18 @@ async def _services(
         containers=containers,
         jwt=jwt,
     )
+
+
+def _embeddings_service(
+    settings: Settings, limiter: RateLimiter, usage: UsageLedger
+) -> EmbeddingsService:
+    """The served embedding models, the routed ones (``[[models]]`` of kind embeddings) first."""
+    chat = [config.id for config in settings.route_configs("chat")]
+    service = EmbeddingsService(_embedding_models(settings), limiter, usage, chat_models=chat)
+    providers = {config.name: config for config in settings.provider_configs()}
+    routes = settings.route_configs("embeddings")
+    service.route(routed_embedding_models(routes, providers, settings.embeddings, service.lookup))
+    return service
 
 
 def _embedding_models(settings: Settings) -> list[EmbeddingModel]:

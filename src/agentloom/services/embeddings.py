@@ -8,12 +8,12 @@ recorded in the usage ledger, where ``/v1/organization/usage/embeddings`` report
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import partial
 from typing import Final
 
 from agentloom.api.embeddings import CreateEmbeddingResponse, EmbeddingsRequest
-from agentloom.errors import NotFoundError
+from agentloom.errors import InvalidRequestError, NotFoundError
 from agentloom.offload import off_loop
 from agentloom.retrieval.embedding_models import EmbeddingModel, EmbeddingModelInfo
 from agentloom.services.rate_limits import RateLimiter
@@ -26,16 +26,29 @@ OFF_LOOP_VALUES: Final = 65_536  # floats in an answer from which it is built in
 
 
 class EmbeddingsService:
+    """``chat_models``: the routed ids of Responses and Chat Completions (asked for here, a
+    400 that says so)."""
+
     def __init__(
-        self, models: Sequence[EmbeddingModel], limiter: RateLimiter, usage: UsageLedger
+        self,
+        models: Sequence[EmbeddingModel],
+        limiter: RateLimiter,
+        usage: UsageLedger,
+        *,
+        chat_models: Iterable[str] = (),
     ) -> None:
         self._by_name: dict[str, EmbeddingModel] = {}
-        for model in models:
-            for name in model.info.names:
-                self._by_name.setdefault(name, model)  # the first model keeps a shared name
-        self._models = list(models)
+        self._models: list[EmbeddingModel] = []
+        self._chat_models = frozenset(chat_models)
         self._limiter = limiter
         self._usage = usage
+        self._add(models)
+
+    def route(self, models: Sequence[EmbeddingModel]) -> None:
+        """Serve the routed ``models`` too, before any other model of the same name."""
+        served = self._models
+        self._by_name, self._models = {}, []
+        self._add([*models, *served])
 
     def models(self) -> list[EmbeddingModelInfo]:
         """The models served that the running work's project may use, each once."""
@@ -45,6 +58,14 @@ class EmbeddingsService:
     def names(self) -> list[str]:
         """The id of every model served, whatever the running work's project may use."""
         return list(dict.fromkeys(model.info.id for model in self._by_name.values()))
+
+    def lookup(self, name: str) -> EmbeddingModel:
+        """The model served as ``name``, whatever the project may use: a routed model's
+        fallback (the project was let use the routed model)."""
+        model = self._by_name.get(name)
+        if model is None:
+            raise _not_found(name)
+        return model
 
     def find(self, name: str) -> EmbeddingModelInfo:
         """The model served as ``name``; a 404 when there is none the project may use."""
@@ -71,15 +92,32 @@ class EmbeddingsService:
         for model in self._models:
             await model.aclose()
 
+    def _add(self, models: Sequence[EmbeddingModel]) -> None:
+        for model in models:
+            for name in model.info.names:
+                self._by_name.setdefault(name, model)  # the first model keeps a shared name
+        self._models.extend(models)
+
     def _resolve(self, name: str) -> EmbeddingModel:
         model = self._by_name.get(name)
-        if model is None or not _permitted(model.info, name):
-            raise NotFoundError(
-                f"The model '{name}' does not exist or you do not have access to it.",
+        if model is None and name in self._chat_models and current_policy().allows_model(name):
+            raise InvalidRequestError(
+                f"The model '{name}' is a chat model, not an embeddings model: use it through"
+                " /v1/responses or /v1/chat/completions.",
                 param="model",
-                code="model_not_found",
+                code="model_not_supported",
             )
+        if model is None or not _permitted(model.info, name):
+            raise _not_found(name)
         return model
+
+
+def _not_found(name: str) -> NotFoundError:
+    return NotFoundError(
+        f"The model '{name}' does not exist or you do not have access to it.",
+        param="model",
+        code="model_not_found",
+    )
 
 
 def _permitted(info: EmbeddingModelInfo, name: str) -> bool:
