@@ -298,9 +298,10 @@ async def test_a_backend_without_the_legacy_api_says_so(
 
     reply = await http.post("/completions", json={"model": backend.model, "prompt": "Hi"})
 
-    assert reply.status_code >= 400, reply.text
-    assert reply.status_code < 500 or reply.status_code == 502
-    assert "/completions" in reply.json()["error"]["message"]
+    assert reply.status_code == 400, reply.text
+    error = reply.json()["error"]
+    assert (error["param"], error["code"]) == ("model", "model_not_supported")
+    assert "does not serve the legacy Completions API" in error["message"]
 
 
 @pytest.mark.parametrize(

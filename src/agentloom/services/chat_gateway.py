@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from agentloom import json_codec
 from agentloom.api.chat_completions import PassedRequest
 from agentloom.engine.guardrails import Guard
-from agentloom.errors import InvalidRequestError
+from agentloom.errors import InvalidRequestError, UpstreamError
 from agentloom.inference import base as inf
 from agentloom.inference.base import CHAT_PATH, ChatCompletions, Usage
 from agentloom.inference.catalog import ModelCatalog
@@ -59,6 +59,9 @@ class ChatGateway:
         try:
             answer = await call.provider.complete(call.body, call.path)
             usage = _usage(answer)
+        except UpstreamError as exc:
+            _raise_unserved(call, exc)
+            raise
         finally:
             self._record(call, usage)
         if guard is not None:
@@ -80,6 +83,10 @@ class ChatGateway:
         data = call.provider.stream_data(call.body, call.path)
         try:
             first: list[str] = await anext(data, [])
+        except UpstreamError as exc:
+            self._record(call, None)
+            _raise_unserved(call, exc)
+            raise
         except BaseException:
             self._record(call, None)
             raise
@@ -206,3 +213,15 @@ async def _refusal(call: _Call, decision: Decision) -> AsyncIterator[list[bytes]
         for chunk in (inf.RefusalDelta(decision.message), inf.Finish("stop"))
         if (payload := stream.payload(chunk, blocked=True)) is not None
     ]
+
+
+def _raise_unserved(call: _Call, exc: UpstreamError) -> None:
+    """A 404 of the backend for the legacy API says that it does not serve it: a 400."""
+    if exc.status != 404 or call.path == CHAT_PATH:
+        return
+    raise InvalidRequestError(
+        f"The backend of model '{call.model}' does not serve the legacy Completions API (it"
+        f" answered 404 at {call.path}: {exc.message}); use /v1/chat/completions.",
+        param="model",
+        code="model_not_supported",
+    ) from exc
