@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
+from agentloom.config import ProviderSettings, RoutedModelSettings, Settings
 from agentloom.errors import UpstreamError
 from agentloom.inference.base import ChatRequest
 from agentloom.inference.scripted import ScriptedModel, TurnPart, raise_error
@@ -40,3 +41,24 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
+
+
+SERVED = {"a": "model-a", "b": "model-b", "c": "small"}  # provider -> the model it serves
+
+
+def routed_settings(
+    base: Settings,
+    replicas: list[FakeBackend],
+    models: list[RoutedModelSettings],
+    *,
+    timeout: float,
+) -> Settings:
+    """``base`` with providers ``a``, ``b`` and ``c`` on ``replicas`` (serving ``model-a``,
+    ``model-b`` and ``small``) and the routed ``models``."""
+    providers = [
+        ProviderSettings(name=name, base_url=r.base_url, models=[SERVED[name]], timeout=timeout)
+        for name, r in zip(SERVED, replicas, strict=True)
+    ]
+    return Settings.model_validate(
+        {**base.model_dump(), "providers": [*base.providers, *providers], "models": models}
+    )

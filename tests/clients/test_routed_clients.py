@@ -11,14 +11,14 @@ from pathlib import Path
 import langchain_openai
 import pytest
 
-from agentloom.config import DeploymentSettings, ProviderSettings, RoutedModelSettings, Settings
+from agentloom.config import DeploymentSettings, RoutedModelSettings, Settings
 from agentloom.errors import UpstreamError
 from agentloom.inference.scripted import ScriptedModel
 from agentloom.testing.backend import FakeBackend
 from tests.clients import node
 from tests.clients.test_vercel_ai import SCRIPT
 from tests.plugins.server import make_settings
-from tests.replicas import failing, fake_backends
+from tests.replicas import failing, fake_backends, routed_settings
 
 COOLDOWN = 30.0  # longer than any test: a failed deployment stays out
 
@@ -41,20 +41,13 @@ def replicas(_served: list[FakeBackend]) -> list[FakeBackend]:
 @pytest.fixture
 def settings(backend: FakeBackend, replicas: list[FakeBackend], tmp_path: Path) -> Settings:
     base = make_settings(backend, f"sqlite:///{tmp_path / 'agentloom.db'}", timeout=2.0)
-    served = {"a": "model-a", "b": "model-b", "c": "small"}
-    providers = [
-        ProviderSettings(name=name, base_url=r.base_url, models=[served[name]], timeout=2.0)
-        for name, r in zip(served, replicas, strict=True)
-    ]
     both = [DeploymentSettings(provider="a", model="model-a")]
     both.append(DeploymentSettings(provider="b", model="model-b"))
     chat = RoutedModelSettings(id="chat", deployments=both, fallbacks=["small"], cooldown=COOLDOWN)
     vectors = RoutedModelSettings(
         id="vectors", kind="embeddings", deployments=both, cooldown=COOLDOWN
     )
-    return Settings.model_validate(
-        {**base.model_dump(), "providers": [*base.providers, *providers], "models": [chat, vectors]}
-    )
+    return routed_settings(base, replicas, [chat, vectors], timeout=2.0)
 
 
 def _chat(url: str) -> langchain_openai.ChatOpenAI:

@@ -12,12 +12,12 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
-from agentloom.config import DeploymentSettings, ProviderSettings, RoutedModelSettings, Settings
+from agentloom.config import DeploymentSettings, RoutedModelSettings, Settings
 from agentloom.inference.base import ChatRequest
 from agentloom.inference.scripted import ScriptedModel, TurnPart, break_stream, delay, text
 from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import make_settings
-from tests.replicas import failing, fake_backends
+from tests.replicas import failing, fake_backends, routed_settings
 
 COOLDOWN = 0.5
 HELLO: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Hi"}]
@@ -41,11 +41,6 @@ def replicas(_served: list[FakeBackend]) -> list[FakeBackend]:
 @pytest.fixture
 def settings(backend: FakeBackend, replicas: list[FakeBackend], tmp_path: Path) -> Settings:
     base = make_settings(backend, f"sqlite:///{tmp_path / 'agentloom.db'}", timeout=1.0)
-    served = {"a": "model-a", "b": "model-b", "c": "small"}
-    providers = [
-        ProviderSettings(name=name, base_url=r.base_url, models=[served[name]], timeout=1.0)
-        for name, r in zip(served, replicas, strict=True)
-    ]
     chat = RoutedModelSettings(
         id="chat",
         deployments=[
@@ -55,9 +50,7 @@ def settings(backend: FakeBackend, replicas: list[FakeBackend], tmp_path: Path) 
         fallbacks=["small"],
         cooldown=COOLDOWN,
     )
-    return Settings.model_validate(
-        {**base.model_dump(), "providers": [*base.providers, *providers], "models": [chat]}
-    )
+    return routed_settings(base, replicas, [chat], timeout=1.0)
 
 
 def _models(*backends: FakeBackend) -> list[str]:
