@@ -402,6 +402,22 @@ class ProviderSettings(_Strict):
     max_retries: int = Field(default=0, ge=0)
     http_client: Literal["auto", "lean", "sdk"] = "auto"
     token_count: TokenCountSetting = "auto"
+    # backend model ids (fnmatch patterns) whose /v1/responses are passed through to the
+    # backend's own Responses API instead of running agentloom's loop (docs/gateway.md)
+    responses: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _responses_passable(self) -> ProviderSettings:
+        if not self.responses:
+            return self
+        if self.type != "openai_compatible":
+            raise ValueError(
+                f"provider {self.name!r}: 'responses' needs a provider of type"
+                f" 'openai_compatible', not {self.type!r}"
+            )
+        if any(not pattern.strip() for pattern in self.responses):
+            raise ValueError(f"provider {self.name!r}: 'responses' patterns must not be empty")
+        return self
 
     def to_config(self, env: Mapping[str, str]) -> ProviderConfig:
         api_key = self.api_key
@@ -419,6 +435,7 @@ class ProviderSettings(_Strict):
             max_retries=self.max_retries,
             http_client=self.http_client,
             token_count=self.token_count,
+            responses=tuple(self.responses),
         )
 
 

@@ -228,6 +228,7 @@ class ProviderConfig:
     max_retries: int = 0
     http_client: HTTPClientKind = "auto"  # lean unless a proxy applies; or "lean", "sdk"
     token_count: TokenCountSetting = "auto"  # tokenize, then usage, then estimate; or one of them
+    responses: tuple[str, ...] = ()  # fnmatch patterns of backend ids whose Responses pass through
     extra: dict[str, str] = field(default_factory=dict)
 
 
@@ -249,6 +250,7 @@ class Provider(Protocol):
 
 CHAT_PATH = "/chat/completions"
 COMPLETIONS_PATH = "/completions"  # the legacy text completions
+RESPONSES_PATH = "/responses"
 
 
 @runtime_checkable
@@ -265,6 +267,22 @@ class ChatCompletions(Protocol):
     def stream_data(
         self, body: dict[str, object], path: str = CHAT_PATH
     ) -> AsyncIterator[list[str]]:
+        """The ``data:`` payloads of the streamed answer to ``body`` (``[DONE]`` left out), a
+        network read at a time, as the backend wrote them."""
+        ...
+
+
+@runtime_checkable
+class NativeResponses(Protocol):
+    """A provider whose backend serves the Responses API itself, so that a client's request can
+    be passed through to its ``POST /responses`` (``responses`` patterns in its config).
+    Failures raise ``UpstreamError``, as in :class:`Provider`."""
+
+    async def respond(self, body: dict[str, object]) -> dict[str, object]:
+        """The whole (non-streamed) Response object answering ``body``, decoded."""
+        ...
+
+    def respond_stream(self, body: dict[str, object]) -> AsyncIterator[list[str]]:
         """The ``data:`` payloads of the streamed answer to ``body`` (``[DONE]`` left out), a
         network read at a time, as the backend wrote them."""
         ...

@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 
 from agentloom.errors import InvalidRequestError, NotFoundError, UpstreamError
 from agentloom.inference.base import ModelInfo, Provider, ProviderConfig
@@ -100,6 +101,18 @@ class ModelCatalog:
         if use and self.admission is not None:
             await self.admission(served.id)
         return self._resolved(served)
+
+    async def passes_responses(self, model_id: str) -> bool:
+        """Whether ``/v1/responses`` for ``model_id`` goes to its backend's own Responses API
+        (its provider's ``responses`` patterns match the backend's id); nothing is checked
+        here, the caller's :meth:`resolve` does that."""
+        served = await self._served(model_id)
+        if served is None:
+            return False
+        config = self._configs.get(served.provider_name)
+        if config is None or served.id in self._routed:
+            return False
+        return any(fnmatchcase(served.backend_id, p) for p in config.responses)
 
     async def lookup(self, model_id: str) -> Resolved:
         """The model and its provider, whatever the project may use and without admission: a

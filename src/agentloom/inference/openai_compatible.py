@@ -28,6 +28,7 @@ from agentloom.errors import (
 )
 from agentloom.inference.base import (
     CHAT_PATH,
+    RESPONSES_PATH,
     ChatRequest,
     Chunk,
     ModelInfo,
@@ -135,6 +136,11 @@ def _invalid_chunk(data: object) -> UpstreamError:
 def _invalid_answer(answer: object) -> UpstreamError:
     shown = "a body that is not JSON" if answer is None else clip(json.dumps(answer), MAX_MESSAGE)
     return UpstreamError(f"the inference backend sent an invalid chat completion: {shown}")
+
+
+def _invalid_response(answer: object) -> UpstreamError:
+    shown = "a body that is not JSON" if answer is None else clip(json.dumps(answer), MAX_MESSAGE)
+    return UpstreamError(f"the inference backend sent an invalid response object: {shown}")
 
 
 def _json_or_none(raw: bytes) -> object:
@@ -249,6 +255,21 @@ class OpenAICompatibleProvider:
         async with aclosing(self._lean_data(json_codec.dumps(body), path)) as batches:
             async for batch in batches:
                 yield batch
+
+    # --- Responses passed through (agentloom's /v1/responses, ``responses`` models) ----------
+
+    async def respond(self, body: dict[str, object]) -> dict[str, object]:
+        """The whole Response object; a failed one (its ``error`` set) is an answer too."""
+        if self._pool is None:
+            answer = await self._sdk_post(RESPONSES_PATH, body)
+        else:
+            answer = await self._lean_post(RESPONSES_PATH, json_codec.dumps(body))
+        if not isinstance(answer, dict):
+            raise _invalid_response(answer)
+        return answer
+
+    def respond_stream(self, body: dict[str, object]) -> AsyncGenerator[list[str], None]:
+        return self.stream_data(body, RESPONSES_PATH)
 
     async def list_models(self) -> list[ModelInfo]:
         try:

@@ -52,6 +52,16 @@ async def parse_body(request: Request, model: type[M], *, empty: str | None = No
     return await decode(raw, model, settings.limits)
 
 
+async def parse_body_and_raw(request: Request, model: type[M]) -> tuple[M, bytes]:
+    """:func:`parse_body`, and the raw bytes it was read from (passed on when a backend is to
+    answer the request itself)."""
+    settings = runtime_of(request).settings
+    raw = await read_body(request, settings.server.max_body_bytes)
+    if not raw.strip():
+        raise InvalidRequestError("The request body is empty; a JSON object is expected.")
+    return await decode(raw, model, settings.limits), raw
+
+
 async def parse_passed_body(request: Request, model: type[M]) -> tuple[M, dict[str, object]]:
     """A body that is passed on (to a backend) as it came: read as ``model`` to check what the
     server acts on, and kept whole, as plain JSON, to pass on."""

@@ -49,6 +49,7 @@ from agentloom.services.projects import ProjectsService
 from agentloom.services.prompts import PromptsService
 from agentloom.services.rate_limits import RateLimiter
 from agentloom.services.response_jobs import ResponseJobs
+from agentloom.services.responses_gateway import ResponsesGateway
 from agentloom.services.schedules import Schedules
 from agentloom.services.usage import UsageLedger
 from agentloom.services.vector_stores import VectorStoresService
@@ -97,6 +98,7 @@ class Runtime:
     webhooks: WebhooksService
     schedules: Schedules
     chat: ChatGateway
+    native: ResponsesGateway  # /v1/responses passed through to a backend's own
     containers: ContainersService | None = None
     jwt: JwtVerifier | None = None  # bearer JWTs, with [auth.jwt]
 
@@ -296,6 +298,7 @@ async def _services(
         webhooks=webhooks,
         schedules=Schedules(database.schedules),
         chat=ChatGateway(catalog, usage, ChatGuards(guardrails)),
+        native=ResponsesGateway(catalog, database.responses, finder, usage, guardrails),
         containers=containers,
         jwt=jwt,
     )

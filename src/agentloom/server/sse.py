@@ -34,6 +34,22 @@ async def encode_stored(events: AsyncIterator[StoredEvent]) -> AsyncIterator[byt
     yield DONE
 
 
+async def encode_relayed(
+    batches: AsyncIterator[list[tuple[str | None, bytes]]],
+) -> AsyncIterator[bytes]:
+    """A passed-through Responses stream: each event's ``event:`` line (when its type is
+    known) and its ``data:`` as the backend wrote it, those that arrived together in one
+    write, ``[DONE]`` at the end (the relay ends a broken stream with an event of its own)."""
+    async for batch in batches:
+        yield b"".join(_relayed(kind, data) for kind, data in batch)
+    yield DONE
+
+
+def _relayed(kind: str | None, data: bytes) -> bytes:
+    head = b"" if kind is None else b"event: " + kind.encode() + b"\n"
+    return head + b"data: " + data + b"\n\n"
+
+
 async def encode_data(batches: AsyncIterator[list[bytes]]) -> AsyncIterator[bytes]:
     """Chat Completions' framing: ``data:`` lines only, the payloads that arrived together in
     one write, ``[DONE]`` at the end. A failure after the stream began ends it with an

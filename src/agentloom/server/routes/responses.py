@@ -14,12 +14,14 @@ from agentloom.api.requests import CreateResponseRequest
 from agentloom.api.token_count import InputTokenCount, InputTokensRequest
 from agentloom.engine.service import ItemPageQuery
 from agentloom.errors import InvalidRequestError
-from agentloom.server.body import parse_body
+from agentloom.server.body import parse_body, parse_body_and_raw
 from agentloom.server.query import include_param, limit_param, optional_param, order_param
 from agentloom.server.render import json_response
 from agentloom.server.routes.methods import by_method
 from agentloom.server.runtime import runtime_of
-from agentloom.server.sse import encode_stored, encode_stream
+from agentloom.server.sse import encode_relayed, encode_stored, encode_stream
+from agentloom.services.responses_gateway import ResponsesGateway
+from agentloom.services.responses_relay import Relay
 from agentloom.storage.events import StoredEvent
 
 TOKEN_COUNT_METHOD = "x-agentloom-token-count-method"
@@ -28,7 +30,9 @@ SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 async def create_response(request: Request) -> Response:
     runtime = runtime_of(request)
-    body = await parse_body(request, CreateResponseRequest)
+    body, raw = await parse_body_and_raw(request, CreateResponseRequest)
+    if await runtime.native.serves(body):
+        return await _passed_through(runtime.native, body, raw)
     if body.background:
         return await _create_in_background(request, body)
     prepared = await runtime.responses.prepare(body)
@@ -45,6 +49,17 @@ async def create_response(request: Request) -> Response:
         return json_response(await runtime.responses.collect(prepared))
     finally:
         await runtime.responses.discard(prepared)
+
+
+async def _passed_through(
+    gateway: ResponsesGateway, body: CreateResponseRequest, raw: bytes
+) -> Response:
+    """To the model's backend's own Responses API (:mod:`agentloom.services.responses_gateway`)."""
+    call = await gateway.call(body, raw)
+    if not body.stream:
+        return Response(await gateway.create(call), media_type="application/json")
+    first, rest = await gateway.open(call)
+    return _sse(encode_relayed(Relay(gateway, call).events(first, rest)))
 
 
 async def _create_in_background(request: Request, body: CreateResponseRequest) -> Response:
