@@ -8,6 +8,7 @@ front's; the front stores them, applies the caller's project and records usage.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Awaitable, Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ import openai
 import pytest
 from pydantic import ValidationError
 
+from agentloom.api.response import Response
 from agentloom.config import ProviderSettings, Settings
 from agentloom.errors import UpstreamError, UpstreamRateLimitError
 from agentloom.inference.scripted import ScriptedModel, raise_error
@@ -319,3 +321,48 @@ async def test_usage_is_recorded_for_the_project(
 def test_responses_patterns_are_checked(fields: dict[str, Any], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         ProviderSettings.model_validate({"name": "p", "responses": ["gpt-5*"], **fields})
+
+
+# --- a backend that breaks off its stream ------------------------------------------------------
+
+CREATED = {
+    "type": "response.created",
+    "sequence_number": 0,
+    "response": Response(
+        id="resp_broken", created_at=1, status="in_progress", model=NATIVE
+    ).model_dump(mode="json"),
+}
+
+
+async def _breaking(scope: Any, receive: Any, send: Any) -> None:
+    """A Responses backend whose stream sends ``response.created``, then dies."""
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"text/event-stream")],
+        }
+    )
+    frame = b"event: response.created\ndata: " + json.dumps(CREATED).encode() + b"\n\n"
+    await send({"type": "http.response.body", "body": frame, "more_body": True})
+    raise RuntimeError("the backend died")
+
+
+async def test_a_stream_broken_midway_ends_failed_and_is_stored_so(
+    backend: FakeBackend, database_url: str, tmp_path: Path
+) -> None:
+    with serve(_breaking, lifespan=False) as url:
+        front = make_settings(backend, database_url, files_directory=tmp_path / "files")
+        broken = ProviderSettings(name="broken", base_url=url, models=[NATIVE], responses=["*"])
+        config = front.model_copy(update={"providers": [broken]})
+        async with audited_client(config) as raw:
+            client = sdk(raw)
+            stream = await client.responses.create(model=NATIVE, input="Hi", stream=True)
+            events = [event async for event in stream]
+            stored = await client.responses.retrieve("resp_broken")
+
+    assert [e.type for e in events] == ["response.created", "response.failed"]
+    assert events[-1].sequence_number == 1
+    assert stored.status == "failed"
+    assert stored.error is not None
+    assert "closed the stream" in stored.error.message
