@@ -43,33 +43,34 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 async def parse_body(request: Request, model: type[M], *, empty: str | None = None) -> M:
     """The body as ``model``; an empty body is a 400, or reads as ``empty`` when given."""
-    settings = runtime_of(request).settings
-    raw = await read_body(request, settings.server.max_body_bytes)
-    if not raw.strip():
-        if empty is None:
-            raise InvalidRequestError("The request body is empty; a JSON object is expected.")
-        raw = empty.encode()
-    return await decode(raw, model, settings.limits)
+    raw = await _body(request, empty)
+    return await decode(raw, model, runtime_of(request).settings.limits)
 
 
 async def parse_body_and_raw(request: Request, model: type[M]) -> tuple[M, bytes]:
     """:func:`parse_body`, and the raw bytes it was read from (passed on when a backend is to
     answer the request itself)."""
-    settings = runtime_of(request).settings
-    raw = await read_body(request, settings.server.max_body_bytes)
-    if not raw.strip():
-        raise InvalidRequestError("The request body is empty; a JSON object is expected.")
-    return await decode(raw, model, settings.limits), raw
+    raw = await _body(request)
+    return await decode(raw, model, runtime_of(request).settings.limits), raw
 
 
 async def parse_passed_body(request: Request, model: type[M]) -> tuple[M, dict[str, object]]:
     """A body that is passed on (to a backend) as it came: read as ``model`` to check what the
     server acts on, and kept whole, as plain JSON, to pass on."""
-    settings = runtime_of(request).settings
-    raw = await read_body(request, settings.server.max_body_bytes)
-    if not raw.strip():
+    raw = await _body(request)
+    limits = runtime_of(request).settings.limits
+    return await off_loop(len(raw) >= OFF_LOOP_BYTES, _passed, raw, model, limits)
+
+
+async def _body(request: Request, empty: str | None = None) -> bytes:
+    """The body's bytes within the size limit; an empty body is a 400 unless ``empty`` stands
+    in for it."""
+    raw = await read_body(request, runtime_of(request).settings.server.max_body_bytes)
+    if raw.strip():
+        return raw
+    if empty is None:
         raise InvalidRequestError("The request body is empty; a JSON object is expected.")
-    return await off_loop(len(raw) >= OFF_LOOP_BYTES, _passed, raw, model, settings.limits)
+    return empty.encode()
 
 
 def _passed(raw: bytes, model: type[M], limits: RequestLimits) -> tuple[M, dict[str, object]]:
