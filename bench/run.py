@@ -90,8 +90,19 @@ def _config(folder: Path, backend_port: int) -> Path:
         f"[code_interpreter]\ndirectory = {str(folder / 'containers')!r}\n\n"
         f'[web_search.live]\nprovider = "searxng"\nbase_url = "http://{HOST}:{backend_port}"\n\n'
         + SHIELDS
+        + ROUTED_MODEL
     )
     return path
+
+
+# The routed-model rows' [[models]] entry: one deployment on the fake backend (the environment's
+# provider is named "default").
+ROUTED = "bench-routed"
+ROUTED_MODEL = f"""
+[[models]]
+id = "{ROUTED}"
+deployments = [{{ provider = "default", model = "{MODEL}" }}]
+"""
 
 
 # The guardrail rows' shields: rules in-process, and a Llama Guard the fake backend answers.
@@ -206,13 +217,17 @@ async def _gateway_rows(backend_port: int, server_port: int, opts: Options) -> l
     """``/v1/chat/completions`` through agentloom (passed to the backend) against the backend
     itself: the same request both ways, streamed and not, and the rate at 16 clients."""
     rows = []
-    cases: list[tuple[str, scenarios.Step]] = [
-        ("chat completion passed through", scenarios.chat),
-        ("chat completion passed through, streamed", _chat_stream),
+    cases: list[tuple[str, scenarios.Step, scenarios.Step]] = [
+        ("chat completion passed through", scenarios.chat, scenarios.chat),
+        ("chat completion passed through, streamed", _chat_stream, _chat_stream),
+        ("chat completion, routed model (1 deployment)", scenarios.chat, _routed_chat),
+        ("chat completion, routed model, streamed", _chat_stream, _routed_chat_stream),
     ]
     async with Connection(HOST, backend_port) as direct, Connection(HOST, server_port) as ours:
-        for name, step in cases:
-            base = await scenarios.latency(direct, step, requests=opts.requests, warmup=opts.warmup)
+        for name, direct_step, step in cases:
+            base = await scenarios.latency(
+                direct, direct_step, requests=opts.requests, warmup=opts.warmup
+            )
             lat = await scenarios.latency(ours, step, requests=opts.requests, warmup=opts.warmup)
             added = (lat.median - base.median) * 1000
             target = f"<= {GATEWAY_MS_TARGET} ms"
@@ -237,6 +252,20 @@ async def _gateway_rows(backend_port: int, server_port: int, opts: Options) -> l
             f"{ours_load.rate:.0f} (client CPU {ours_load.client_cpu:.0%},"
             f" server CPU {ours_load.server_ms:.2f} ms a request)",
             f"{ours_load.rate / base_load.rate:.0%} of direct",
+            "",
+            None,
+        )
+    )
+    async with Connection(HOST, server_port) as ours:
+        embedded = await scenarios.latency(
+            ours, scenarios.embed, requests=opts.requests, warmup=opts.warmup
+        )
+    rows.append(
+        Row(
+            f"embeddings: one short text, `{scenarios.EMBEDDING_MODEL}` in the server",
+            "",
+            _pair(embedded),
+            "",
             "",
             None,
         )
@@ -566,6 +595,14 @@ async def _unstored(conn: Connection) -> None:
 
 async def _chat_stream(conn: Connection) -> None:
     await scenarios.chat(conn, stream=True)
+
+
+async def _routed_chat(conn: Connection) -> None:
+    await scenarios.chat(conn, model=ROUTED)
+
+
+async def _routed_chat_stream(conn: Connection) -> None:
+    await scenarios.chat(conn, stream=True, model=ROUTED)
 
 
 async def _respond_stream(conn: Connection) -> None:

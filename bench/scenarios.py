@@ -70,15 +70,25 @@ def _streamed(reply: Reply, terminal: bytes) -> None:
 # --- one request each ------------------------------------------------------------------------
 
 
-async def chat(conn: Connection, *, stream: bool = False) -> None:
-    payload: dict[str, object] = {"model": MODEL, "messages": HELLO, "stream": stream}
+async def chat(conn: Connection, *, stream: bool = False, model: str = MODEL) -> None:
+    payload: dict[str, object] = {"model": model, "messages": HELLO, "stream": stream}
     if stream:
         payload["stream_options"] = {"include_usage": True}
     reply = await conn.post("/v1/chat/completions", payload)
     if stream:
-        _streamed(reply, b'"finish_reason": "stop"')
+        _streamed(reply, b'"stop"')  # the finish reason (a re-encoded event has no spaces)
     else:
         _ok(reply)
+
+
+EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+
+
+async def embed(conn: Connection) -> None:
+    """One short text embedded by the embedded MiniLM (``POST /v1/embeddings``)."""
+    reply = await conn.post("/v1/embeddings", {"model": EMBEDDING_MODEL, "input": "Hello there"})
+    if len(json.loads(_ok(reply).body)["data"][0]["embedding"]) != 384:
+        raise ProtocolError(f"not a MiniLM vector: {reply.body[:300]!r}")
 
 
 async def respond(conn: Connection, *, store: bool = True, stream: bool = False) -> None:
