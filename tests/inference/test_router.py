@@ -216,6 +216,21 @@ async def test_a_deployment_comes_back_after_its_cooldown(router: Router) -> Non
     assert len(router.b.requests) == 5
 
 
+async def test_a_429s_retry_after_longer_than_the_cooldown_is_honoured(router: Router) -> None:
+    router.a.reset(failing(UpstreamRateLimitError("slow down", status=429, retry_after=100)))
+    chat = router.route(CHAT)
+    await _answers(chat, 1)
+    router.a.reset(ScriptedModel())  # healthy again (its record starts over)
+
+    router.clock.now += COOLDOWN + 1  # past the cooldown, not past the retry-after
+    await _answers(chat, 2)
+    assert router.a.requests == []
+    router.clock.now += 100
+    await _answers(chat, 2)
+
+    assert len(router.a.requests) == 1  # back once the backend's own wait was over
+
+
 async def test_when_every_deployment_cools_down_the_first_back_is_tried(router: Router) -> None:
     router.a.reset(failing())
     chat = router.route(CHAT)

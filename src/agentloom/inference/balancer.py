@@ -141,13 +141,14 @@ class Balancer(Generic[P]):
         """``exc``, after putting ``target`` in cooldown; raised if no other target may help."""
         if not retryable(exc):
             raise exc
-        target.cooling_until = self._clock() + self._cooldown
+        wait = max(self._cooldown, exc.retry_after or 0.0)  # a 429's retry-after, when longer
+        target.cooling_until = self._clock() + wait
         log.warning(
             "model %r: %s failed (%s); left out for %gs",
             self.model_id,
             target.label,
             exc.message,
-            self._cooldown,
+            wait,
         )
         return exc
 
