@@ -383,3 +383,29 @@ async def test_an_unknown_deployment_provider_is_refused(router: Router) -> None
 async def test_a_routed_model_needs_a_deployment(router: Router) -> None:
     with pytest.raises(ValueError, match="needs at least one deployment"):
         router.route(RouteConfig("chat", ()))
+
+
+async def test_a_routed_models_context_window_is_its_smallest_deployments() -> None:
+    """What fits the smallest deployment fits wherever the call goes (truncation and compaction
+    read the window from the catalog)."""
+    providers: dict[str, Provider] = {
+        "big": ScriptedModel(models=("m-big",), context_window=32_768),
+        "small": ScriptedModel(models=("m-small",), context_window=8_192),
+        "unknown": ScriptedModel(models=("m-unknown",)),
+    }
+    configs = {name: ProviderConfig(name=name, type="scripted") for name in providers}
+    catalog = ModelCatalog(providers, configs)
+    await catalog.refresh()
+    spread = RouteConfig(
+        "chat",
+        (
+            Deployment("big", "m-big"),
+            Deployment("small", "m-small"),
+            Deployment("unknown", "m-unknown"),
+        ),
+    )
+    alone = RouteConfig("alone", (Deployment("unknown", "m-unknown"),))
+    catalog.route({c.id: RoutedModel(c, providers, catalog.lookup) for c in (spread, alone)})
+
+    assert (await catalog.resolve("chat")).model.info.context_window == 8_192
+    assert (await catalog.resolve("alone")).model.info.context_window is None

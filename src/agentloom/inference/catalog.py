@@ -12,9 +12,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from typing import Protocol, runtime_checkable
 
 from agentloom.errors import InvalidRequestError, NotFoundError, UpstreamError
 from agentloom.inference.base import ModelInfo, Provider, ProviderConfig
@@ -157,7 +158,7 @@ class ModelCatalog:
             return None
 
     def _reindex(self) -> None:
-        index = {name: _routed(name) for name in self._routed}
+        index = {name: self._routed_model(name) for name in self._routed}
         for name, models in self._models.items():
             for info in models:
                 index.setdefault(info.id, ServedModel(info.id, name, info.id, info))
@@ -167,9 +168,35 @@ class ModelCatalog:
                 index.setdefault(alias, ServedModel(alias, name, info.id, info))
         self._index = index
 
+    def _routed_model(self, model_id: str) -> ServedModel:
+        """A routed model, its context window the smallest its deployments' models are known
+        to have (what fits there fits wherever it goes)."""
+        routed = self._routed[model_id]
+        deployments = routed.deployments if isinstance(routed, Spread) else ()
+        windows = [
+            info.context_window
+            for d in deployments
+            for info in self._models.get(d.provider, ())
+            if info.id == d.model and info.context_window
+        ]
+        info = ModelInfo(id=model_id, owned_by=ROUTER, context_window=min(windows, default=None))
+        return ServedModel(model_id, ROUTER, model_id, info)
 
-def _routed(model_id: str) -> ServedModel:
-    return ServedModel(model_id, ROUTER, model_id, ModelInfo(id=model_id, owned_by=ROUTER))
+
+class Deployed(Protocol):
+    @property
+    def provider(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
+
+
+@runtime_checkable
+class Spread(Protocol):
+    """A routed model: the deployments (provider, backend model) it spreads its calls over."""
+
+    @property
+    def deployments(self) -> Sequence[Deployed]: ...
 
 
 def _not_found(model_id: str) -> NotFoundError:

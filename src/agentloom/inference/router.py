@@ -70,6 +70,7 @@ class RoutedModel:
             return Replica(resolved.provider, resolved.model.backend_id, name)
 
         self.id = config.id
+        self.deployments = config.deployments
         self._balancer = Balancer(
             config.id,
             [_replica(config.id, d, providers) for d in config.deployments],
