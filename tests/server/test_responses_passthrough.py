@@ -35,11 +35,6 @@ ALIAS = "native/native-model"  # the same model under its provider's name, in fr
 
 
 @pytest.fixture
-def database_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'front.db'}"
-
-
-@pytest.fixture
 def upstream_model() -> ScriptedModel:
     return ScriptedModel()
 
