@@ -13,6 +13,7 @@ from starlette.middleware import Middleware
 from agentloom.config import Settings
 from agentloom.errors import AgentloomError
 from agentloom.inference.base import Provider
+from agentloom.metrics import Metrics, MetricsMiddleware
 from agentloom.retrieval.embeddings import Embedder
 from agentloom.server import errors, process
 from agentloom.server.auth import AuthMiddleware
@@ -32,6 +33,7 @@ from agentloom.server.routes import (
     webhooks,
     websocket,
 )
+from agentloom.server.routes import metrics as metrics_routes
 from agentloom.server.runtime import open_runtime, start_tasks
 
 
@@ -47,9 +49,12 @@ def create_app(
     (``agentloom serve``): once started, what it has loaded leaves the garbage collector's
     view and threads take turns sooner (:func:`agentloom.server.process.settle`)."""
 
+    metrics = Metrics()
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with open_runtime(settings, providers=providers, embedder=embedder) as runtime:
+        opened = open_runtime(settings, providers=providers, embedder=embedder, metrics=metrics)
+        async with opened as runtime:
             app.state.runtime = runtime
             async with anyio.create_task_group() as tasks:
                 start_tasks(tasks, runtime)
@@ -74,8 +79,13 @@ def create_app(
             *organization.routes,
             *safety.routes,
             *webhooks.routes,
+            *metrics_routes.routes,
         ],
-        middleware=[Middleware(RequestIdMiddleware), Middleware(AuthMiddleware)],
+        middleware=[
+            Middleware(MetricsMiddleware, metrics=metrics),
+            Middleware(RequestIdMiddleware),
+            Middleware(AuthMiddleware),
+        ],
         exception_handlers={
             AgentloomError: errors.handle_agentloom_error,
             HTTPException: errors.handle_http_exception,

@@ -29,6 +29,7 @@ from agentloom.inference.base import Provider, ProviderConfig
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.inference.provider_types import build_provider
 from agentloom.inference.router import routed_models
+from agentloom.metrics import Metrics
 from agentloom.retrieval.embedding_models import EmbeddingModel, build_embedding_models
 from agentloom.retrieval.embeddings import Embedder, build_embedder
 from agentloom.retrieval.routed_embeddings import routed_embedding_models
@@ -101,6 +102,7 @@ class Runtime:
     native: ResponsesGateway  # /v1/responses passed through to a backend's own
     containers: ContainersService | None = None
     jwt: JwtVerifier | None = None  # bearer JWTs, with [auth.jwt]
+    metrics: Metrics | None = None  # what GET /metrics shows
 
 
 @asynccontextmanager
@@ -109,6 +111,7 @@ async def open_runtime(
     *,
     providers: Mapping[str, Provider] | None = None,
     embedder: Embedder | None = None,
+    metrics: Metrics | None = None,
 ) -> AsyncIterator[Runtime]:
     """Connect the database (migrating it), build providers, discover models, recover.
     ``embedder`` replaces the configured one (its caller closes it)."""
@@ -147,7 +150,7 @@ async def open_runtime(
         stack.push_async_callback(web.aclose)
         safety = build_safety(settings.safety, catalog)
         stack.push_async_callback(safety.aclose)
-        yield await _services(settings, database, catalog, embedder, web, safety, stack)
+        yield await _services(settings, database, catalog, embedder, web, safety, stack, metrics)
 
 
 async def _services(
@@ -158,6 +161,7 @@ async def _services(
     web: WebSearchSources,
     safety: SafetyService,
     stack: AsyncExitStack,
+    metrics: Metrics | None = None,
 ) -> Runtime:
     limits = EngineLimits(
         max_model_calls=settings.engine.max_model_calls,
@@ -216,7 +220,7 @@ async def _services(
     prompts = PromptsService(database.prompts, attachments=attachments)
     limiter = RateLimiter(database.rate_limits)
     catalog.admission = limiter.admit
-    usage = UsageLedger(database.usage, limiter)
+    usage = UsageLedger(database.usage, limiter, metrics)
     embeddings = _embeddings_service(settings, limiter, usage)
     stack.push_async_callback(embeddings.aclose)
     audit = AuditLog(database.audit)
@@ -301,6 +305,7 @@ async def _services(
         native=ResponsesGateway(catalog, database.responses, finder, usage, guardrails),
         containers=containers,
         jwt=jwt,
+        metrics=metrics,
     )
 
 

@@ -17,6 +17,7 @@ from sqlalchemy.exc import DBAPIError
 from agentloom.api.items import OutputItem
 from agentloom.api.response import Response
 from agentloom.inference.base import Usage
+from agentloom.metrics import Metrics
 from agentloom.services.rate_limits import RateLimiter
 from agentloom.storage.usage import SqlUsageStore, UsageCounts, UsageKey
 from agentloom.tenancy import current_key, current_project
@@ -31,9 +32,12 @@ _CALLS = {
 
 
 class UsageLedger:
-    def __init__(self, store: SqlUsageStore, limiter: RateLimiter) -> None:
+    def __init__(
+        self, store: SqlUsageStore, limiter: RateLimiter, metrics: Metrics | None = None
+    ) -> None:
         self._store = store
         self._limiter = limiter
+        self._metrics = metrics
         self._pending: dict[UsageKey, UsageCounts] = {}
 
     def record(self, response: Response, *, model_calls: int) -> None:
@@ -46,6 +50,8 @@ class UsageLedger:
             counts.output_tokens = usage.output_tokens
             counts.reasoning_tokens = usage.output_tokens_details.reasoning_tokens
         self._add(response.model, counts)
+        if self._metrics is not None:
+            self._metrics.response_ended(response.model, response.status or "completed")
 
     def record_call(self, model: str, usage: Usage | None) -> None:
         """Count one model call a client made directly (Chat Completions passed through)."""
@@ -63,6 +69,8 @@ class UsageLedger:
         minute = int(time.time()) // 60 * 60
         key = UsageKey(minute, current_project(), current_key(), model)
         self._pending.setdefault(key, UsageCounts()).add(counts)
+        if self._metrics is not None:
+            self._metrics.counted(model, counts)
         if counts.input_tokens or counts.output_tokens:
             self._limiter.spend(model, counts.input_tokens + counts.output_tokens)
 

@@ -1,0 +1,34 @@
+"""``GET /metrics``: the Prometheus text exposition of :mod:`agentloom.metrics`. Open on a
+server without keys; with ``[auth] mode = "keys"`` it needs the admin key (metrics name every
+project's models)."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from agentloom.errors import AuthenticationError, PermissionDeniedError
+from agentloom.metrics import CONTENT_TYPE
+from agentloom.server.runtime import runtime_of
+
+
+async def metrics(request: Request) -> Response:
+    runtime = runtime_of(request)
+    if runtime.settings.auth.keys:
+        await _admin_only(request)
+    if runtime.metrics is None:
+        return Response(b"", media_type=CONTENT_TYPE)
+    return Response(runtime.metrics.exposition(), media_type=CONTENT_TYPE)
+
+
+async def _admin_only(request: Request) -> None:
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise AuthenticationError("GET /metrics needs the admin key (Authorization: Bearer ...).")
+    principal = await runtime_of(request).keys.verify(token.strip())
+    if principal is None or not principal.is_admin:
+        raise PermissionDeniedError("GET /metrics needs the admin key; this is not it.")
+
+
+routes = [Route("/metrics", metrics, methods=["GET"])]
