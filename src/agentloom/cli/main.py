@@ -53,6 +53,7 @@ def serve(
     import uvicorn
 
     from agentloom.server.app import create_app
+    from agentloom.server.coalesce import CoalescingHttpToolsProtocol
     from agentloom.server.workers import CONFIG_ENV, WORKER_APP
 
     settings = _settings(config_path, host, port, workers)
@@ -68,6 +69,7 @@ def serve(
         "port": settings.server.port,
         "log_level": log_level,
         "access_log": False,
+        "http": CoalescingHttpToolsProtocol,  # an answer's head and body in one send
         "timeout_graceful_shutdown": 5,
         # A WebSocket message may be as large as an HTTP body; past it the WebSocket layer
         # closes the connection (1009, message too big) without reading the message.

@@ -17,6 +17,8 @@ from contextlib import asynccontextmanager, contextmanager
 import uvicorn
 from starlette.types import ASGIApp
 
+from agentloom.server.coalesce import CoalescingHttpToolsProtocol
+
 __all__ = ["serve", "serve_async"]
 
 
@@ -34,6 +36,7 @@ def _prepare(app: ASGIApp, host: str, port: int, lifespan: bool) -> tuple[_Serve
     config = uvicorn.Config(
         app,
         interface="asgi3",
+        http=CoalescingHttpToolsProtocol,  # as `agentloom serve` runs
         lifespan="on" if lifespan else "off",
         log_config=None,
         access_log=False,
