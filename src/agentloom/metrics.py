@@ -30,6 +30,7 @@ _TOKEN_KINDS: Final = (
     ("reasoning", "reasoning_tokens"),
     ("embedding", "embedding_tokens"),
 )
+_METHODS: Final = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
 _CALLS: Final = (
     ("file_search", "file_search_calls"),
     ("web_search", "web_search_calls"),
@@ -90,6 +91,7 @@ class Metrics:
             ["tool"],
             registry=registry,
         )
+        self._http_children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
 
     def counted(self, model: str, counts: UsageCounts) -> None:
         """What one call, response or embeddings request used (the usage ledger's counts)."""
@@ -105,6 +107,21 @@ class Metrics:
             value = getattr(counts, name)
             if value:
                 self.tool_calls.labels(tool).inc(value)
+
+    def answered(self, method: str, route: str, status: int, seconds: float) -> None:
+        """One HTTP request answered (its label children looked up once per combination: the
+        values are bounded, and this runs on every request)."""
+        key = (method if method in _METHODS else "other", route, status)
+        children = self._http_children.get(key)
+        if children is None:
+            method = key[0]
+            children = (
+                self.http_requests.labels(method, route, str(status)),
+                self.http_seconds.labels(method, route),
+            )
+            self._http_children[key] = children
+        children[0].inc()
+        children[1].observe(seconds)
 
     def response_ended(self, model: str, status: str) -> None:
         self.responses.labels(model, status).inc()
@@ -141,6 +158,4 @@ class MetricsMiddleware:
             metrics.in_flight.dec()
             route = scope.get("route")
             path = getattr(route, "path", None) or "unmatched"
-            method = scope["method"]
-            metrics.http_requests.labels(method, path, str(status)).inc()
-            metrics.http_seconds.labels(method, path).observe(time.perf_counter() - start)
+            metrics.answered(scope["method"], path, status, time.perf_counter() - start)

@@ -66,6 +66,19 @@ async def test_requests_responses_and_tokens_are_counted(
     assert value(found, "agentloom_http_requests_in_flight") == 1  # this request
 
 
+async def test_label_values_stay_bounded(http: httpx2.AsyncClient) -> None:
+    """A client cannot grow the series: an unknown method counts as ``other``, an unknown path
+    as ``unmatched``."""
+    for n in range(3):
+        await http.request("BREW", f"/v1/pots/{n}")
+
+    found = await samples(http)
+
+    total = "agentloom_http_requests_total"
+    assert value(found, total, method="other", route="unmatched", status="404") == 3
+    assert not [key for key in found if ("method", "BREW") in key[1]]
+
+
 async def test_with_keys_only_the_admin_key_reads_metrics(
     raw: httpx2.AsyncClient, alpha: Tenant
 ) -> None:
