@@ -389,6 +389,14 @@ class WebhookSettings(_Strict):
         return value
 
 
+class LoggingSettings(_Strict):
+    """``[logging]``: the server's log lines (docs/operations.md)."""
+
+    format: Literal["text", "json"] = "text"
+    access_log: bool = False  # a line per HTTP request (agentloom.access)
+    content: bool = False  # the input and output text of each ended response (agentloom.responses)
+
+
 class ProviderSettings(_Strict):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$")
     type: str = "openai_compatible"
@@ -489,6 +497,7 @@ class Settings(_Strict):
     mcp: McpSettings = Field(default_factory=McpSettings)
     webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
     safety: SafetySettings = Field(default_factory=SafetySettings)
+    logging: LoggingSettings = Field(default_factory=LoggingSettings)
 
     @model_validator(mode="after")
     def _unique_provider_names(self) -> Settings:
@@ -616,6 +625,9 @@ _ENV_SCALARS: dict[str, tuple[str, str]] = {
     "AGENTLOOM_EMBEDDINGS_MODEL": ("embeddings", "model"),
     "AGENTLOOM_EMBEDDINGS_RUNTIME": ("embeddings", "runtime"),
     "AGENTLOOM_EMBEDDINGS_PRECISION": ("embeddings", "precision"),
+    "AGENTLOOM_LOG_FORMAT": ("logging", "format"),
+    "AGENTLOOM_ACCESS_LOG": ("logging", "access_log"),
+    "AGENTLOOM_LOG_CONTENT": ("logging", "content"),
 }
 
 

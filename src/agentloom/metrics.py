@@ -10,6 +10,7 @@ project's usage records, so no route can forget it. Names are ``agentloom_*``
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Final
 
@@ -17,6 +18,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from agentloom.logs import ACCESS, access
 from agentloom.storage.usage import UsageCounts
 
 __all__ = ["CONTENT_TYPE", "Metrics", "MetricsMiddleware"]
@@ -158,4 +160,7 @@ class MetricsMiddleware:
             metrics.in_flight.dec()
             route = scope.get("route")
             path = getattr(route, "path", None) or "unmatched"
-            metrics.answered(scope["method"], path, status, time.perf_counter() - start)
+            seconds = time.perf_counter() - start
+            metrics.answered(scope["method"], path, status, seconds)
+            if ACCESS.isEnabledFor(logging.INFO):
+                access(scope["method"], scope["path"], status, seconds)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ipaddress
-import logging
 import os
 import sys
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Any
 
 import click
 
-from agentloom import __version__
+from agentloom import __version__, logs
 from agentloom.cli.admin import keys, projects
 from agentloom.cli.ask import ask
 from agentloom.cli.catalog import agents, tools
@@ -37,6 +36,17 @@ def main() -> None:
 )
 @click.option("--log-level", default="info", show_default=True)
 @click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default=None,
+    help="Log lines as text or one JSON object each (default [logging] format: text).",
+)
+@click.option(
+    "--access-log/--no-access-log",
+    default=None,
+    help="A log line per HTTP request (default [logging] access_log: off).",
+)
+@click.option(
     "--workers",
     default=None,
     type=click.IntRange(min=1),
@@ -47,6 +57,8 @@ def serve(
     port: int | None,
     config_path: Path | None,
     log_level: str,
+    log_format: str | None,
+    access_log: bool | None,
     workers: int | None,
 ) -> None:
     """Run the API server."""
@@ -54,20 +66,20 @@ def serve(
 
     from agentloom.server.app import create_app
     from agentloom.server.coalesce import CoalescingHttpToolsProtocol
-    from agentloom.server.workers import CONFIG_ENV, WORKER_APP
+    from agentloom.server.workers import CONFIG_ENV, LOG_LEVEL_ENV, WORKER_APP
 
     settings = _settings(config_path, host, port, workers)
+    settings = _logging(settings, log_format, access_log)
     refusal = exposed_without_auth(settings)
     if refusal is not None:
         click.echo(f"agentloom: {refusal}", err=True)
         sys.exit(2)
-    logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    for chatty in ("httpx", "httpx2", "openai"):  # one INFO line per upstream request otherwise
-        logging.getLogger(chatty).setLevel(max(logging.WARNING, logging.root.level))
+    logs.configure(log_level, settings.logging.format, access=settings.logging.access_log)
     common: dict[str, Any] = {
         "host": settings.server.host,
         "port": settings.server.port,
         "log_level": log_level,
+        "log_config": None,  # uvicorn's lines go through the same handler (logs.configure)
         "access_log": False,
         "http": CoalescingHttpToolsProtocol,  # an answer's head and body in one send
         "timeout_graceful_shutdown": 5,
@@ -81,6 +93,9 @@ def serve(
     # Each worker process builds its own app (and runtime) from the same configuration.
     if config_path is not None:
         os.environ[CONFIG_ENV] = str(config_path.resolve())
+    os.environ[LOG_LEVEL_ENV] = log_level
+    os.environ["AGENTLOOM_LOG_FORMAT"] = settings.logging.format
+    os.environ["AGENTLOOM_ACCESS_LOG"] = str(settings.logging.access_log).lower()
     uvicorn.run(WORKER_APP, factory=True, workers=settings.server.workers, **common)
 
 
@@ -117,6 +132,13 @@ def _settings(
     flags = {"host": host, "port": port, "workers": workers}
     server = settings.server.model_copy(update={k: v for k, v in flags.items() if v is not None})
     return settings.model_copy(update={"server": server})
+
+
+def _logging(settings: Settings, log_format: str | None, access_log: bool | None) -> Settings:
+    """``[logging]`` with the command line's flags applied."""
+    flags = {"format": log_format, "access_log": access_log}
+    chosen = settings.logging.model_copy(update={k: v for k, v in flags.items() if v is not None})
+    return settings.model_copy(update={"logging": chosen})
 
 
 main.add_command(ask)

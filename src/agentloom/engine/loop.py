@@ -25,7 +25,7 @@ from agentloom.api.response import (
     ResponseError,
     ResponseUsage,
 )
-from agentloom.engine import truncation
+from agentloom.engine import spans, truncation
 from agentloom.engine.citations import Citations
 from agentloom.engine.client_tools import chat_call
 from agentloom.engine.compaction import Compactions, turn_start
@@ -76,6 +76,7 @@ class LoopConfig:
     earlier: Sequence[StoredItem] = ()  # the items the model sees (earlier listings, approvals)
     guards: GuardPlan | None = None  # guardrails and moderation
     reasoning: ReasoningOutput | None = None  # sealed / summarised reasoning items
+    provider_name: str = ""  # the configured provider's name (what traces call it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +105,7 @@ class AgentLoop:
         self._awaiting = False  # a tool call waits for the client (an approval request)
         self.failure: UpstreamError | None = None  # why the response failed, if it did
         self.model_calls = 0  # model calls made so far
+        self.started = time.perf_counter()  # when the run was set up
         self._guard = None if config.guards is None else Guard(config.guards)
 
     async def run(self) -> AsyncGenerator[ev.StreamEvent, None]:
@@ -145,7 +147,9 @@ class AgentLoop:
             )
             self._turn = turn
             self.model_calls += 1
-            async for event in self._call_model(turn, budget):
+            calling = self._call_model(turn, budget)
+            model, provider = self.response.model, self._config.provider_name
+            async for event in spans.model_call(calling, model, provider, turn.result):
                 yield event
             self._record(turn.result)
             self._turn = None
@@ -354,8 +358,15 @@ class AgentLoop:
         if limit is not None and self._tool_calls >= limit:
             self._tools = self._tools.without_server_tools()
 
-    async def _run_server_tool(
+    def _run_server_tool(
         self, call: inf.ToolCall, approval_request_id: str | None = None
+    ) -> AsyncIterator[ev.StreamEvent]:
+        kind = self._tools.server[call.name].kind
+        running = self._server_tool(call, approval_request_id)
+        return spans.tool_call(running, call.name, kind, call.id)
+
+    async def _server_tool(
+        self, call: inf.ToolCall, approval_request_id: str | None
     ) -> AsyncIterator[ev.StreamEvent]:
         tool = self._tools.server[call.name]
         context = ToolCallContext(

@@ -242,6 +242,7 @@ class Preparer:
             compaction=compaction,
             max_tool_calls=request.max_tool_calls,
             reasoning=self._reasoning_output(request, resolved),
+            provider_name=resolved.model.provider_name,
         )
 
     def _reasoning_output(

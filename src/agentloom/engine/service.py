@@ -8,6 +8,7 @@ disconnect) is finalised as ``cancelled``.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from agentloom.engine.loop import AgentLoop
 from agentloom.engine.persist import ResponseWriter
 from agentloom.engine.prepare import EngineLimits, LocalChain, Prepared, Preparer
 from agentloom.engine.reasoning import SealedReasoning
+from agentloom.engine.spans import agent_run
 from agentloom.errors import (
     AgentloomError,
     ContextLengthExceededError,
@@ -39,6 +41,7 @@ from agentloom.errors import (
 )
 from agentloom.inference import base as inf
 from agentloom.inference.catalog import ModelCatalog
+from agentloom.logs import RESPONSES, response_ended, set_response_id
 from agentloom.services.conversations import ConversationsService, appended, turn_row
 from agentloom.services.prompts import PromptsService
 from agentloom.services.usage import UsageLedger
@@ -72,8 +75,11 @@ class ResponsesService:
         attachments: Attachments | None = None,
         guardrails: Guardrails | None = None,
         usage: UsageLedger | None = None,
+        log_content: bool = False,
     ) -> None:
+        """``log_content``: each ended response's log line holds its input and output text."""
         self._catalog = catalog
+        self._log_content = log_content
         self._usage = usage
         self._store = store
         self._prompts = prompts
@@ -158,6 +164,7 @@ class ResponsesService:
             if prepared.hold.started:
                 raise InternalError("a prepared response runs once")
             prepared.hold.started = True
+        set_response_id(prepared.response.id)
         writer = None
         if prepared.store:
             writer = ResponseWriter(
@@ -170,18 +177,18 @@ class ResponsesService:
         try:
             # closed here, in this task, when the consumer goes away: the loop's connections
             # (MCP sessions) close with it
-            async with aclosing(loop.run()) as events:
+            async with aclosing(agent_run(loop.run(), lambda: loop.response)) as events:
                 async for event in events:
                     if isinstance(event, _TERMINAL_EVENTS):
                         await self._finish(writer, prepared, event.response)
-                        self._record(event.response, loop)
+                        self._record(prepared, event.response, loop)
                         finished = True
                     yield event
         finally:
             if not finished:
                 abandoned = loop.abandoned()
                 await self._finish(writer, prepared, abandoned)
-                self._record(abandoned, loop)
+                self._record(prepared, abandoned, loop)
 
     async def _finish(
         self, writer: ResponseWriter | None, prepared: Prepared, response: Response
@@ -204,10 +211,13 @@ class ResponsesService:
         await writer.finish(response, turn_row(hold.turn, appended(hold.turn, after)))
         self._conversations.ended(hold.turn, after)
 
-    def _record(self, response: Response, loop: AgentLoop) -> None:
-        """Count the response's usage (in memory: the ledger writes it later)."""
+    def _record(self, prepared: Prepared, response: Response, loop: AgentLoop) -> None:
+        """Count the response's usage (in memory: the ledger writes it later); log its end."""
         if self._usage is not None:
             self._usage.record(response, model_calls=loop.model_calls)
+        if RESPONSES.isEnabledFor(logging.INFO):
+            inputs = prepared.input_items if self._log_content else None
+            response_ended(response, loop.model_calls, loop.started, inputs)
 
     # --- read --------------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ import anyio
 
 from agentloom.errors import InvalidRequestError, NotFoundError, UpstreamError
 from agentloom.safety.base import Role, Shield, Verdict
+from agentloom.tracing import active
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +152,28 @@ async def _run_all(guarded: Sequence[GuardedShield], text: str, role: Role) -> l
 
 
 async def _run(guarded: GuardedShield, text: str, role: Role) -> Verdict:
+    tracing = active()
+    if tracing is None:
+        return await _checked(guarded, text, role)
+    shield_id = guarded.shield.id
+    with tracing.span(f"guardrail {shield_id}", {"agentloom.guardrail.shield": shield_id}) as span:
+        verdict = await _checked(guarded, text, role)
+        span.set_attributes(
+            {
+                "agentloom.guardrail.role": role,
+                "agentloom.guardrail.verdict": verdict_name(verdict),
+                "agentloom.guardrail.categories": list(verdict.categories),
+            }
+        )
+        return verdict
+
+
+def verdict_name(verdict: Verdict) -> str:
+    """``flagged``, ``error`` (the shield could not run) or ``allowed``."""
+    return "flagged" if verdict.flagged else "error" if verdict.error is not None else "allowed"
+
+
+async def _checked(guarded: GuardedShield, text: str, role: Role) -> Verdict:
     shield_id = guarded.shield.id
     try:
         with anyio.fail_after(guarded.timeout):

@@ -35,6 +35,7 @@ from agentloom.server.routes import (
 )
 from agentloom.server.routes import metrics as metrics_routes
 from agentloom.server.runtime import open_runtime, start_tasks
+from agentloom.tracing import Tracing, activate, enabled_by_environment
 
 
 def create_app(
@@ -43,26 +44,47 @@ def create_app(
     providers: Mapping[str, Provider] | None = None,
     embedder: Embedder | None = None,
     serving: bool = False,
+    tracing: Tracing | None = None,
 ) -> Starlette:
     """Build the app. ``providers`` replaces the configured ones, ``embedder`` the configured
     embedder (tests, embedding). ``serving``: this process serves the app and nothing else
     (``agentloom serve``): once started, what it has loaded leaves the garbage collector's
-    view and threads take turns sooner (:func:`agentloom.server.process.settle`)."""
+    view and threads take turns sooner (:func:`agentloom.server.process.settle`).
+    ``tracing``: where spans go; by default OTLP/HTTP when the ``OTEL_*`` variables ask for it
+    (:mod:`agentloom.tracing`), else none."""
 
     metrics = Metrics()
+    if tracing is None and enabled_by_environment():
+        tracing = Tracing.from_environment()
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         opened = open_runtime(settings, providers=providers, embedder=embedder, metrics=metrics)
-        async with opened as runtime:
-            app.state.runtime = runtime
-            async with anyio.create_task_group() as tasks:
-                start_tasks(tasks, runtime)
-                if serving:
-                    process.settle()
-                yield
-                await runtime.jobs.drain()  # finish or hand back background responses
-                tasks.cancel_scope.cancel()
+        activate(tracing)
+        try:
+            async with opened as runtime:
+                app.state.runtime = runtime
+                async with anyio.create_task_group() as tasks:
+                    start_tasks(tasks, runtime)
+                    if serving:
+                        process.settle()
+                    yield
+                    await runtime.jobs.drain()  # finish or hand back background responses
+                    tasks.cancel_scope.cancel()
+        finally:
+            activate(None)
+            if tracing is not None:
+                await anyio.to_thread.run_sync(tracing.shutdown)  # the last spans exported
+
+    middleware = [
+        Middleware(MetricsMiddleware, metrics=metrics),
+        Middleware(RequestIdMiddleware),
+        Middleware(AuthMiddleware),
+    ]
+    if tracing is not None:
+        from agentloom.server.tracing import TracingMiddleware
+
+        middleware.insert(0, Middleware(TracingMiddleware, tracing=tracing))
 
     return Starlette(
         routes=[
@@ -81,11 +103,7 @@ def create_app(
             *webhooks.routes,
             *metrics_routes.routes,
         ],
-        middleware=[
-            Middleware(MetricsMiddleware, metrics=metrics),
-            Middleware(RequestIdMiddleware),
-            Middleware(AuthMiddleware),
-        ],
+        middleware=middleware,
         exception_handlers={
             AgentloomError: errors.handle_agentloom_error,
             HTTPException: errors.handle_http_exception,

@@ -16,6 +16,7 @@ from typing import Final
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentloom.ids import new_id
+from agentloom.logs import set_request_id
 
 __all__ = ["HEADER", "RequestIdMiddleware", "headers_for", "request_id"]
 
@@ -52,6 +53,7 @@ class RequestIdMiddleware:
             return
         chosen = request_id(scope["headers"])
         scope.setdefault("state", {})[_STATE_KEY] = chosen
+        set_request_id(chosen)  # for the request's log lines
         value = chosen.encode("ascii")
 
         async def send_with_id(message: Message) -> None:

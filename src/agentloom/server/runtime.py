@@ -248,6 +248,7 @@ async def _services(
             mcp_servers=declared_servers(settings.mcp.servers),
         ),
         usage=usage,
+        log_content=settings.logging.content,
     )
     sender = WebhookSender(settings.webhooks.timeout)
     stack.push_async_callback(sender.aclose)

@@ -11,6 +11,7 @@ when the client did not ask for it.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from agentloom import json_codec
 from agentloom.api.chat_completions import PassedRequest
 from agentloom.engine.guardrails import Guard
+from agentloom.engine.spans import usage_attributes
 from agentloom.errors import InvalidRequestError, UpstreamError
 from agentloom.inference import base as inf
 from agentloom.inference.base import CHAT_PATH, ChatCompletions, Usage
@@ -27,6 +29,7 @@ from agentloom.inference.router import RoutedModel
 from agentloom.safety.service import Decision
 from agentloom.services.chat_guard import ChatGuards, GuardedStream, refused, screened
 from agentloom.services.usage import UsageLedger
+from agentloom.tracing import active
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +40,8 @@ class _Call:
     model: str  # the id the client used, written back into answers
     renamed: bool  # the backend calls the model otherwise
     wants_usage: bool
+    provider_name: str
+    started_ns: int  # when the call began (what its span says)
 
 
 class ChatGateway:
@@ -119,7 +124,16 @@ class ChatGateway:
         if request.stream:
             sent["stream_options"] = {**_options(body), "include_usage": True}
         renamed = backend_id != request.model or isinstance(provider, RoutedModel)
-        return _Call(provider, path, sent, request.model, renamed, request.wants_usage)
+        return _Call(
+            provider,
+            path,
+            sent,
+            request.model,
+            renamed,
+            request.wants_usage,
+            resolved.model.provider_name,
+            time.time_ns(),
+        )
 
     async def _payloads(
         self, call: _Call, data: AsyncIterator[list[str]], first: list[str]
@@ -162,6 +176,16 @@ class ChatGateway:
     def _record(self, call: _Call, usage: Usage | None) -> None:
         if self._usage is not None:
             self._usage.record_call(call.model, usage)
+        tracing = active()
+        if tracing is not None:
+            attributes = {
+                "gen_ai.operation.name": "chat" if call.path == CHAT_PATH else "text_completion",
+                "gen_ai.provider.name": call.provider_name,
+                "gen_ai.request.model": call.model,
+                **usage_attributes(usage),
+            }
+            name = f"{attributes['gen_ai.operation.name']} {call.model}"
+            tracing.record(name, call.started_ns, attributes, kind=tracing.kind.CLIENT)
 
 
 def _options(body: dict[str, object]) -> dict[str, object]:

@@ -27,6 +27,7 @@ from agentloom.config import JobSettings
 from agentloom.storage.jobs import JobRow, SqlJobStore
 from agentloom.storage.schedules import SqlScheduleStore
 from agentloom.tenancy import Policy, acting_for
+from agentloom.tracing import active
 
 log = logging.getLogger(__name__)
 
@@ -163,6 +164,19 @@ class JobRunner:
             self._queued = anyio.Event()
 
     async def _run(self, job: JobRow) -> None:
+        tracing = active()
+        if tracing is None:
+            await self._run_job(job)
+            return
+        attributes = {
+            "agentloom.job.id": job.id,
+            "agentloom.job.kind": job.kind,
+            "agentloom.job.subject": job.subject,
+        }
+        with tracing.span(f"job {job.kind}", attributes):
+            await self._run_job(job)
+
+    async def _run_job(self, job: JobRow) -> None:
         handler = self._handlers.get(job.kind)
         running = self._running[job.id]
         try:

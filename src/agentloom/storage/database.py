@@ -41,12 +41,13 @@ from agentloom.storage.projects import SqlProjectStore
 from agentloom.storage.prompts import SqlPromptStore
 from agentloom.storage.rate_limits import SqlRateLimitStore
 from agentloom.storage.responses import SqlResponseStore
-from agentloom.storage.runner import AsyncRunner, Runner, ThreadRunner
+from agentloom.storage.runner import AsyncRunner, Runner, ThreadRunner, TracedRunner
 from agentloom.storage.schedules import SqlScheduleStore
 from agentloom.storage.usage import SqlUsageStore
 from agentloom.storage.vector_chunks import SqlChunkStore
 from agentloom.storage.vector_stores import SqlVectorStoreStore
 from agentloom.storage.webhooks import SqlWebhookStore
+from agentloom.tracing import active
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 _MIGRATION_LOCK = 0x616C6F6F6D  # "aloom": pg_advisory_xact_lock key for migrations
@@ -216,7 +217,10 @@ class Database:
         """``abandoned_after``: seconds without a heartbeat after which an instance counts as
         stopped (its responses are failed, its conversation locks taken over). ``pool_size``:
         PostgreSQL connections kept open per pool (see ``_postgres_runner``)."""
-        runner = _runner(driver_url(url), pool_size)
+        runner: Runner = _runner(driver_url(url), pool_size)
+        tracing = active()
+        if tracing is not None:
+            runner = TracedRunner(runner, tracing)
         return cls(runner, instance_id=instance_id, abandoned_after=abandoned_after)
 
     @property

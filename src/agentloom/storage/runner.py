@@ -26,6 +26,7 @@ import queue
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol, TypeVar
@@ -34,6 +35,8 @@ import asyncpg  # type: ignore[import-untyped]
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import AsyncEngine
+
+from agentloom.tracing import Tracing
 
 T = TypeVar("T")
 
@@ -229,3 +232,45 @@ def scalar_count(table: sa.Table) -> Callable[[Connection], int]:
         return int(conn.scalar(sa.select(sa.func.count()).select_from(table)) or 0)
 
     return count
+
+
+class TracedRunner:
+    """``runner`` with a span for each piece of database work (with tracing on): ``db
+    {function}`` (``db.system.name``, ``db.operation.name``: the storage function's name)."""
+
+    def __init__(self, runner: Runner, tracing: Tracing) -> None:
+        self._runner = runner
+        self._tracing = tracing
+        self.dialect = runner.dialect
+        system = "postgresql" if runner.dialect == "postgresql" else runner.dialect
+        self._system = system
+
+    def _span(self, operation: str) -> AbstractContextManager[object]:
+        attributes = {"db.system.name": self._system, "db.operation.name": operation}
+        return self._tracing.span(f"db {operation}", attributes, kind=self._tracing.kind.CLIENT)
+
+    async def read(self, fn: Callable[[Connection], T]) -> T:
+        with self._span(_name(fn)):
+            return await self._runner.read(fn)
+
+    async def write(self, fn: Callable[[Connection], T]) -> T:
+        with self._span(_name(fn)):
+            return await self._runner.write(fn)
+
+    async def write_statement(self, fn: Callable[[Connection], T]) -> T:
+        with self._span(_name(fn)):
+            return await self._runner.write_statement(fn)
+
+    async def execute(self, sql: str, *args: object) -> None:
+        with self._span(sql.split(None, 1)[0].upper() if sql.strip() else "execute"):
+            await self._runner.execute(sql, *args)
+
+    async def aclose(self) -> None:
+        await self._runner.aclose()
+
+
+def _name(fn: Callable[..., object]) -> str:
+    """A storage function's name (a ``partial``'s function's)."""
+    while isinstance(fn, partial):
+        fn = fn.func
+    return getattr(fn, "__name__", type(fn).__name__).lstrip("_")
