@@ -2,26 +2,28 @@
 
 One registry per app (so several apps in one process, as in the tests, keep their own counts).
 The HTTP layer counts every request by method, route template and status, with its duration and
-the requests in flight (:class:`MetricsMiddleware`); the usage ledger counts what every model
-call, response and embeddings request used (:meth:`Metrics.counted`), in the same place as the
-project's usage records, so no route can forget it. Names are ``agentloom_*``
-(docs/metrics.md). Label values are bounded: route templates, served model ids, statuses.
+the requests in flight (``agentloom.server.http_metrics``); the usage ledger counts what every
+model call, response and embeddings request used (:meth:`Metrics.counted`), in the same place as
+the project's usage records, so no route can forget it; the responses service times responses
+and their first token and model calls; the safety service counts verdicts; ingestion counts
+files and chunks; what the database holds (pools, the job queue) is read when scraped. Names are
+``agentloom_*`` (docs/metrics.md). Label values are bounded: route templates, served model ids,
+provider names, shield ids, statuses.
 """
 
 from __future__ import annotations
 
-import logging
-import time
+from collections.abc import Sequence
 from typing import Final
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agentloom.logs import ACCESS, access
+from agentloom.storage.jobs import QueueStat
+from agentloom.storage.runner import PoolUse
 from agentloom.storage.usage import UsageCounts
 
-__all__ = ["CONTENT_TYPE", "Metrics", "MetricsMiddleware"]
+__all__ = ["CONTENT_TYPE", "Metrics"]
 
 CONTENT_TYPE: Final = CONTENT_TYPE_LATEST
 _SECONDS: Final = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
@@ -94,6 +96,85 @@ class Metrics:
             registry=registry,
         )
         self._http_children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
+        self._responses(registry)
+        self._work(registry)
+
+    def _responses(self, registry: CollectorRegistry) -> None:
+        self.response_seconds = Histogram(
+            "agentloom_response_duration_seconds",
+            "Time from a response's start to its end (its stored final state), by model.",
+            ["model"],
+            buckets=_SECONDS,
+            registry=registry,
+        )
+        self.first_token_seconds = Histogram(
+            "agentloom_time_to_first_token_seconds",
+            "Time from a response's start to its first output text, by model.",
+            ["model"],
+            buckets=_SECONDS,
+            registry=registry,
+        )
+        self.responses_in_flight = Gauge(
+            "agentloom_responses_in_flight",
+            "Responses running in this process (foreground and background).",
+            registry=registry,
+        )
+        self.streams_open = Gauge(
+            "agentloom_streams_open",
+            "Event streams being sent: SSE answers and WebSocket connections.",
+            ["transport"],
+            registry=registry,
+        )
+        self.model_seconds = Histogram(
+            "agentloom_model_request_duration_seconds",
+            "Time of one model call, from the request to the answer's end, by provider and model.",
+            ["provider", "model", "outcome"],
+            buckets=_SECONDS,
+            registry=registry,
+        )
+        self.guardrail_verdicts = Counter(
+            "agentloom_guardrail_verdicts",
+            "Shield verdicts (allowed, flagged, error), by shield.",
+            ["shield", "verdict"],
+            registry=registry,
+        )
+
+    def _work(self, registry: CollectorRegistry) -> None:
+        self.pool_connections = Gauge(
+            "agentloom_db_pool_connections",
+            "Database connections of this process's pools, in use or idle.",
+            ["pool", "state"],
+            registry=registry,
+        )
+        self.jobs = Gauge(
+            "agentloom_jobs",
+            "Background jobs in the database (every process's), queued or running, by kind.",
+            ["kind", "status"],
+            registry=registry,
+        )
+        self.oldest_queued = Gauge(
+            "agentloom_job_oldest_queued_seconds",
+            "Age of the oldest queued job, by kind (0 when none waits).",
+            ["kind"],
+            registry=registry,
+        )
+        self.files_ingested = Counter(
+            "agentloom_vector_store_files_ingested",
+            "Vector store files ingested by this process, by outcome (completed, failed).",
+            ["status"],
+            registry=registry,
+        )
+        self.chunks_embedded = Counter(
+            "agentloom_vector_store_chunks_embedded",
+            "Chunks of vector store files embedded and stored by this process.",
+            registry=registry,
+        )
+        self.ingestion_seconds = Histogram(
+            "agentloom_vector_store_ingestion_seconds",
+            "Time to ingest one file (parse, chunk, embed, store).",
+            buckets=(0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800),
+            registry=registry,
+        )
 
     def counted(self, model: str, counts: UsageCounts) -> None:
         """What one call, response or embeddings request used (the usage ledger's counts)."""
@@ -128,39 +209,29 @@ class Metrics:
     def response_ended(self, model: str, status: str) -> None:
         self.responses.labels(model, status).inc()
 
+    def model_called(self, provider: str, model: str, seconds: float, ok: bool) -> None:
+        self.model_seconds.labels(provider, model, "ok" if ok else "error").observe(seconds)
+
+    def verdict(self, shield: str, verdict: str) -> None:
+        self.guardrail_verdicts.labels(shield, verdict).inc()
+
+    def ingested(self, status: str, chunks: int, seconds: float) -> None:
+        self.files_ingested.labels(status).inc()
+        if chunks:
+            self.chunks_embedded.inc(chunks)
+        self.ingestion_seconds.observe(seconds)
+
+    def read_state(self, pools: Sequence[PoolUse], queue: Sequence[QueueStat]) -> None:
+        """What the database holds right now (at a scrape): pools and the job queue."""
+        for use in pools:
+            self.pool_connections.labels(use.pool, "in_use").set(use.in_use)
+            self.pool_connections.labels(use.pool, "idle").set(use.idle)
+        for child in (self.jobs, self.oldest_queued):
+            child.clear()  # kinds that no longer have jobs show no series
+        for stat in queue:
+            self.jobs.labels(stat.kind, stat.status).set(stat.count)
+            if stat.status == "queued":
+                self.oldest_queued.labels(stat.kind).set(stat.oldest_age)
+
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
-
-
-class MetricsMiddleware:
-    """Counts and times every HTTP request (a pure ASGI middleware: streams pass untouched)."""
-
-    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
-        self.app = app
-        self.metrics = metrics
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        status = 500  # what the client gets when nothing was sent (an error page replaces it)
-        start = time.perf_counter()
-
-        async def sending(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        metrics = self.metrics
-        metrics.in_flight.inc()
-        try:
-            await self.app(scope, receive, sending)
-        finally:
-            metrics.in_flight.dec()
-            route = scope.get("route")
-            path = getattr(route, "path", None) or "unmatched"
-            seconds = time.perf_counter() - start
-            metrics.answered(scope["method"], path, status, seconds)
-            if ACCESS.isEnabledFor(logging.INFO):
-                access(scope["method"], scope["path"], status, seconds)

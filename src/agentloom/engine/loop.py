@@ -14,7 +14,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from agentloom.api import events as ev
 from agentloom.api.items import OutputItem, StoredItem
@@ -79,6 +79,10 @@ class LoopConfig:
     provider_name: str = ""  # the configured provider's name (what traces call it)
 
 
+class ModelCallObserver(Protocol):
+    def __call__(self, provider: str, model: str, seconds: float, ok: bool) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class _Decision:
     kind: Literal["finish", "continue", "incomplete", "run_tools"]
@@ -87,8 +91,17 @@ class _Decision:
 
 
 class AgentLoop:
-    def __init__(self, response: Response, config: LoopConfig, *, collected: bool = False) -> None:
-        """``collected``: only the terminal event's response is used (no one sees deltas)."""
+    def __init__(
+        self,
+        response: Response,
+        config: LoopConfig,
+        *,
+        collected: bool = False,
+        on_model_call: ModelCallObserver | None = None,
+    ) -> None:
+        """``collected``: only the terminal event's response is used (no one sees deltas).
+        ``on_model_call(provider, model, seconds, ok)``: told of each model call's end."""
+        self._on_model_call = on_model_call
         self.response = response
         self._config = config
         self._collected = collected
@@ -147,9 +160,7 @@ class AgentLoop:
             )
             self._turn = turn
             self.model_calls += 1
-            calling = self._call_model(turn, budget)
-            model, provider = self.response.model, self._config.provider_name
-            async for event in spans.model_call(calling, model, provider, turn.result):
+            async for event in self._timed_call(turn, budget):
                 yield event
             self._record(turn.result)
             self._turn = None
@@ -282,6 +293,29 @@ class AgentLoop:
         fitted = truncation.fit_to_window(self._messages, window, reserve)
         if fitted is not None:
             self._messages = fitted
+
+    async def _timed_call(
+        self, turn: TurnStreamer, budget: int | None
+    ) -> AsyncIterator[ev.StreamEvent]:
+        """:meth:`_call_model` in its span, its time told to ``on_model_call``."""
+        model, provider = self.response.model, self._config.provider_name
+        started = time.perf_counter()
+        calling = spans.model_call(self._call_model(turn, budget), model, provider, turn.result)
+        try:
+            async for event in calling:
+                yield event
+        except UpstreamError:
+            self._told(provider, model, started, ok=False)
+            raise
+        self._told(provider, model, started, ok=True)
+
+    def elapsed(self) -> float:
+        """Seconds since the run was set up."""
+        return time.perf_counter() - self.started
+
+    def _told(self, provider: str, model: str, started: float, *, ok: bool) -> None:
+        if self._on_model_call is not None:
+            self._on_model_call(provider, model, time.perf_counter() - started, ok)
 
     async def _call_model(
         self, turn: TurnStreamer, budget: int | None

@@ -42,6 +42,7 @@ from agentloom.errors import (
 from agentloom.inference import base as inf
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.logs import RESPONSES, response_ended, set_response_id
+from agentloom.metrics import Metrics
 from agentloom.services.conversations import ConversationsService, appended, turn_row
 from agentloom.services.prompts import PromptsService
 from agentloom.services.usage import UsageLedger
@@ -49,6 +50,13 @@ from agentloom.storage.base import ItemRow, Order, ResponseRow, ResponseStore
 from agentloom.tools.server_tools import ToolServices
 
 _TERMINAL_EVENTS = (ev.ResponseCompleted, ev.ResponseIncomplete, ev.ResponseFailed)
+# the model's first token: text, a refusal, reasoning or a function call's arguments
+_FIRST_OUTPUT = (
+    ev.OutputTextDelta,
+    ev.RefusalDelta,
+    ev.ReasoningTextDelta,
+    ev.FunctionCallArgumentsDelta,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +84,11 @@ class ResponsesService:
         guardrails: Guardrails | None = None,
         usage: UsageLedger | None = None,
         log_content: bool = False,
+        metrics: Metrics | None = None,
     ) -> None:
-        """``log_content``: each ended response's log line holds its input and output text."""
+        """``log_content``: each ended response's log line holds its input and output text;
+        ``metrics``: responses, their first tokens and model calls timed."""
+        self._metrics = metrics
         self._catalog = catalog
         self._log_content = log_content
         self._usage = usage
@@ -142,14 +153,14 @@ class ResponsesService:
             await self._conversations.release(hold.turn)
 
     async def stream(self, prepared: Prepared) -> AsyncGenerator[ev.StreamEvent, None]:
-        async for event in self._run(prepared, AgentLoop(prepared.response, prepared.loop)):
+        async for event in self._run(prepared, self._loop(prepared)):
             yield event
 
     async def collect(self, prepared: Prepared) -> Response:
         """The non-streaming reply: the same stream, collected. A failed response (stored as
         such) is the caller's error, as OpenAI answers: 429 for rate limits, 400 for a context
         that does not fit, 502/504 for the backend failing or timing out."""
-        loop = AgentLoop(prepared.response, prepared.loop, collected=True)
+        loop = self._loop(prepared, collected=True)
         final: Response | None = None
         async for event in self._run(prepared, loop):
             if isinstance(event, _TERMINAL_EVENTS):
@@ -159,7 +170,33 @@ class ResponsesService:
             raise _caller_error(loop.failure, final, stored=prepared.store)
         return final
 
+    def _loop(self, prepared: Prepared, *, collected: bool = False) -> AgentLoop:
+        metrics = self._metrics
+        observer = metrics.model_called if metrics is not None else None
+        return AgentLoop(
+            prepared.response, prepared.loop, collected=collected, on_model_call=observer
+        )
+
     async def _run(self, prepared: Prepared, loop: AgentLoop) -> AsyncIterator[ev.StreamEvent]:
+        metrics = self._metrics
+        if metrics is None:
+            async for event in self._stored(prepared, loop):
+                yield event
+            return
+        model = prepared.response.model
+        metrics.responses_in_flight.inc()
+        waiting = True  # for the first output text
+        try:
+            async for event in self._stored(prepared, loop):
+                if waiting and isinstance(event, _FIRST_OUTPUT):
+                    waiting = False
+                    metrics.first_token_seconds.labels(model).observe(loop.elapsed())
+                yield event
+        finally:
+            metrics.responses_in_flight.dec()
+            metrics.response_seconds.labels(model).observe(loop.elapsed())
+
+    async def _stored(self, prepared: Prepared, loop: AgentLoop) -> AsyncIterator[ev.StreamEvent]:
         if prepared.hold is not None:
             if prepared.hold.started:
                 raise InternalError("a prepared response runs once")

@@ -7,7 +7,7 @@ This is what guardrails, ``POST /v1/safety/run-shield`` and ``POST /v1/moderatio
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -56,7 +56,11 @@ class SafetyService:
         *,
         default_guardrails: Sequence[str] = (),
         moderation_shield: str | None = None,
+        on_verdict: Callable[[str, str], None] | None = None,
     ) -> None:
+        """``on_verdict(shield_id, verdict)``: told of every verdict (``allowed``,
+        ``flagged``, ``error``), e.g. to count them."""
+        self._on_verdict = on_verdict
         if not shields:
             raise ValueError("a safety service needs at least one shield")
         self._shields = {guarded.shield.id: guarded for guarded in shields}
@@ -117,6 +121,9 @@ class SafetyService:
             verdicts = [await _run(guarded[0], text, role)]
         else:
             verdicts = await _run_all(guarded, text, role)
+        if self._on_verdict is not None:
+            for verdict in verdicts:
+                self._on_verdict(verdict.shield_id, verdict_name(verdict))
         return _decide(guarded, verdicts)
 
     async def check_all(

@@ -67,8 +67,13 @@ def build_shield(settings: AnyShieldSettings, context: ShieldContext) -> Shield:
     return SHIELD_TYPES[settings.type](settings, context)
 
 
-def build_safety(settings: SafetySettings, catalog: ModelCatalog) -> SafetyService:
-    """The service running every configured shield (and the built-in ``rules`` one)."""
+def build_safety(
+    settings: SafetySettings,
+    catalog: ModelCatalog,
+    on_verdict: Callable[[str, str], None] | None = None,
+) -> SafetyService:
+    """The service running every configured shield (and the built-in ``rules`` one);
+    ``on_verdict`` is told of each verdict."""
     context = ShieldContext(catalog)
     guarded = [
         GuardedShield(build_shield(entry, context), entry.timeout, entry.on_error)
@@ -78,4 +83,5 @@ def build_safety(settings: SafetySettings, catalog: ModelCatalog) -> SafetyServi
         guarded,
         default_guardrails=settings.default_guardrails,
         moderation_shield=settings.effective_moderation_shield(),
+        on_verdict=on_verdict,
     )

@@ -13,10 +13,11 @@ from starlette.middleware import Middleware
 from agentloom.config import Settings
 from agentloom.errors import AgentloomError
 from agentloom.inference.base import Provider
-from agentloom.metrics import Metrics, MetricsMiddleware
+from agentloom.metrics import Metrics
 from agentloom.retrieval.embeddings import Embedder
 from agentloom.server import errors, process
 from agentloom.server.auth import AuthMiddleware
+from agentloom.server.http_metrics import MetricsMiddleware
 from agentloom.server.request_id import RequestIdMiddleware
 from agentloom.server.routes import (
     chat_completions,

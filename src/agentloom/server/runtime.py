@@ -148,7 +148,7 @@ async def open_runtime(
             stack.push_async_callback(embedder.aclose)
         web = build_search_sources(settings.web_search)
         stack.push_async_callback(web.aclose)
-        safety = build_safety(settings.safety, catalog)
+        safety = build_safety(settings.safety, catalog, metrics.verdict if metrics else None)
         stack.push_async_callback(safety.aclose)
         yield await _services(settings, database, catalog, embedder, web, safety, stack, metrics)
 
@@ -199,6 +199,7 @@ async def _services(
         settings.vector_stores,
         instance_id=runner.instance_id,
         nudge=runner.nudge,
+        on_ingested=metrics.ingested if metrics is not None else None,
     )
     runner.handle(
         INGEST_JOB, vector_stores.ingestion, limit=settings.vector_stores.ingestion_concurrency
@@ -249,6 +250,7 @@ async def _services(
         ),
         usage=usage,
         log_content=settings.logging.content,
+        metrics=metrics,
     )
     sender = WebhookSender(settings.webhooks.timeout)
     stack.push_async_callback(sender.aclose)
@@ -302,7 +304,7 @@ async def _services(
         jobs=runner,
         webhooks=webhooks,
         schedules=Schedules(database.schedules),
-        chat=ChatGateway(catalog, usage, ChatGuards(guardrails)),
+        chat=ChatGateway(catalog, usage, ChatGuards(guardrails), metrics),
         native=ResponsesGateway(catalog, database.responses, finder, usage, guardrails),
         containers=containers,
         jwt=jwt,

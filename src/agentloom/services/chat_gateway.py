@@ -26,6 +26,7 @@ from agentloom.inference.base import CHAT_PATH, ChatCompletions, Usage
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.inference.chat_chunks import InvalidChunk, usage_of
 from agentloom.inference.router import RoutedModel
+from agentloom.metrics import Metrics
 from agentloom.safety.service import Decision
 from agentloom.services.chat_guard import ChatGuards, GuardedStream, refused, screened
 from agentloom.services.usage import UsageLedger
@@ -46,8 +47,13 @@ class _Call:
 
 class ChatGateway:
     def __init__(
-        self, catalog: ModelCatalog, usage: UsageLedger | None, guards: ChatGuards | None = None
+        self,
+        catalog: ModelCatalog,
+        usage: UsageLedger | None,
+        guards: ChatGuards | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
+        self._metrics = metrics
         self._catalog = catalog
         self._usage = usage
         self._guards = guards
@@ -61,14 +67,15 @@ class ChatGateway:
         if isinstance(guard, Decision):
             return json_codec.dumps(refused(call.model, guard, legacy=path != CHAT_PATH))
         usage: Usage | None = None
+        ok = False
         try:
             answer = await call.provider.complete(call.body, call.path)
-            usage = _usage(answer)
+            usage, ok = _usage(answer), True
         except UpstreamError as exc:
             _raise_unserved(call, exc)
             raise
         finally:
-            self._record(call, usage)
+            self._record(call, usage, ok=ok)
         if guard is not None:
             answer = await screened(guard, answer)
         if call.renamed and "model" in answer:
@@ -89,11 +96,11 @@ class ChatGateway:
         try:
             first: list[str] = await anext(data, [])
         except UpstreamError as exc:
-            self._record(call, None)
+            self._record(call, None, ok=False)
             _raise_unserved(call, exc)
             raise
         except BaseException:
-            self._record(call, None)
+            self._record(call, None, ok=False)
             raise
         if guard is not None:
             return self._guarded(call, guard, _starting(first, data))
@@ -139,6 +146,7 @@ class ChatGateway:
         self, call: _Call, data: AsyncIterator[list[str]], first: list[str]
     ) -> AsyncGenerator[list[bytes], None]:
         usage: Usage | None = None
+        ok = False
         try:
             async with aclosing(data):  # type: ignore[type-var]
                 batch: list[str] | None = first
@@ -152,8 +160,9 @@ class ChatGateway:
                     if out:
                         yield out
                     batch = await anext(data, None)
+            ok = True
         finally:
-            self._record(call, usage)
+            self._record(call, usage, ok=ok)
 
     async def _guarded(
         self, call: _Call, guard: Guard, data: AsyncIterator[list[str]]
@@ -161,21 +170,26 @@ class ChatGateway:
         """The stream read into chunks, released only once checked, written again."""
         stream = GuardedStream(call.model, call.wants_usage)
         released = guard.output(stream.chunks(data), frozenset(), on_block=lambda: None)
+        ok = False
         try:
             async with aclosing(released):  # type: ignore[type-var]
                 async for chunk in released:
                     payload = stream.payload(chunk, guard.refused)
                     if payload is not None:
                         yield [payload]
+            ok = True
             usage = stream.usage_payload()
             if usage is not None:
                 yield [usage]
         finally:
-            self._record(call, stream.usage)
+            self._record(call, stream.usage, ok=ok)
 
-    def _record(self, call: _Call, usage: Usage | None) -> None:
+    def _record(self, call: _Call, usage: Usage | None, *, ok: bool) -> None:
         if self._usage is not None:
             self._usage.record_call(call.model, usage)
+        if self._metrics is not None:
+            seconds = (time.time_ns() - call.started_ns) / 1e9
+            self._metrics.model_called(call.provider_name, call.model, seconds, ok)
         tracing = active()
         if tracing is not None:
             attributes = {

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
+from typing import Protocol
 
 import anyio
 
@@ -50,6 +52,10 @@ class _Unreadable(Exception):
         self.error = error
 
 
+class IngestionObserver(Protocol):
+    def __call__(self, status: str, chunks: int, seconds: float) -> None: ...
+
+
 class Ingestor:
     """The :class:`~agentloom.services.jobs.JobHandler` of kind ``"ingest"``: one file."""
 
@@ -60,7 +66,10 @@ class Ingestor:
         embedder: Embedder,
         settings: VectorStoreSettings,
         instance_id: str,
+        on_ingested: IngestionObserver | None = None,
     ) -> None:
+        """``on_ingested(status, chunks, seconds)``: told of each file's outcome."""
+        self._on_ingested = on_ingested
         self._chunks = chunks
         self._files = files
         self._embedder = embedder
@@ -88,27 +97,36 @@ class Ingestor:
 
     async def ingest(self, claim: Claim) -> None:
         """Ingest one claimed file and record the outcome."""
+        started = time.perf_counter()
+        chunks = await self._ingest(claim)
+        if chunks is not None and self._on_ingested is not None:
+            status = "failed" if chunks < 0 else "completed"
+            self._on_ingested(status, max(chunks, 0), time.perf_counter() - started)
+
+    async def _ingest(self, claim: Claim) -> int | None:
+        """The chunks stored; -1 when the file failed; ``None`` when the claim was lost."""
         if claim.attempts > MAX_ATTEMPTS:
             message = f"Ingestion was interrupted {MAX_ATTEMPTS} times; giving up."
             await self._fail(claim, LastError(code="server_error", message=message))
-            return
+            return -1
         with contextlib.ExitStack() as stack:
             try:
                 spool = stack.enter_context(await self._chunked(claim))
                 await self._embed(claim, spool)
             except _ClaimLost:
-                return
+                return None
             except _Unreadable as exc:
                 await self._fail(claim, exc.error)
-                return
+                return -1
             except Exception:  # a bug: the file fails visibly, the other files go on
                 log.exception(
                     "ingestion of %s into %s failed", claim.file_id, claim.vector_store_id
                 )
                 message = "The server had an error while processing the file."
                 await self._fail(claim, LastError(code="server_error", message=message))
-                return
+                return -1
             await self._chunks.complete(claim, self._instance, spool.batches, spool.usage_bytes)
+            return len(spool)
 
     async def _chunked(self, claim: Claim) -> ChunkSpool:
         text = await self._text(claim.file_id)

@@ -52,7 +52,7 @@ from agentloom.retrieval.embeddings import Embedder
 from agentloom.retrieval.index import SearchMode, Weights
 from agentloom.retrieval.vector_index import IndexOptions
 from agentloom.services.files import FilesService
-from agentloom.services.ingestion import Ingestor
+from agentloom.services.ingestion import IngestionObserver, Ingestor
 from agentloom.services.query_rewrite import rewrite_query
 from agentloom.services.vector_index_cache import IndexCache
 from agentloom.services.vector_search import Search, SearchResult, VectorSearch
@@ -86,8 +86,10 @@ class VectorStoresService:
         *,
         instance_id: str,
         nudge: Callable[[], None],
+        on_ingested: IngestionObserver | None = None,
     ) -> None:
-        """``nudge``: this process's job runner has work (files to ingest were queued)."""
+        """``nudge``: this process's job runner has work (files to ingest were queued);
+        ``on_ingested``: told of each file ingested (:class:`Ingestor`)."""
         self._stores = database.vector_stores
         self._chunks = database.vector_chunks
         self._embedder = embedder
@@ -100,7 +102,9 @@ class VectorStoresService:
         )
         self.warmed = anyio.Event()  # set when :meth:`warm` is done
         self._search = VectorSearch(self._chunks, self.cache)
-        self.ingestion = Ingestor(self._chunks, files, embedder, settings, instance_id)
+        self.ingestion = Ingestor(
+            self._chunks, files, embedder, settings, instance_id, on_ingested=on_ingested
+        )
         self._nudge = nudge
         self.files = VectorStoreFiles(
             self._stores, self._chunks, files, usable=self._usable, wake=nudge

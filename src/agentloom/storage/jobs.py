@@ -52,6 +52,16 @@ class JobRow:
 _COLUMNS = tuple(J.c[name] for name in JobRow.__slots__)
 
 
+@dataclass(frozen=True, slots=True)
+class QueueStat:
+    """The jobs of one kind in one status, and how long the oldest has existed."""
+
+    kind: str
+    status: str  # queued, running
+    count: int
+    oldest_age: float  # seconds
+
+
 class SqlJobStore:
     def __init__(self, runner: Runner) -> None:
         self._runner = runner
@@ -117,6 +127,10 @@ class SqlJobStore:
     async def settle(self, job_id: str, *, lease_before: float) -> bool:
         """Mark an expired job done without running it again."""
         return await self._runner.write(partial(_settle, job_id, lease_before))
+
+    async def queue_stats(self, now: float) -> list[QueueStat]:
+        """Queued and running jobs of every project, by kind (what ``GET /metrics`` shows)."""
+        return await self._runner.read(partial(_queue_stats, now))
 
     async def depth(self, kind: str) -> int:
         """Jobs of ``kind`` waiting to run."""
@@ -247,6 +261,19 @@ def _requeue(job_id: str, lease_before: float, conn: Connection) -> bool:
 def _settle(job_id: str, lease_before: float, conn: Connection) -> bool:
     late = sa.and_(J.c.id == job_id, J.c.status == "running", J.c.lease_until < lease_before)
     return conn.execute(J.update().where(late).values(status="done")).rowcount > 0
+
+
+def _queue_stats(now: float, conn: Connection) -> list[QueueStat]:
+    live = J.c.status.in_(("queued", "running"))
+    query = (
+        sa.select(J.c.kind, J.c.status, sa.func.count(), sa.func.min(J.c.created_at))
+        .where(live)
+        .group_by(J.c.kind, J.c.status)
+    )
+    return [
+        QueueStat(kind, status, int(count), max(0.0, now - float(oldest)))
+        for kind, status, count, oldest in conn.execute(query)
+    ]
 
 
 def _depth(kind: str, conn: Connection) -> int:

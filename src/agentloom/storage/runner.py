@@ -35,16 +35,29 @@ import asyncpg  # type: ignore[import-untyped]
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.pool import Pool, QueuePool
 
 from agentloom.tracing import Tracing
 
 T = TypeVar("T")
 
 
+@dataclass(frozen=True, slots=True)
+class PoolUse:
+    """One connection pool's connections right now (what ``GET /metrics`` shows)."""
+
+    pool: str
+    in_use: int
+    idle: int
+
+
 class Runner(Protocol):
     """Runs storage functions: ``read`` on a plain connection, ``write`` in a transaction."""
 
     dialect: str
+
+    def pools(self) -> list[PoolUse]:
+        """The connections of its pools."""
 
     async def read(self, fn: Callable[[Connection], T]) -> T: ...
 
@@ -110,6 +123,9 @@ class ThreadRunner:
     def _read(self, fn: Callable[[Connection], T]) -> T:
         with self.engine.connect() as conn:
             return fn(conn)
+
+    def pools(self) -> list[PoolUse]:
+        return [_sqlalchemy_use("sqlite", self.engine.pool)]
 
     # --- the writer thread -------------------------------------------------------------------
 
@@ -210,6 +226,16 @@ class AsyncRunner:
         async with self._reader.connect() as conn:
             return await conn.run_sync(fn)
 
+    def pools(self) -> list[PoolUse]:
+        uses = [
+            _sqlalchemy_use("transactions", self.engine.sync_engine.pool),
+            _sqlalchemy_use("autocommit", self._reader.sync_engine.pool),
+        ]
+        if self._pool is not None:
+            size, idle = self._pool.get_size(), self._pool.get_idle_size()
+            uses.append(PoolUse("statements", size - idle, idle))
+        return uses
+
     async def write(self, fn: Callable[[Connection], T]) -> T:
         async with self.engine.begin() as conn:
             return await conn.run_sync(fn)
@@ -267,6 +293,16 @@ class TracedRunner:
 
     async def aclose(self) -> None:
         await self._runner.aclose()
+
+    def pools(self) -> list[PoolUse]:
+        return self._runner.pools()
+
+
+def _sqlalchemy_use(name: str, pool: Pool) -> PoolUse:
+    """A SQLAlchemy pool's connections (a pool that does not count them shows none)."""
+    if not isinstance(pool, QueuePool):
+        return PoolUse(name, 0, 0)
+    return PoolUse(name, pool.checkedout(), pool.checkedin())
 
 
 def _name(fn: Callable[..., object]) -> str:

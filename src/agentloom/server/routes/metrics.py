@@ -4,6 +4,8 @@ project's models)."""
 
 from __future__ import annotations
 
+import time
+
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -19,6 +21,9 @@ async def metrics(request: Request) -> Response:
         await _admin_only(request)
     if runtime.metrics is None:
         return Response(b"", media_type=CONTENT_TYPE)
+    database = runtime.database
+    queue = await database.jobs.queue_stats(time.time())
+    runtime.metrics.read_state(database.runner.pools(), queue)
     return Response(runtime.metrics.exposition(), media_type=CONTENT_TYPE)
 
 
