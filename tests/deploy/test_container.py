@@ -270,3 +270,19 @@ def test_the_proxy_balances_the_healthy_replicas() -> None:
     assert re.search(r"^\s*health_uri /v1/health$", caddyfile, re.M)
     assert re.search(r"^\s*flush_interval -1$", caddyfile, re.M)  # SSE unbuffered
     assert proxy["depends_on"] == {r: {"condition": "service_healthy"} for r in REPLICAS}
+
+
+def test_every_variable_compose_reads_is_documented() -> None:
+    read = re.findall(r"\$\{(\w+)", (DEPLOY / "compose.yaml").read_text())
+    read += re.findall(r"\{\$(\w+)", (DEPLOY / "Caddyfile").read_text())
+    documented = (ROOT / "docs" / "deployment.md").read_text()
+
+    assert sorted(set(read)) == [
+        "AGENTLOOM_ADMIN_KEY",
+        "AGENTLOOM_HTTPS_PORT",
+        "AGENTLOOM_HTTP_PORT",
+        "AGENTLOOM_INFERENCE_BASE_URL",
+        "AGENTLOOM_SITE",
+        "POSTGRES_PASSWORD",
+    ]
+    assert [name for name in set(read) if name not in documented] == []

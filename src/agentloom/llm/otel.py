@@ -6,7 +6,7 @@ that were set), ``gen_ai.response.{model,id,finish_reasons}``, ``gen_ai.usage.*`
 ``server.address``/``server.port``, ``error.type`` and an error status when the call fails, and
 ``agentloom.llm.path`` (``completions`` or ``responses``). Messages are never recorded.
 
-Needs the ``otel`` extra (``pip install 'agentloom[otel]'``, i.e. ``opentelemetry-api``); an
+Needs the ``otel`` extra (``pip install 'agentloom-server[otel]'``, i.e. ``opentelemetry-api``); an
 :class:`~agentloom.llm.LLM` gets spans with ``tracer=`` (any OTel ``Tracer``) or
 ``telemetry="otel"`` (a tracer from the global tracer provider).
 """
@@ -28,7 +28,7 @@ try:
     from opentelemetry.util.types import AttributeValue
 except ImportError as exc:  # pragma: no cover - the extra is installed for the tests
     raise ImportError(
-        "OpenTelemetry spans need the 'otel' extra: pip install 'agentloom[otel]'"
+        "OpenTelemetry spans need the 'otel' extra: pip install 'agentloom-server[otel]'"
     ) from exc
 
 __all__ = ["SpanRequest", "default_tracer", "traced"]
