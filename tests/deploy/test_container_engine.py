@@ -151,7 +151,12 @@ def test_the_compose_stack_serves_through_the_proxy(engine: Engine, image: str) 
             env=env, capture_output=True, timeout=300, check=False,
         )  # fmt: skip
 
-    rows = [json.loads(line) for line in listed.splitlines() if line.strip()]
+    # one JSON object a line (compose >= 2.21), or one array (older)
+    rows = (
+        json.loads(listed)
+        if listed.startswith("[")
+        else [json.loads(line) for line in listed.splitlines() if line.strip()]
+    )
     states = {row["Service"]: row.get("Health") or row["State"] for row in rows}
     assert states == {
         "postgres": "healthy",

