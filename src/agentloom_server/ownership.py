@@ -45,11 +45,13 @@ def problems(path: Sequence[str] | None = None) -> list[str]:
     found = [claim for name in RIVALS if (claim := _claimed(name, search)) is not None]
     ours = _distribution(DISTRIBUTION, search)
     if ours is not None:
-        files = _package_files(ours)
-        found += _altered(ours, files) + _shadowed(
-            ours, files, PathFinder.find_spec(PACKAGE, search)
-        )
+        found += _not_as_installed(ours, PathFinder.find_spec(PACKAGE, search))
     return found
+
+
+def _not_as_installed(ours: Distribution, spec: ModuleSpec | None) -> list[str]:
+    files = _package_files(ours)
+    return _altered(ours, files) + _shadowed(ours, files, spec)
 
 
 def _distribution(name: str, search: list[str]) -> Distribution | None:
