@@ -1,8 +1,12 @@
 """``ApproximateIndex``: exact below the threshold, an HNSW graph from it on; recall against
-exact search, removal, file filters, hybrid search, searches during changes."""
+exact search, removal, file filters, hybrid search, searches during changes, and the graph built
+in the background (exact searches until it serves, rebuilds, shrinking, removals racing it,
+a failing build)."""
 
 from __future__ import annotations
 
+import logging
+import sys
 import threading
 from collections.abc import Sequence
 
@@ -18,6 +22,7 @@ MODES: list[SearchMode] = ["vector", "keyword", "hybrid"]
 DIMENSIONS = 48
 TOPICS = 60
 F32 = NDArray[np.float32]
+WAIT = 120.0  # seconds a test waits for a builder at most (a hang fails, it is no speed test)
 
 
 def ids(hits: Sequence[Hit]) -> list[int]:
@@ -52,10 +57,12 @@ class Corpus:
 
 
 def both(chunks: Sequence[IndexedChunk], threshold: int) -> tuple[ApproximateIndex, ChunkIndex]:
+    """The chunks in an approximate index (its graph built) and in an exact one."""
     approximate, exact = ApproximateIndex(DIMENSIONS, threshold=threshold), ChunkIndex(DIMENSIONS)
     for at in range(0, len(chunks), 500):
         approximate.add(chunks[at : at + 500])
         exact.add(chunks[at : at + 500])
+    assert approximate.wait_ready(WAIT)
     return approximate, exact
 
 
@@ -84,14 +91,19 @@ def test_the_graph_comes_at_the_threshold_and_goes_below_half_of_it() -> None:
     index = ApproximateIndex(DIMENSIONS, threshold=1000)
     index.add(corpus.chunks(999, files=10))
     assert not index.approximate
+    assert not index.building  # no builder below the threshold
     index.add(corpus.chunks(1, start=999, files=10))
+    assert index.wait_ready(WAIT)
     assert index.approximate
+    assert not index.building
 
     index.remove_files([f"file-{i}" for i in range(5)])  # 500 left: half the threshold
     assert len(index) == 500
     assert index.approximate
     index.remove_files(["file-5"])
-    assert not index.approximate
+    assert not index.approximate  # at once, not when the builder gets to it
+    assert index.wait_ready(WAIT)
+    assert index.nbytes == index.exact.nbytes
 
 
 def test_the_default_kind_switches_at_the_configured_threshold() -> None:
@@ -165,7 +177,10 @@ def test_the_graph_is_rebuilt_when_removals_outnumber_its_rows() -> None:
     chunks = corpus.chunks(4000, files=8)
     index = ApproximateIndex(DIMENSIONS, threshold=1000)
     index.add(chunks)
+    assert index.wait_ready(WAIT)
     index.remove_files([f"file-{i}" for i in range(5)])  # 1500 left, 2500 removed
+    assert index.approximate
+    assert index.wait_ready(WAIT)
     assert index.approximate
 
     exact = ChunkIndex(DIMENSIONS)
@@ -255,12 +270,219 @@ def test_searches_run_while_chunks_are_added_and_removed() -> None:
         thread.join()
 
     assert failures == []
+    assert index.wait_ready(WAIT)
     assert index.approximate
     assert len(index) == len(mirror)
     for _ in range(20):
         vector, text = corpus.query()
         hits = index.search(vector, text, limit=10, mode="vector")
         assert recall(hits, mirror.search(vector, text, limit=10, mode="vector")) >= 0.8
+
+
+# --- the builder: the graph is built in the background ---------------------------------------
+
+
+def own_vector_search(index: ApproximateIndex, chunks: Sequence[IndexedChunk]) -> list[Hit]:
+    """Each chunk searched by its own vector: a chunk still held is found first (exactly; the
+    graph almost always finds it)."""
+    return [index.search(c.vector, c.text, limit=1, mode="vector")[0] for c in chunks]
+
+
+def found_first(index: ApproximateIndex, chunks: Sequence[IndexedChunk]) -> float:
+    """The share of ``chunks`` their own vector finds first."""
+    hits = own_vector_search(index, chunks)
+    return float(np.mean([h.chunk_id == c.chunk_id for h, c in zip(hits, chunks, strict=True)]))
+
+
+def same_as_exact(index: ApproximateIndex, exact: ChunkIndex, corpus: Corpus) -> None:
+    for _ in range(5):
+        vector, text = corpus.query()
+        for mode in MODES:
+            hits = index.search(vector, text, limit=10, mode=mode)
+            assert hits == exact.search(vector, text, limit=10, mode=mode)
+
+
+def test_searches_are_exact_until_a_fresh_graph_holds_every_row() -> None:
+    corpus = Corpus(12)
+    chunks = corpus.chunks(3000)
+    index = ApproximateIndex(DIMENSIONS, threshold=1000, background=False)
+    exact = ChunkIndex(DIMENSIONS)
+    index.add(chunks)  # returns with no graph work done: the steps are ours to run
+    exact.add(chunks)
+
+    steps = 0
+    while not index.build(1):  # a slice of rows a step, into a graph that does not serve yet
+        steps += 1
+        assert not index.approximate
+        same_as_exact(index, exact, corpus)
+    assert steps >= 3000 // 512
+    assert index.approximate
+    assert index.build()  # caught up: nothing left
+
+    more = corpus.chunks(700, start=3000)
+    index.add(more)  # a serving graph keeps serving; rows past it are scored exactly
+    assert index.approximate
+    assert found_first(index, more[::10]) == 1  # the new rows are scored exactly
+    assert not index.build(1)  # extending it
+    assert index.build()
+    assert found_first(index, more[::10]) >= 0.95
+
+
+def test_add_returns_before_the_builder_thread_is_done_and_searches_stay_correct() -> None:
+    corpus = Corpus(13)
+    chunks = corpus.chunks(4000)
+    index, exact = ApproximateIndex(DIMENSIONS, threshold=1000), ChunkIndex(DIMENSIONS)
+    exact.add(chunks)
+    index.add(chunks)  # one call: the exact index holds them all when it returns
+
+    assert len(index) == 4000
+    while not index.wait_ready(0):
+        for mode in MODES:
+            vector, text = corpus.query()
+            hits = index.search(vector, text, limit=10, mode=mode)
+            if not index.approximate:  # no graph served during that search: it was exact
+                assert hits == exact.search(vector, text, limit=10, mode=mode)
+        assert found_first(index, chunks[:20]) >= 0.9
+    assert index.approximate
+    assert not index.building
+    assert index.error is None
+
+
+def test_a_rebuild_builds_beside_the_serving_graph_then_swaps() -> None:
+    corpus = Corpus(14)
+    chunks = corpus.chunks(4000, files=8)
+    index = ApproximateIndex(DIMENSIONS, threshold=1000, background=False)
+    index.add(chunks)
+    assert index.build()
+    before = index.nbytes - index.exact.nbytes  # the graph's bytes
+
+    gone = {f"file-{i}" for i in range(5)}
+    index.remove_files(gone)  # 1500 left, 2500 tombstones: rebuilt
+    kept = [c for c in chunks if c.file_id not in gone]
+    steps = 0
+    while not index.build(1):
+        steps += 1
+        assert index.approximate  # the old graph serves all along
+        assert found_first(index, kept[::50]) >= 0.9
+    assert steps >= 1500 // 512
+    assert index.approximate
+    assert 0 < index.nbytes - index.exact.nbytes < before  # the old graph went at the swap
+    assert found_first(index, kept) >= 0.98
+    hits = own_vector_search(index, chunks[::100])
+    assert not {h.file_id for h in hits} & gone
+
+
+def test_shrinking_below_half_the_threshold_stops_a_build() -> None:
+    corpus = Corpus(15)
+    chunks = corpus.chunks(3000, files=10)
+    index = ApproximateIndex(DIMENSIONS, threshold=1000, background=False)
+    index.add(chunks)
+    assert not index.build(2)  # a fresh graph, partly built
+    assert index.nbytes > index.exact.nbytes
+
+    index.remove_files([f"file-{i}" for i in range(9)])  # 300 left
+    assert not index.approximate
+    assert index.nbytes == index.exact.nbytes  # the fresh graph is gone
+    assert index.build(1)  # and nothing is left to do
+
+    index.add(corpus.chunks(1000, start=3000))  # past the threshold again: a new graph
+    assert not index.build(1)
+    assert index.build()
+    assert index.approximate
+
+
+def test_shrinking_stops_the_builder_thread() -> None:
+    corpus = Corpus(16)
+    index = ApproximateIndex(DIMENSIONS, threshold=1000)
+    index.add(corpus.chunks(6000, files=20))  # the builder starts
+    index.remove_files([f"file-{i}" for i in range(19)])  # 300 left: below half the threshold
+
+    assert not index.approximate
+    assert index.wait_ready(WAIT)
+    assert not index.approximate
+    assert not index.building
+    assert index.nbytes == index.exact.nbytes
+
+
+def test_removals_racing_the_builder_never_return_removed_chunks() -> None:
+    corpus = Corpus(17)
+    chunks = corpus.chunks(5000, files=50)
+    index, mirror = ApproximateIndex(DIMENSIONS, threshold=1000), ChunkIndex(DIMENSIONS)
+    mirror.add(chunks)
+    index.add(chunks)  # the builder starts
+    removed: set[str] = set()  # files whose removal has returned
+    failures: list[BaseException] = []
+    done = threading.Event()
+
+    def search() -> None:
+        probes = chunks[1::37]  # some of every file
+        while not done.is_set():
+            try:
+                for chunk in probes:
+                    already = set(removed)  # removed before this search began
+                    for mode in MODES:
+                        hits = index.search(chunk.vector, chunk.text, limit=5, mode=mode)
+                        assert not {h.file_id for h in hits} & already
+            except BaseException as exc:  # reported by the main thread
+                failures.append(exc)
+                return
+
+    searcher = threading.Thread(target=search)
+    searcher.start()
+    for i in range(1, 50, 2):  # half the files, one at a time, while the graph is being built
+        index.remove_files([f"file-{i}"])
+        mirror.remove_files([f"file-{i}"])
+        removed.add(f"file-{i}")
+    assert index.wait_ready(WAIT)
+    done.set()
+    searcher.join()
+
+    assert failures == []
+    assert index.approximate
+    assert len(index) == len(mirror) == 2500
+    hits = own_vector_search(index, chunks[::3])  # a removed chunk's vector would find it
+    assert not {h.file_id for h in hits} & removed
+    assert found_first(index, [c for c in chunks[1::3] if c.file_id not in removed]) >= 0.98
+
+
+def test_removals_between_builder_steps_never_return_removed_chunks() -> None:
+    corpus = Corpus(18)
+    chunks = corpus.chunks(3000, files=30)
+    index = ApproximateIndex(DIMENSIONS, threshold=1000, background=False)
+    index.add(chunks)
+    gone: set[str] = set()
+    for i in range(10):  # each removal lands after one more slice: in the graph, or not yet
+        index.build(1)
+        index.remove_files([f"file-{i}"])
+        gone.add(f"file-{i}")
+    assert index.build()
+    assert index.approximate
+
+    hits = own_vector_search(index, chunks[::3])  # a removed chunk's vector would find it
+    assert not {h.file_id for h in hits} & gone
+    assert found_first(index, [c for c in chunks[1::3] if c.file_id not in gone]) >= 0.98
+
+
+def test_a_failing_build_is_logged_and_searches_stay_exact(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setitem(sys.modules, "usearch.index", None)  # usearch cannot be imported
+    corpus = Corpus(19)
+    chunks = corpus.chunks(1500)
+    index, exact = ApproximateIndex(DIMENSIONS, threshold=1000), ChunkIndex(DIMENSIONS)
+    exact.add(chunks)
+    with caplog.at_level(logging.ERROR, logger="agentloom.retrieval.graph_builder"):
+        index.add(chunks)
+        assert index.wait_ready(WAIT)
+
+    assert isinstance(index.error, ImportError)
+    assert [r.exc_info is not None for r in caplog.records] == [True]
+    assert "searches exactly" in caplog.records[0].getMessage()
+    assert not index.approximate
+    same_as_exact(index, exact, corpus)
+    index.add(corpus.chunks(100, start=1500))  # not retried: no builder, no new log
+    assert not index.building
+    assert len(caplog.records) == 1
 
 
 # --- serials: how the graph names rows -------------------------------------------------------

@@ -6,7 +6,7 @@ From it on, the index keeps a graph (``agentloom.retrieval.graph``) of its rows,
 side of a vector or hybrid search is:
 
 1. the graph's ``max(2 * count, CANDIDATES)`` nearest rows, plus any row not yet in the graph
-   (rows being added; they are few and scored exactly);
+   (rows added since the builder last caught up, scored exactly);
 2. those of them the ``files`` filter allows, rescored exactly with the index's float32
    vectors; the best ``count`` are the side's answer, scored like exact search.
 
@@ -15,11 +15,14 @@ the threshold is searched exactly over those rows (no graph). A wider one asks t
 more rows, in proportion to the share of rows it allows (at most ``MAX_CANDIDATES``), and falls
 back to exact search over the allowed rows when fewer than ``count`` of them come back.
 
-The graph follows the index: ``add`` adds the new rows to it, ``remove_files`` removes their rows
-from it (usearch keeps them as tombstones, never returned). It is dropped when the index shrinks
-below half the threshold, and rebuilt when it holds more tombstones than rows. Hits only ever
-come from the snapshot a search reads, so a removed chunk is never returned, whatever the graph
-still holds.
+The graph follows the index in the background (``agentloom.retrieval.graph_builder``, which also
+writes down why this is thread-safe): ``add`` returns once the exact index holds the new rows,
+and a builder thread adds them to the graph a slice at a time; ``remove_files`` removes their
+rows from it (usearch keeps them as tombstones, never returned). A first graph serves once it
+holds every row: until then searches are exact. It is dropped when the index shrinks below half
+the threshold, and rebuilt (the old one serving meanwhile) when it holds more tombstones than
+rows. Hits only ever come from the snapshot a search reads, so a removed chunk is never
+returned, whatever a graph still holds. ``wait_ready`` waits for the builder.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agentloom.retrieval.graph import Graph
+from agentloom.retrieval.graph_builder import GraphBuilder
 from agentloom.retrieval.index import MIN_CANDIDATES, ChunkIndex, IndexedChunk
 from agentloom.retrieval.query import DEFAULT_WEIGHTS, Hit, Query, Ranked, SearchMode, Weights
 
@@ -43,67 +47,77 @@ MAX_CANDIDATES = 2_000  # rows asked of the graph, at most, for a narrow filter
 
 
 class ApproximateIndex:
-    def __init__(self, dimensions: int, *, threshold: int = ANN_THRESHOLD) -> None:
+    """``background=False``: no builder thread; the graph is only built by ``build`` (for
+    tests that want each step under their control)."""
+
+    def __init__(
+        self, dimensions: int, *, threshold: int = ANN_THRESHOLD, background: bool = True
+    ) -> None:
         if threshold < 1:
             raise ValueError(f"the ANN threshold must be positive, got {threshold}")
         self._exact = ChunkIndex(dimensions)
-        self.threshold = threshold
-        self._graph: Graph | None = None
+        self._builder = GraphBuilder(self._exact, threshold, background=background)
 
     @property
     def dimensions(self) -> int:
         return self._exact.dimensions
+
+    @property
+    def threshold(self) -> int:
+        return self._builder.threshold
 
     def __len__(self) -> int:
         return len(self._exact)
 
     @property
     def approximate(self) -> bool:
-        """Whether it holds a graph (past the threshold)."""
-        return self._graph is not None
+        """Whether searches go through a graph (past the threshold, once it is built)."""
+        return self._builder.serving is not None
+
+    @property
+    def building(self) -> bool:
+        """Whether a builder thread runs: a graph being built, extended or pruned."""
+        return self._builder.building
+
+    @property
+    def error(self) -> Exception | None:
+        """Why building the graph failed (logged; searches are exact since), if it did."""
+        return self._builder.error
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the exact index's arrays and the graph."""
-        graph = self._graph
-        return self._exact.nbytes + (graph.nbytes if graph is not None else 0)
+        """Bytes held by the exact index's arrays and the graphs."""
+        return self._exact.nbytes + self._builder.nbytes
 
     @property
     def exact(self) -> ChunkIndex:
         """The exact index it holds (the same chunks, every search exact)."""
         return self._exact
 
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Wait until the builder has caught up: the graph, if the index has one, holds every
+        row and serves. False if ``timeout`` seconds passed first."""
+        return self._builder.wait(timeout)
+
+    def build(self, steps: int | None = None) -> bool:
+        """Run at most ``steps`` of the builder's steps (a slice of rows each) in this thread,
+        for an index made with ``background=False``; True when no work is left."""
+        return self._builder.run(steps)
+
     # --- writing ---------------------------------------------------------------------------
 
     def add(self, chunks: Sequence[IndexedChunk]) -> None:
+        """Add chunks; searches see them at once (exactly, until the graph holds them)."""
         self._exact.add(chunks)
-        self._follow()
+        self._builder.added()
 
     def remove_files(self, file_ids: Collection[str]) -> int:
         """Drop every chunk of ``file_ids``; returns how many were dropped."""
-        graph = self._graph
-        serials = self._exact.serials_of(file_ids) if graph is not None else None
+        serials = self._exact.serials_of(file_ids)
         gone = self._exact.remove_files(file_ids)
-        if graph is not None and serials is not None:
-            graph.remove(serials)
-        self._follow()
+        if gone:
+            self._builder.removed(serials)
         return gone
-
-    def _follow(self) -> None:
-        """Bring the graph up to the index: build, extend, drop or rebuild it."""
-        graph, size = self._graph, len(self._exact)
-        if graph is not None and size < self.threshold // 2:
-            self._graph = None
-        elif graph is not None and graph.removed <= graph.live:
-            self._fill(graph)
-        elif size >= self.threshold:  # searches use the old graph, or none, meanwhile
-            fresh = Graph(self.dimensions)
-            self._fill(fresh)
-            self._graph = fresh
-
-    def _fill(self, graph: Graph) -> None:
-        for serials, vectors in self._exact.vectors_from(graph.upto):
-            graph.add(serials, vectors)
 
     # --- searching -------------------------------------------------------------------------
 
@@ -117,7 +131,7 @@ class ApproximateIndex:
         files: Collection[str] | None = None,
         weights: Weights = DEFAULT_WEIGHTS,
     ) -> list[Hit]:
-        graph = self._graph
+        graph = self._builder.serving
         if graph is None or vector is None or mode == "keyword":
             return self._exact.search(
                 vector, text, limit=limit, mode=mode, files=files, weights=weights

@@ -9,10 +9,12 @@ rescoring; at 1,000,000 chunks recall@10 was 0.95 with ef 128 and 0.98 with ef 2
 and 4 ms a search), 0.94 at most with M 12 and efConstruction 32. Queries unlike the chunks
 (a sentence against the mean of several) are the hard case for HNSW: hence the wide ef.
 
-usearch may grow its storage while adding, which is unsafe while another thread searches; every
-call into it holds one lock. Additions run a slice at a time (``SLICE``), so a search waits at
-most for one slice. ``upto`` tells which serials the graph covers: every row with a serial below it
-was added; rows from it on are the caller's to search exactly.
+One thread writes a graph (``add``, ``remove``: the builder, ``agentloom.retrieval.graph_builder``)
+while any thread may search it. usearch may grow its storage while adding, which is unsafe while
+another thread searches; every call into it holds one lock. Additions run a slice at a time
+(``SLICE``), so a search waits at most for one slice. ``upto`` tells which serials the graph
+covers: every row with a serial below it was added; rows from it on are the caller's to search
+exactly.
 """
 
 from __future__ import annotations
