@@ -164,13 +164,18 @@ class GraphBuilder:
             thread = threading.Thread(
                 target=_run, args=(weakref.ref(self),), name="agentloom-ann-builder", daemon=True
             )
+            try:  # the thread's first step waits for ``_lock``: it cannot end before this
+                thread.start()
+            except RuntimeError:  # no thread to be had: the caller's change is in all the same
+                log.exception("no thread for the HNSW graph's builder; tried again on next change")
+                return
             self._thread = thread
-            thread.start()
 
     # --- the builder's side ----------------------------------------------------------------
 
     def step(self) -> bool:
-        """Do one step of work; False when there was none (the thread then ends)."""
+        """Do one step of work; False when there was none (the thread then ends). Only the
+        builder thread calls it, or ``run`` without one: the graphs have one writer."""
         try:
             with self._lock:
                 work = self._next()
