@@ -77,6 +77,7 @@ class ServerSettings(_Strict):
     abandoned_after: float = Field(default=60.0, gt=0)
     websocket_max_age: float = Field(default=3600.0, gt=0)  # seconds a WebSocket stays open
     usage_flush_interval: float = Field(default=1.0, gt=0)  # seconds between usage writes
+    metrics: bool = True  # GET /metrics and the counting behind it (docs/metrics.md)
     # Seals content handed to clients (compaction items, encrypted reasoning); default: a key
     # kept in the database. Old keys (a rotation) only open what they sealed before.
     sealing_key: SecretStr | None = None
@@ -625,6 +626,7 @@ _ENV_SCALARS: dict[str, tuple[str, str]] = {
     "AGENTLOOM_EMBEDDINGS_MODEL": ("embeddings", "model"),
     "AGENTLOOM_EMBEDDINGS_RUNTIME": ("embeddings", "runtime"),
     "AGENTLOOM_EMBEDDINGS_PRECISION": ("embeddings", "precision"),
+    "AGENTLOOM_METRICS": ("server", "metrics"),
     "AGENTLOOM_LOG_FORMAT": ("logging", "format"),
     "AGENTLOOM_ACCESS_LOG": ("logging", "access_log"),
     "AGENTLOOM_LOG_CONTENT": ("logging", "content"),

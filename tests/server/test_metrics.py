@@ -196,3 +196,19 @@ async def test_with_keys_only_the_admin_key_reads_metrics(
     assert project.status_code == 403
     assert admin.status_code == 200
     assert "agentloom_http_requests_total" in admin.text
+
+
+async def test_metrics_can_be_turned_off(backend: FakeBackend, database_url: str) -> None:
+    settings = make_settings(backend, database_url)
+    off = settings.model_copy(
+        update={"server": settings.server.model_copy(update={"metrics": False})}
+    )
+    async with running(create_app(off)) as application:
+        transport = httpx2.ASGITransport(app=application)
+        async with httpx2.AsyncClient(transport=transport, base_url=BASE_URL) as raw:
+            reply = await raw.get("http://agentloom.test/metrics")
+            health = await raw.get("/health")
+
+    assert reply.status_code == 404
+    assert reply.json()["error"]["code"] == "metrics_off"
+    assert health.status_code == 200

@@ -54,7 +54,7 @@ def create_app(
     ``tracing``: where spans go; by default OTLP/HTTP when the ``OTEL_*`` variables ask for it
     (:mod:`agentloom.tracing`), else none."""
 
-    metrics = Metrics()
+    metrics = Metrics() if settings.server.metrics else None
     if tracing is None and enabled_by_environment():
         tracing = Tracing.from_environment()
 
@@ -77,11 +77,9 @@ def create_app(
             if tracing is not None:
                 await anyio.to_thread.run_sync(tracing.shutdown)  # the last spans exported
 
-    middleware = [
-        Middleware(MetricsMiddleware, metrics=metrics),
-        Middleware(RequestIdMiddleware),
-        Middleware(AuthMiddleware),
-    ]
+    middleware = [Middleware(RequestIdMiddleware), Middleware(AuthMiddleware)]
+    if metrics is not None:
+        middleware.insert(0, Middleware(MetricsMiddleware, metrics=metrics))
     if tracing is not None:
         from agentloom.server.tracing import TracingMiddleware
 

@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from agentloom.errors import AuthenticationError, PermissionDeniedError
+from agentloom.errors import AuthenticationError, NotFoundError, PermissionDeniedError
 from agentloom.metrics import CONTENT_TYPE
 from agentloom.server.runtime import runtime_of
 
@@ -20,7 +20,10 @@ async def metrics(request: Request) -> Response:
     if runtime.settings.auth.keys:
         await _admin_only(request)
     if runtime.metrics is None:
-        return Response(b"", media_type=CONTENT_TYPE)
+        raise NotFoundError(
+            "Metrics are off on this server ([server] metrics = false, AGENTLOOM_METRICS).",
+            code="metrics_off",
+        )
     database = runtime.database
     queue = await database.jobs.queue_stats(time.time())
     runtime.metrics.read_state(database.runner.pools(), queue)
