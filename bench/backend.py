@@ -4,7 +4,8 @@ It answers ``POST /v1/chat/completions`` (streamed or not) with a fixed sentence
 when asked for one, ``safe`` to a Llama Guard prompt), or with one function call when the
 request offers tools and the last message is not a tool result, and
 ``GET /v1/models`` with one model. It also stands in for a SearXNG instance for ``web_search``:
-``GET /search?q=...&format=json`` answers two fixed results in SearXNG's JSON shape. It does as
+``GET /search?q=...&format=json`` answers two fixed results in SearXNG's JSON shape, and for an
+OpenTelemetry collector: ``POST /v1/traces`` takes the spans and drops them. It does as
 little as possible so that the benchmark measures agentloom, not the fake: run with
 ``python -m bench.backend --port PORT``.
 
@@ -184,6 +185,9 @@ async def _route(scope: Scope, receive: Receive, send: Send, delay: float) -> No
         query = parse_qs(scope["query_string"].decode()).get("q", [""])[0]
         body = {"query": query, "number_of_results": 2, "results": SEARXNG_RESULTS}
         await _respond(send, 200, JSON_HEADERS, json.dumps(body).encode())
+    elif path == "/v1/traces":  # an OTLP/HTTP collector's receiver: spans read and dropped
+        await _body(receive)
+        await _respond(send, 200, [(b"content-type", b"application/x-protobuf")], b"")
     elif path == "/v1/models":
         models = {"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "bench"}]}
         await _respond(send, 200, JSON_HEADERS, json.dumps(models).encode())

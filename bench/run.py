@@ -118,8 +118,15 @@ model = "{MODEL}"
 
 
 @contextlib.contextmanager
-def server(backend_port: int, database_url: str, *, keyed: bool = False) -> Iterator[int]:
-    """The server on ``database_url``; ``keyed``: with API keys on (admin key ``ADMIN_KEY``)."""
+def server(
+    backend_port: int,
+    database_url: str,
+    *,
+    keyed: bool = False,
+    extra_env: dict[str, str] | None = None,
+) -> Iterator[int]:
+    """The server on ``database_url``; ``keyed``: with API keys on (admin key ``ADMIN_KEY``);
+    ``extra_env`` added to its environment."""
     port = free_port()
     args = [sys.executable, "-m", "agentloom.cli.main", "serve", "--port", str(port)]
     with tempfile.TemporaryDirectory(prefix="agentloom-bench-") as tmp:
@@ -135,6 +142,7 @@ def server(backend_port: int, database_url: str, *, keyed: bool = False) -> Iter
         }
         if keyed:
             env |= {"AGENTLOOM_AUTH": "keys", "AGENTLOOM_ADMIN_KEY": ADMIN_KEY}
+        env |= extra_env or {}
         with process([*args, "--log-level", "warning"], port, "/v1/health", env) as proc:
             PIDS[port] = proc.pid
             yield port
@@ -436,6 +444,62 @@ async def _auth_row(open_port: int, keyed_port: int, opts: Options) -> Row:
         f"<= {AUTH_TARGET_MS} ms",
         added <= AUTH_TARGET_MS,
     )
+
+
+OBSERVED_TARGET_MS = 0.3  # metrics and traces on: added at the median
+
+
+def observed_env(backend_port: int) -> dict[str, str]:
+    """Traces exported over OTLP/HTTP to the fake backend's collector stand-in."""
+    return {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://{HOST}:{backend_port}"}
+
+
+QUIET_ENV = {"AGENTLOOM_METRICS": "false"}  # and no OTEL_* variable: no traces
+
+
+async def _observed_rows(quiet_port: int, observed_port: int, opts: Options) -> list[Row]:
+    """Metrics and traces on (spans exported to a local collector) against both off: a stored
+    response's latency, and server CPU a request under 16 clients."""
+    counts = {"requests": opts.requests, "warmup": opts.warmup}
+    async with Connection(HOST, quiet_port) as quiet, Connection(HOST, observed_port) as seen:
+        base = await scenarios.latency(quiet, scenarios.respond, **counts)
+        lat = await scenarios.latency(seen, scenarios.respond, **counts)
+        base_stream = await scenarios.latency(quiet, _respond_stream, **counts)
+        lat_stream = await scenarios.latency(seen, _respond_stream, **counts)
+    common = {"clients": opts.clients, "seconds": opts.seconds, "warmup": 1.0}
+    off = await scenarios.load(
+        HOST, quiet_port, scenarios.respond, servers=[PIDS[quiet_port]], **common
+    )
+    on = await scenarios.load(
+        HOST, observed_port, scenarios.respond, servers=[PIDS[observed_port]], **common
+    )
+    rows = []
+    for what, b, a in (
+        ("stored response", base, lat),
+        ("streamed response", base_stream, lat_stream),
+    ):
+        added = (a.median - b.median) * 1000
+        rows.append(
+            Row(
+                f"{what}, metrics and traces on (OTLP to a local collector) vs off",
+                _pair(b),
+                _pair(a),
+                f"{added:+.2f} ms",
+                f"<= {OBSERVED_TARGET_MS} ms",
+                added <= OBSERVED_TARGET_MS,
+            )
+        )
+    rows.append(
+        Row(
+            f"server CPU a stored response, {opts.clients} clients: metrics and traces on vs off",
+            f"{off.server_ms:.2f} ms ({off.rate:.0f}/s)",
+            f"{on.server_ms:.2f} ms ({on.rate:.0f}/s)",
+            f"{on.server_ms - off.server_ms:+.2f} ms",
+            "",
+            None,
+        )
+    )
+    return rows
 
 
 async def _background_rows(server_port: int, opts: Options) -> list[Row]:
@@ -801,6 +865,11 @@ def run_one(
         with server(backend_port, database_url, keyed=True) as keyed_port:
             rows.append(asyncio.run(_auth_row(server_port, keyed_port, opts)))
             rows.append(asyncio.run(_limiter_row(keyed_port, opts)))
+        with (
+            server(backend_port, database_url, extra_env=QUIET_ENV) as quiet_port,
+            server(backend_port, database_url, extra_env=observed_env(backend_port)) as seen_port,
+        ):
+            rows += asyncio.run(_observed_rows(quiet_port, seen_port, opts))
     paced = f"backend paced at {opts.paced_ms:.0f} ms an answer"
     with backend(opts.paced_ms) as backend_port, server(backend_port, database_url) as port:
         rows.append(asyncio.run(_throughput_row(backend_port, port, opts, paced)))

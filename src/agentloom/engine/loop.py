@@ -297,25 +297,27 @@ class AgentLoop:
     async def _timed_call(
         self, turn: TurnStreamer, budget: int | None
     ) -> AsyncIterator[ev.StreamEvent]:
-        """:meth:`_call_model` in its span, its time told to ``on_model_call``."""
-        model, provider = self.response.model, self._config.provider_name
-        started = time.perf_counter()
-        calling = spans.model_call(self._call_model(turn, budget), model, provider, turn.result)
+        """:meth:`_call_model`, its time told to ``on_model_call`` and its span recorded."""
+        call = spans.ModelCall(self.response.model, self._config.provider_name)
         try:
-            async for event in calling:
+            async for event in self._call_model(turn, budget):
                 yield event
-        except UpstreamError:
-            self._told(provider, model, started, ok=False)
+        except UpstreamError as exc:
+            self._told(call, turn.result, exc)
             raise
-        self._told(provider, model, started, ok=True)
+        self._told(call, turn.result)
 
     def elapsed(self) -> float:
         """Seconds since the run was set up."""
         return time.perf_counter() - self.started
 
-    def _told(self, provider: str, model: str, started: float, *, ok: bool) -> None:
+    def _told(
+        self, call: spans.ModelCall, result: TurnResult, error: UpstreamError | None = None
+    ) -> None:
         if self._on_model_call is not None:
-            self._on_model_call(provider, model, time.perf_counter() - started, ok)
+            seconds = time.perf_counter() - call.started
+            self._on_model_call(call.provider, call.model, seconds, error is None)
+        call.record(result, error)
 
     async def _call_model(
         self, turn: TurnStreamer, budget: int | None

@@ -2,24 +2,29 @@
 
 - ``invoke_agent {model}``: a response's whole run (``gen_ai.operation.name = invoke_agent``,
   the response and conversation ids, the usage at the end);
-- ``chat {model}``: each model call (``CLIENT``; the served model, the provider, the backend's
-  model, finish reason and token usage);
+- ``chat {model}``: each model call (``CLIENT``; the served model, the provider, the finish
+  reason and token usage), recorded when the call ends (:class:`ModelCall`);
 - ``execute_tool {name}``: each server tool call (``gen_ai.tool.name``, its type and call id).
 
-Every function returns the events it was given untouched when tracing is off.
+With tracing off, every function returns the events it was given untouched, and nothing is
+recorded.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from agentloom.api.response import Response
 from agentloom.engine.turn import TurnResult
 from agentloom.inference import base as inf
 from agentloom.tracing import Attributes, active
 
-__all__ = ["agent_run", "model_call", "tool_call"]
+if TYPE_CHECKING:
+    from opentelemetry.util.types import AttributeValue
+
+__all__ = ["ModelCall", "agent_run", "tool_call", "usage_attributes"]
 
 T = TypeVar("T")
 
@@ -43,25 +48,34 @@ def agent_run(
     return tracing.steps(events, name, attributes, ended=lambda: _ended(response()))
 
 
-def model_call(
-    events: AsyncIterator[T], model: str, provider: str, result: TurnResult
-) -> AsyncIterator[T]:
-    """``model``: the served id; ``provider``: the provider's name in the configuration."""
-    tracing = active()
-    if tracing is None:
-        return events
-    attributes = {
-        "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": provider,
-        "gen_ai.request.model": model,
-    }
-    return tracing.steps(
-        events,
-        f"chat {model}",
-        attributes,
-        kind=tracing.kind.CLIENT,
-        ended=lambda: {**usage_attributes(result.usage), **_finish(result)},
-    )
+class ModelCall:
+    """One model call under way: its ``chat {model}`` span is recorded when it ends (it starts
+    no span of its own, so none needs to be current while it streams)."""
+
+    __slots__ = ("model", "provider", "started", "started_ns")
+
+    def __init__(self, model: str, provider: str) -> None:
+        """``model``: the served id; ``provider``: the provider's name in the configuration."""
+        self.model = model
+        self.provider = provider
+        self.started = time.perf_counter()
+        self.started_ns = time.time_ns()
+
+    def record(self, result: TurnResult, error: Exception | None = None) -> None:
+        tracing = active()
+        if tracing is None:
+            return
+        attributes: dict[str, AttributeValue] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": self.provider,
+            "gen_ai.request.model": self.model,
+            **usage_attributes(result.usage),
+            **_finish(result),
+        }
+        if error is not None:
+            attributes["error.type"] = type(error).__qualname__
+        kind = tracing.kind.CLIENT
+        tracing.record(f"chat {self.model}", self.started_ns, attributes, kind=kind, failed=error)
 
 
 def tool_call(events: AsyncIterator[T], name: str, kind: str, call_id: str) -> AsyncIterator[T]:

@@ -163,7 +163,7 @@ async def _run(guarded: GuardedShield, text: str, role: Role) -> Verdict:
     if tracing is None:
         return await _checked(guarded, text, role)
     shield_id = guarded.shield.id
-    with tracing.span(f"guardrail {shield_id}", {"agentloom.guardrail.shield": shield_id}) as span:
+    with tracing.leaf(f"guardrail {shield_id}", {"agentloom.guardrail.shield": shield_id}) as span:
         verdict = await _checked(guarded, text, role)
         span.set_attributes(
             {

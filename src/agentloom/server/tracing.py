@@ -34,12 +34,9 @@ class TracingMiddleware:
             return
         tracing = self.tracing
         method: str = scope["method"]
-        span = tracing.start(
-            method,
-            _request_attributes(scope),
-            kind=SpanKind.SERVER,
-            parent=tracing.incoming(_trace_headers(scope)),
-        )
+        carrier, attributes = _read_headers(scope)
+        parent = tracing.incoming(carrier) if carrier else None
+        span = tracing.start(method, attributes, kind=SpanKind.SERVER, parent=parent)
         header = (TRACE_HEADER, tracing.traceresponse(span).encode("ascii"))
         status = 500
 
@@ -61,15 +58,9 @@ class TracingMiddleware:
             _ended(span, scope, method, status)
 
 
-def _trace_headers(scope: Scope) -> dict[str, str]:
-    return {
-        key.decode("latin-1"): value.decode("latin-1")
-        for key, value in scope["headers"]
-        if key in _INCOMING
-    }
-
-
-def _request_attributes(scope: Scope) -> dict[str, str | int]:
+def _read_headers(scope: Scope) -> tuple[dict[str, str], dict[str, str | int]]:
+    """The caller's trace headers, and the request's attributes, in one pass over headers."""
+    carrier: dict[str, str] = {}
     attributes: dict[str, str | int] = {
         "http.request.method": scope["method"],
         "url.path": scope["path"],
@@ -79,9 +70,11 @@ def _request_attributes(scope: Scope) -> dict[str, str | int]:
     if client:
         attributes["client.address"] = client[0]
     for key, value in scope["headers"]:
-        if key == b"user-agent":
+        if key in _INCOMING:
+            carrier[key.decode("latin-1")] = value.decode("latin-1")
+        elif key == b"user-agent":
             attributes["user_agent.original"] = value.decode("latin-1")[:256]
-    return attributes
+    return carrier, attributes
 
 
 def _ended(span: trace.Span, scope: Scope, method: str, status: int) -> None:

@@ -26,7 +26,6 @@ import queue
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol, TypeVar
@@ -37,7 +36,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import Pool, QueuePool
 
-from agentloom.tracing import Tracing
+from agentloom.tracing import Leaf, Tracing
 
 T = TypeVar("T")
 
@@ -271,9 +270,9 @@ class TracedRunner:
         system = "postgresql" if runner.dialect == "postgresql" else runner.dialect
         self._system = system
 
-    def _span(self, operation: str) -> AbstractContextManager[object]:
+    def _span(self, operation: str) -> Leaf:
         attributes = {"db.system.name": self._system, "db.operation.name": operation}
-        return self._tracing.span(f"db {operation}", attributes, kind=self._tracing.kind.CLIENT)
+        return self._tracing.leaf(f"db {operation}", attributes, kind=self._tracing.kind.CLIENT)
 
     async def read(self, fn: Callable[[Connection], T]) -> T:
         with self._span(_name(fn)):
