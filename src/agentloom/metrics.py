@@ -14,7 +14,7 @@ provider names, shield ids, statuses.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -24,6 +24,8 @@ from agentloom.storage.runner import PoolUse
 from agentloom.storage.usage import UsageCounts
 
 __all__ = ["CONTENT_TYPE", "Metrics"]
+
+M = TypeVar("M", Counter, Gauge, Histogram)
 
 CONTENT_TYPE: Final = CONTENT_TYPE_LATEST
 _SECONDS: Final = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
@@ -179,17 +181,17 @@ class Metrics:
     def counted(self, model: str, counts: UsageCounts) -> None:
         """What one call, response or embeddings request used (the usage ledger's counts)."""
         if counts.requests:
-            self.model_requests.labels(model).inc(counts.requests)
+            _child(self.model_requests, model).inc(counts.requests)
         if counts.embedding_requests:
-            self.embedding_requests.labels(model).inc(counts.embedding_requests)
+            _child(self.embedding_requests, model).inc(counts.embedding_requests)
         for kind, name in _TOKEN_KINDS:
             value = getattr(counts, name)
             if value:
-                self.tokens.labels(model, kind).inc(value)
+                _child(self.tokens, model, kind).inc(value)
         for tool, name in _CALLS:
             value = getattr(counts, name)
             if value:
-                self.tool_calls.labels(tool).inc(value)
+                _child(self.tool_calls, tool).inc(value)
 
     def answered(self, method: str, route: str, status: int, seconds: float) -> None:
         """One HTTP request answered (its label children looked up once per combination: the
@@ -207,13 +209,19 @@ class Metrics:
         children[1].observe(seconds)
 
     def response_ended(self, model: str, status: str) -> None:
-        self.responses.labels(model, status).inc()
+        _child(self.responses, model, status).inc()
+
+    def response_done(self, model: str, seconds: float) -> None:
+        _child(self.response_seconds, model).observe(seconds)
+
+    def first_token(self, model: str, seconds: float) -> None:
+        _child(self.first_token_seconds, model).observe(seconds)
 
     def model_called(self, provider: str, model: str, seconds: float, ok: bool) -> None:
-        self.model_seconds.labels(provider, model, "ok" if ok else "error").observe(seconds)
+        _child(self.model_seconds, provider, model, "ok" if ok else "error").observe(seconds)
 
     def verdict(self, shield: str, verdict: str) -> None:
-        self.guardrail_verdicts.labels(shield, verdict).inc()
+        _child(self.guardrail_verdicts, shield, verdict).inc()
 
     def ingested(self, status: str, chunks: int, seconds: float) -> None:
         self.files_ingested.labels(status).inc()
@@ -235,3 +243,20 @@ class Metrics:
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
+
+
+_CHILDREN: Final = "_agentloom_children"
+
+
+def _child(metric: M, *labels: str) -> M:
+    """``metric.labels(*labels)``, found in a cache kept on the metric after the first time
+    (prometheus_client checks and converts the labels on every call; ours are few and bounded)."""
+    cache: dict[tuple[str, ...], M] | None = getattr(metric, _CHILDREN, None)
+    if cache is None:
+        cache = {}
+        setattr(metric, _CHILDREN, cache)
+    child = cache.get(labels)
+    if child is None:
+        child = metric.labels(*labels)
+        cache[labels] = child
+    return child

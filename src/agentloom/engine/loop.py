@@ -160,8 +160,14 @@ class AgentLoop:
             )
             self._turn = turn
             self.model_calls += 1
-            async for event in self._timed_call(turn, budget):
-                yield event
+            call = spans.ModelCall(self.response.model, self._config.provider_name)
+            try:
+                async for event in self._call_model(turn, budget):
+                    yield event
+            except UpstreamError as exc:
+                self._told(call, turn.result, exc)
+                raise
+            self._told(call, turn.result)
             self._record(turn.result)
             self._turn = None
             if self._refused:
@@ -189,18 +195,22 @@ class AgentLoop:
         self._end_incomplete("max_messages")
 
     async def _before_model(self) -> AsyncIterator[ev.StreamEvent]:
-        """Guard the input, compact and fit it, open the toolsets, run approved calls."""
-        async for event in self._check_input():
-            yield event
-        if self._refused:
-            return
-        async for event in self._compact():
-            yield event
+        """Guard the input, compact and fit it, open the toolsets, run approved calls (each
+        step only when the request has something for it: most have none)."""
+        if self._guard is not None:
+            async for event in self._check_input():
+                yield event
+            if self._refused:
+                return
+        if self._config.compaction is not None:
+            async for event in self._compact():
+                yield event
         self._assemble()
-        async for event in self._open_toolsets():
-            yield event
-        async for event in self._run_approved():
-            yield event
+        if self._tools.toolsets:
+            async for event in self._open_toolsets():
+                yield event
+            async for event in self._run_approved():
+                yield event
 
     @property
     def _refused(self) -> bool:
@@ -294,19 +304,6 @@ class AgentLoop:
         if fitted is not None:
             self._messages = fitted
 
-    async def _timed_call(
-        self, turn: TurnStreamer, budget: int | None
-    ) -> AsyncIterator[ev.StreamEvent]:
-        """:meth:`_call_model`, its time told to ``on_model_call`` and its span recorded."""
-        call = spans.ModelCall(self.response.model, self._config.provider_name)
-        try:
-            async for event in self._call_model(turn, budget):
-                yield event
-        except UpstreamError as exc:
-            self._told(call, turn.result, exc)
-            raise
-        self._told(call, turn.result)
-
     def elapsed(self) -> float:
         """Seconds since the run was set up."""
         return time.perf_counter() - self.started
@@ -314,6 +311,7 @@ class AgentLoop:
     def _told(
         self, call: spans.ModelCall, result: TurnResult, error: UpstreamError | None = None
     ) -> None:
+        """A model call ended: its time to ``on_model_call``, its span recorded."""
         if self._on_model_call is not None:
             seconds = time.perf_counter() - call.started
             self._on_model_call(call.provider, call.model, seconds, error is None)

@@ -59,6 +59,25 @@ _FIRST_OUTPUT = (
 )
 
 
+class _Timed:
+    """One response's metrics: in flight while it runs, its first output and its end timed."""
+
+    __slots__ = ("metrics", "model", "waiting")
+
+    def __init__(self, metrics: Metrics, model: str) -> None:
+        self.metrics, self.model, self.waiting = metrics, model, True
+        metrics.responses_in_flight.inc()
+
+    def saw(self, event: ev.StreamEvent, loop: AgentLoop) -> None:
+        if isinstance(event, _FIRST_OUTPUT):
+            self.waiting = False
+            self.metrics.first_token(self.model, loop.elapsed())
+
+    def ended(self, loop: AgentLoop) -> None:
+        self.metrics.responses_in_flight.dec()
+        self.metrics.response_done(self.model, loop.elapsed())
+
+
 @dataclass(frozen=True, slots=True)
 class ItemPageQuery:
     after: str | None = None
@@ -178,25 +197,6 @@ class ResponsesService:
         )
 
     async def _run(self, prepared: Prepared, loop: AgentLoop) -> AsyncIterator[ev.StreamEvent]:
-        metrics = self._metrics
-        if metrics is None:
-            async for event in self._stored(prepared, loop):
-                yield event
-            return
-        model = prepared.response.model
-        metrics.responses_in_flight.inc()
-        waiting = True  # for the first output text
-        try:
-            async for event in self._stored(prepared, loop):
-                if waiting and isinstance(event, _FIRST_OUTPUT):
-                    waiting = False
-                    metrics.first_token_seconds.labels(model).observe(loop.elapsed())
-                yield event
-        finally:
-            metrics.responses_in_flight.dec()
-            metrics.response_seconds.labels(model).observe(loop.elapsed())
-
-    async def _stored(self, prepared: Prepared, loop: AgentLoop) -> AsyncIterator[ev.StreamEvent]:
         if prepared.hold is not None:
             if prepared.hold.started:
                 raise InternalError("a prepared response runs once")
@@ -211,11 +211,14 @@ class ResponsesService:
                 queued=prepared.response.background,  # its row exists since it was queued
             )
         finished = False
+        timed = None if self._metrics is None else _Timed(self._metrics, prepared.response.model)
         try:
             # closed here, in this task, when the consumer goes away: the loop's connections
             # (MCP sessions) close with it
             async with aclosing(agent_run(loop.run(), lambda: loop.response)) as events:
                 async for event in events:
+                    if timed is not None and timed.waiting:
+                        timed.saw(event, loop)
                     if isinstance(event, _TERMINAL_EVENTS):
                         await self._finish(writer, prepared, event.response)
                         self._record(prepared, event.response, loop)
@@ -226,6 +229,8 @@ class ResponsesService:
                 abandoned = loop.abandoned()
                 await self._finish(writer, prepared, abandoned)
                 self._record(prepared, abandoned, loop)
+            if timed is not None:
+                timed.ended(loop)
 
     async def _finish(
         self, writer: ResponseWriter | None, prepared: Prepared, response: Response
