@@ -96,7 +96,10 @@ class ThreadRunner:
     def __init__(self, engine: Engine, *, readers: int = 4) -> None:
         self.engine = engine
         self.dialect = engine.dialect.name
-        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[list[_Job] | None] = queue.SimpleQueue()
+        # writes of one event-loop step, handed to the writer thread together when it ends (one
+        # wake-up of the thread for all of them), by loop
+        self._pending: dict[asyncio.AbstractEventLoop, list[_Job]] = {}
         self._writer = threading.Thread(
             target=self._write_loop, name="agentloom-db-write", daemon=True
         )
@@ -110,8 +113,15 @@ class ThreadRunner:
     async def write(self, fn: Callable[[Connection], T]) -> T:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        self._jobs.put(_Job(fn, future, loop))
+        pending = self._pending.get(loop)
+        if pending is None:
+            pending = self._pending[loop] = []
+            loop.call_soon(self._hand_over, loop)
+        pending.append(_Job(fn, future, loop))
         return await future
+
+    def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._jobs.put(self._pending.pop(loop))
 
     async def write_statement(self, fn: Callable[[Connection], T]) -> T:
         return await self.write(fn)
@@ -140,16 +150,16 @@ class ThreadRunner:
         first = self._jobs.get()
         if first is None:
             return None
-        batch = [first]
+        batch = list(first)
         while len(batch) < MAX_BATCH:
             try:
-                job = self._jobs.get_nowait()
+                jobs = self._jobs.get_nowait()
             except queue.Empty:
                 break
-            if job is None:
+            if jobs is None:
                 self._jobs.put(None)  # stop after this batch
                 break
-            batch.append(job)
+            batch.extend(jobs)
         return batch
 
     def _run_batch(self, batch: Sequence[_Job]) -> list[_Outcome]:
