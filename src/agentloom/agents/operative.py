@@ -217,7 +217,7 @@ class OperativeAgent(BaseAgent):
         try:
             saved = await self.store.load(self.agent_name, session)
             result: AgentResult | None = None
-            conversation = self._conversation(input, saved, record)
+            conversation = await self._conversation(input, saved, record)
             async with aclosing(self.loop.stream(conversation, context)) as events:
                 async for event in events:
                     if isinstance(event, AgentFinished):
@@ -226,7 +226,7 @@ class OperativeAgent(BaseAgent):
                         yield event
             if result is None:
                 raise RuntimeError("the operative's loop ended without a result")
-            await self._save(session, result)
+            result = await self._save(session, result)
         except BaseException as exc:
             self.last_tick = await self.store.finish_tick(record.id, "error", _why(exc))
             raise
@@ -237,17 +237,22 @@ class OperativeAgent(BaseAgent):
         metadata = {**result.metadata, "session_id": session, "tick": record.number}
         yield AgentFinished(replace(result, metadata=metadata))
 
-    def _conversation(
+    # --- the two steps a strategy built on the operative may extend -----------------------------
+
+    async def _conversation(
         self, input: AgentInput, saved: SavedSession, record: TickRecord
     ) -> list[Message]:
+        """What the tick's loop starts from: the system prompt, the history, the tick's message."""
         system = Message.system(system_prompt(self.instructions, self.task, saved.state))
         return [system, *saved.history, *_tick_messages(input, record)]
 
-    async def _save(self, session: str, result: AgentResult) -> None:
+    async def _save(self, session: str, result: AgentResult) -> AgentResult:
+        """Save what the tick leaves (its history, the auto-saved state); the result to report."""
         history = trim_history(result.messages[1:], self.max_history)  # the system prompt is not
         await self.store.save_history(self.agent_name, session, history)
         if self.auto_save:
             await self.store.update_state(self.agent_name, session, {LAST_RESULT: result.content})
+        return result
 
     async def aclose(self) -> None:
         """Close the agent's tools."""
