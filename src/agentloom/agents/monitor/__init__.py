@@ -1,0 +1,6 @@
+"""The monitor operative: a long-horizon operative with four pluggable strategy axes
+(memory extraction, observation compression, retrieval, task decomposition)."""
+
+from agentloom.agents.monitor.strategies import AXES, MonitorStrategies
+
+__all__ = ["AXES", "MonitorStrategies"]

@@ -1,0 +1,286 @@
+"""The ``memory_extraction`` axis: what a monitor keeps from each tick, and how it is recalled.
+
+After every tick the memory reads the tick's trace (its input, its tools' observations, its
+report) and returns the new memory, kept as JSON in the session's state under its ``key``. Its
+:meth:`~MemoryExtraction.entries` are what the retrieval axis chooses from at the start of the
+next tick: each a text to match and a detail shown with it.
+
+- ``causality_graph``: one model call per tick lists the cause-and-effect links the trace gives
+  evidence for (at most 10). They are edges of a graph: the model is shown the names already in
+  it so it reuses them, and an edge seen again keeps its highest confidence and adds the tick to
+  its sightings. The graph keeps its 100 most recently seen edges; an edge is recalled as
+  ``cause -> effect (confidence 0.8; ticks 2, 5)``. A tick with under 50 characters of
+  observations and report is not sent.
+- ``notes``: no model call; each tick's report (its first 300 characters) is a note, the latest
+  50 kept, recalled as ``<report> (tick <n>)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Final, Protocol, TypeGuard
+
+from agentloom.agents.base import ToolOutcome
+from agentloom.agents.monitor.side import SideModel, json_reply
+from agentloom.agents.saved_history import SessionDataError
+from agentloom.json_types import JSONObject, JSONValue
+from agentloom.text import clip
+
+__all__ = [
+    "MEMORY_EXTRACTIONS",
+    "CausalEdge",
+    "CausalityGraph",
+    "MemoryEntry",
+    "MemoryExtraction",
+    "Notes",
+    "TickTrace",
+]
+
+OBSERVATION_CHARS: Final = 1500  # of each observation, shown to the extracting model
+TRACE_CHARS: Final = 8000
+MIN_CHARS: Final = 50
+PER_TICK: Final = 10
+MAX_EDGES: Final = 100
+KNOWN_NAMES: Final = 40
+SIGHTINGS: Final = 5  # ticks remembered per edge
+NAME_CHARS: Final = 120
+NOTE_CHARS: Final = 300
+MAX_NOTES: Final = 50
+
+CAUSALITY_INSTRUCTIONS: Final = (
+    "You keep a cause-and-effect graph of what you monitor. Read the record of one work session "
+    "and list the causal links it gives evidence for: one thing leading to, causing, "
+    "triggering or explaining another. Name each cause and each effect with a short noun "
+    "phrase; when you mean something already in the graph, use its exact name from the list of "
+    "known names. Reply with a JSON array only, each item "
+    '{"cause": "...", "effect": "...", "confidence": <a number from 0 to 1>}; reply [] when '
+    "the record shows no causal link."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TickTrace:
+    """What one tick did, for a memory to learn from."""
+
+    number: int
+    input: str
+    observations: tuple[ToolOutcome, ...]
+    report: str
+
+    @property
+    def substance(self) -> int:
+        """Characters of observations and report."""
+        return len(self.report) + sum(len(o.output) for o in self.observations)
+
+    def render(self) -> str:
+        seen = [f"[{o.name}] {clip(o.output, OBSERVATION_CHARS)}" for o in self.observations]
+        parts = [f"Tick {self.number}: {self.input}"]
+        if seen:
+            parts.append("Observations:\n" + "\n".join(seen))
+        parts.append(f"Report:\n{self.report or '(none)'}")
+        return clip("\n\n".join(parts), TRACE_CHARS)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryEntry:
+    """One thing to recall: ``text`` is what retrieval matches, ``detail`` is only shown."""
+
+    text: str
+    detail: str = ""
+
+    @property
+    def line(self) -> str:
+        return f"{self.text} ({self.detail})" if self.detail else self.text
+
+
+class MemoryExtraction(Protocol):
+    """Learns from each tick; ``key`` names its slot in the session's state."""
+
+    @property
+    def key(self) -> str: ...
+
+    async def extract(self, trace: TickTrace, memory: JSONValue, side: SideModel) -> JSONValue:
+        """The memory after ``trace`` (``memory``: as saved, ``None`` before the first)."""
+        ...
+
+    def entries(self, memory: JSONValue) -> list[MemoryEntry]:
+        """The memory as entries to recall, oldest first."""
+        ...
+
+
+# --- causality_graph -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CausalEdge:
+    cause: str
+    effect: str
+    confidence: float
+    ticks: tuple[int, ...]  # the ticks that saw it, oldest first
+
+    @property
+    def ends(self) -> tuple[str, str]:
+        return _name_key(self.cause), _name_key(self.effect)
+
+    def seen_again(self, other: CausalEdge) -> CausalEdge:
+        ticks = tuple(dict.fromkeys((*self.ticks, *other.ticks)))[-SIGHTINGS:]
+        return CausalEdge(self.cause, self.effect, max(self.confidence, other.confidence), ticks)
+
+    def entry(self) -> MemoryEntry:
+        ticks = ", ".join(map(str, self.ticks))
+        label = "tick" if len(self.ticks) == 1 else "ticks"
+        detail = f"confidence {self.confidence:.1f}; {label} {ticks}"
+        return MemoryEntry(f"{self.cause} -> {self.effect}", detail)
+
+    def to_json(self) -> JSONObject:
+        return {
+            "cause": self.cause,
+            "effect": self.effect,
+            "confidence": self.confidence,
+            "ticks": list(self.ticks),
+        }
+
+    @classmethod
+    def from_json(cls, value: JSONValue) -> CausalEdge:
+        if not isinstance(value, dict):
+            raise _malformed("causality_graph")
+        cause, effect = value.get("cause"), value.get("effect")
+        confidence, ticks = value.get("confidence"), value.get("ticks")
+        if not (isinstance(cause, str) and isinstance(effect, str) and _is_number(confidence)):
+            raise _malformed("causality_graph")
+        if not isinstance(ticks, list):
+            raise _malformed("causality_graph")
+        numbers = tuple(t for t in ticks if isinstance(t, int))
+        if len(numbers) != len(ticks):
+            raise _malformed("causality_graph")
+        return cls(cause, effect, float(confidence), numbers)
+
+
+class CausalityGraph:
+    """Cause-and-effect links extracted by the model, merged into a graph (module doc)."""
+
+    key = "monitor.causality_graph"
+
+    async def extract(self, trace: TickTrace, memory: JSONValue, side: SideModel) -> JSONValue:
+        edges = graph_edges(memory)
+        if trace.substance < MIN_CHARS:
+            return _graph_json(edges)
+        reply = await side.ask(CAUSALITY_INSTRUCTIONS, _causality_request(trace, edges))
+        found = _relations(json_reply(reply), trace.number)
+        return _graph_json(merged(edges, found))
+
+    def entries(self, memory: JSONValue) -> list[MemoryEntry]:
+        return [edge.entry() for edge in graph_edges(memory)]
+
+
+def graph_edges(memory: JSONValue) -> list[CausalEdge]:
+    """The edges of a stored graph, least recently seen first."""
+    if memory is None:
+        return []
+    edges = memory.get("edges") if isinstance(memory, dict) else None
+    if not isinstance(edges, list):
+        raise _malformed("causality_graph")
+    return [CausalEdge.from_json(edge) for edge in edges]
+
+
+def merged(edges: Sequence[CausalEdge], found: Sequence[CausalEdge]) -> list[CausalEdge]:
+    """``edges`` with ``found`` added: an edge seen again moves to the end (the most recent);
+    the least recently seen go beyond ``MAX_EDGES``."""
+    graph = {edge.ends: edge for edge in edges}
+    for edge in found:
+        before = graph.pop(edge.ends, None)
+        graph[edge.ends] = before.seen_again(edge) if before else edge
+    return list(graph.values())[-MAX_EDGES:]
+
+
+def _graph_json(edges: Sequence[CausalEdge]) -> JSONObject:
+    return {"edges": [edge.to_json() for edge in edges]}
+
+
+def _causality_request(trace: TickTrace, edges: Sequence[CausalEdge]) -> str:
+    names = list(dict.fromkeys(n for e in reversed(edges) for n in (e.cause, e.effect)))
+    known = "\n".join(f"- {name}" for name in names[:KNOWN_NAMES]) or "(none yet)"
+    return f"Known names:\n{known}\n\nThe record:\n{trace.render()}"
+
+
+def _relations(reply: JSONValue, tick: int) -> list[CausalEdge]:
+    """The well-formed links of the model's reply (at most ``PER_TICK``); others are skipped."""
+    if not isinstance(reply, list):
+        return []
+    links = [_relation(item, tick) for item in reply]
+    return [link for link in links if link is not None][:PER_TICK]
+
+
+def _relation(item: JSONValue, tick: int) -> CausalEdge | None:
+    if not isinstance(item, dict):
+        return None
+    cause, effect = _name(item.get("cause")), _name(item.get("effect"))
+    if not cause or not effect:
+        return None
+    given = item.get("confidence")
+    confidence = min(max(float(given), 0.0), 1.0) if _is_number(given) else 0.5
+    return CausalEdge(cause, effect, confidence, (tick,))
+
+
+def _name(value: JSONValue) -> str:
+    return clip(value, NAME_CHARS, squash=True) if isinstance(value, str) else ""
+
+
+def _name_key(name: str) -> str:
+    return " ".join(name.casefold().split())
+
+
+def _is_number(value: JSONValue) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+# --- notes -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    tick: int
+    text: str
+
+    @classmethod
+    def from_json(cls, value: JSONValue) -> Note:
+        if not isinstance(value, dict):
+            raise _malformed("notes")
+        tick, text = value.get("tick"), value.get("text")
+        if not isinstance(tick, int) or not isinstance(text, str):
+            raise _malformed("notes")
+        return cls(tick, text)
+
+
+class Notes:
+    """Each tick's report as a note, no model call (module doc)."""
+
+    key = "monitor.notes"
+
+    async def extract(self, trace: TickTrace, memory: JSONValue, side: SideModel) -> JSONValue:
+        notes = _notes(memory)
+        if trace.report.strip():
+            notes.append(Note(trace.number, clip(trace.report, NOTE_CHARS, squash=True)))
+        return [{"tick": note.tick, "text": note.text} for note in notes[-MAX_NOTES:]]
+
+    def entries(self, memory: JSONValue) -> list[MemoryEntry]:
+        return [MemoryEntry(note.text, f"tick {note.tick}") for note in _notes(memory)]
+
+
+def _notes(memory: JSONValue) -> list[Note]:
+    if memory is None:
+        return []
+    if not isinstance(memory, list):
+        raise _malformed("notes")
+    return [Note.from_json(note) for note in memory]
+
+
+def _malformed(choice: str) -> SessionDataError:
+    return SessionDataError(f"the saved state's monitor memory ({choice}) is malformed")
+
+
+MEMORY_EXTRACTIONS: dict[str, Callable[[], MemoryExtraction]] = {
+    "causality_graph": CausalityGraph,
+    "notes": Notes,
+}
