@@ -6,7 +6,7 @@ nothing. ``agentloom agents`` / ``agentloom tools`` list these tables.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +37,7 @@ class AgentOptions:
     instructions: str | None = None
     max_turns: int = 10
     data_dir: Path = field(default_factory=lambda: Path.home() / ".agentloom")  # operative sessions
+    strategies: Mapping[str, str] = field(default_factory=dict)  # monitor_operative: axis -> choice
 
 
 AgentFactory = Callable[[LLM, Sequence[Tool], AgentOptions], BaseAgent]
@@ -109,6 +110,18 @@ def _operative(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> BaseAg
     return OperativeAgent(llm, tools, store=store, instructions=i, max_turns=n)
 
 
+def _monitor_operative(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> BaseAgent:
+    from agentloom.agents.monitor import MonitorOperativeAgent, MonitorStrategies
+    from agentloom.agents.sessions import SessionStore
+
+    strategies = MonitorStrategies.parse(options.strategies)
+    store = SessionStore.in_dir(options.data_dir)
+    i, n = options.instructions, options.max_turns
+    return MonitorOperativeAgent(
+        llm, tools, store=store, strategies=strategies, instructions=i, max_turns=n
+    )
+
+
 def _codeact(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> BaseAgent:
     from agentloom.agents.codeact import CodeActAgent
 
@@ -159,6 +172,9 @@ AGENTS: dict[str, AgentEntry] = {
     "codeact": AgentEntry("The model writes Python, run in a persistent sandboxed REPL", _codeact),
     "rlm": AgentEntry("Long context in a REPL variable, read by code and sub-calls", _rlm),
     "operative": AgentEntry("Scheduled, persistent: resumes its session each tick", _operative),
+    "monitor_operative": AgentEntry(
+        "Long-horizon operative: causal memory, compression, recall, phases", _monitor_operative
+    ),
 }
 TOOLS: dict[str, ToolEntry] = {
     "calculator": ToolEntry("Evaluate an arithmetic expression safely", _calculator),
