@@ -1,5 +1,6 @@
 """The monitor operative over several ticks: the four axes together, their state surviving a
-fresh agent on the same session store, failures, and the registry and CLI listing."""
+fresh agent on the same session store (SQLite and PostgreSQL), failures, and the registry and
+CLI listing."""
 
 from __future__ import annotations
 
@@ -40,8 +41,11 @@ def read_log() -> str:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> SessionStore:
-    return SessionStore.in_dir(tmp_path)
+async def store(database_url: str) -> AsyncIterator[SessionStore]:
+    """The session store, on SQLite and on PostgreSQL."""
+    opened = SessionStore.at(database_url)
+    yield opened
+    await opened.aclose()
 
 
 @pytest.fixture
