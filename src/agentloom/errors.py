@@ -162,3 +162,10 @@ class InternalError(AgentloomError):
     """A bug or an unexpected state inside agentloom."""
 
     default_code = "server_error"
+
+
+class DatabaseUnavailableError(AgentloomError):
+    """The database could not be reached, or the connection was lost while a write was in
+    flight (so whether it took effect is unknown): try again shortly."""
+
+    default_code = "database_unavailable"

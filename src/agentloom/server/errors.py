@@ -30,8 +30,11 @@ ERROR_TABLE: tuple[tuple[type[errors.AgentloomError], int, str], ...] = (
     (errors.UpstreamRequestError, 400, "invalid_request_error"),
     (errors.UpstreamTimeoutError, 504, "server_error"),
     (errors.UpstreamError, 502, "server_error"),
+    (errors.DatabaseUnavailableError, 503, "server_error"),
     (errors.InternalError, 500, "server_error"),
 )
+
+INTERNAL_MESSAGE = "The server had an error while processing your request."
 
 _HTTP_MESSAGES = {
     404: ("Not found: no route matches this path.", "not_found"),
@@ -146,5 +149,5 @@ async def handle_http_exception(request: Request, exc: Exception) -> Response:
 
 async def handle_unexpected(request: Request, exc: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-    body = envelope("The server had an error while processing your request.", type="server_error")
+    body = envelope(INTERNAL_MESSAGE, type="server_error")
     return JSONResponse(body, status_code=500, headers=headers_for(request.scope))

@@ -31,6 +31,7 @@ from agentloom.storage.admin_keys import SqlAdminKeyStore
 from agentloom.storage.agent_sessions import SqlAgentSessionStore
 from agentloom.storage.audit import SqlAuditStore
 from agentloom.storage.chunks_base import ChunkStore
+from agentloom.storage.connection_faults import guard_pool
 from agentloom.storage.containers import SqlContainerStore
 from agentloom.storage.conversations import SqlConversationStore
 from agentloom.storage.events import SqlEventStore
@@ -103,6 +104,8 @@ def _postgres_runner(url: sa.URL, pool_size: int) -> AsyncRunner:
     }
     engine = create_async_engine(url, pool_reset_on_return=None, **pool)
     autocommit = create_async_engine(url, isolation_level="AUTOCOMMIT", **pool)
+    guard_pool(engine)  # a connection the server closed is swapped, never handed out
+    guard_pool(autocommit)
     dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
 
     async def plain_pool() -> Any:

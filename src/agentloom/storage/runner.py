@@ -15,13 +15,19 @@ executes them without blocking the event loop:
   pool checkout cost as much CPU as the statement's round trip.
 
 Connections are pooled for the life of the process, with room for the workload's concurrency,
-so a busy server never opens and closes connections per request.
+so a busy server never opens and closes connections per request. A PostgreSQL connection lost
+under the server (:mod:`agentloom.storage.connection_faults`) costs no caller an error when
+nothing can have taken effect: a read, or a transaction that had not reached its ``COMMIT``, is
+run again once on a fresh connection. A single statement, or a ``COMMIT``, whose connection was
+lost in flight may have taken effect: it is reported as
+:class:`~agentloom.errors.DatabaseUnavailableError` (503) for the caller to settle.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import queue
 import threading
 from collections.abc import Awaitable, Callable, Sequence
@@ -38,7 +44,11 @@ from sqlalchemy.pool import Pool, QueuePool
 
 from agentloom.tracing import Leaf, Tracing
 
+from agentloom.errors import DatabaseUnavailableError
+from agentloom.storage.connection_faults import connection_lost, never_sent
+
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +84,7 @@ class Runner(Protocol):
 
 
 MAX_BATCH = 64  # writes committed together at most
+RETRY_AFTER = 0.05  # seconds before a statement whose connection was lost is tried again
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,8 +231,19 @@ class AsyncRunner:
         self._opening: asyncio.Lock | None = None
 
     async def execute(self, sql: str, *args: object) -> None:
+        await _twice_if(never_sent, partial(self._execute, sql, args))
+
+    async def _execute(self, sql: str, args: tuple[object, ...]) -> None:
         pool = self._pool or await self._first_pool()
-        await pool.execute(sql, *args)
+        async with pool.acquire() as conn:
+            try:
+                await conn.execute(sql, *args)
+            except Exception as exc:
+                if connection_lost(exc):
+                    # the pool opens another in its place (one closed is already released)
+                    with contextlib.suppress(asyncpg.InterfaceError):
+                        conn.terminate()
+                raise
 
     async def _first_pool(self) -> asyncpg.Pool:
         if self._opening is None:
@@ -232,8 +254,7 @@ class AsyncRunner:
             return self._pool
 
     async def read(self, fn: Callable[[Connection], T]) -> T:
-        async with self._reader.connect() as conn:
-            return await conn.run_sync(fn)
+        return await _twice_if(connection_lost, partial(self._run, self._reader, fn))
 
     def pools(self) -> list[PoolUse]:
         uses = [
@@ -246,11 +267,29 @@ class AsyncRunner:
         return uses
 
     async def write(self, fn: Callable[[Connection], T]) -> T:
-        async with self.engine.begin() as conn:
-            return await conn.run_sync(fn)
+        return await _twice_if(_uncommitted, partial(self._write, fn))
+
+    async def _write(self, fn: Callable[[Connection], T]) -> T:
+        """``fn`` in a transaction; a failure before its ``COMMIT`` reached the server comes as
+        :class:`_Uncommitted` (the transaction is rolled back, so it may run again)."""
+        async with self.engine.connect() as conn:
+            try:
+                result = await conn.run_sync(fn)
+            except Exception as exc:
+                raise _Uncommitted(exc) from exc
+            try:
+                await conn.commit()
+            except Exception as exc:
+                if never_sent(exc):  # refused before it left: the server rolls back
+                    raise _Uncommitted(exc) from exc
+                raise
+            return result
 
     async def write_statement(self, fn: Callable[[Connection], T]) -> T:
-        async with self._reader.connect() as conn:
+        return await _twice_if(never_sent, partial(self._run, self._reader, fn))
+
+    async def _run(self, engine: AsyncEngine, fn: Callable[[Connection], T]) -> T:
+        async with engine.connect() as conn:
             return await conn.run_sync(fn)
 
     async def aclose(self) -> None:
@@ -258,6 +297,54 @@ class AsyncRunner:
         await self._reader.dispose()
         if self._pool is not None:
             await self._pool.close()
+
+
+class _Uncommitted(Exception):
+    """A transaction failed before its ``COMMIT`` was sent: nothing of it took effect."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _uncommitted(error: Exception) -> bool:
+    return isinstance(error, _Uncommitted) and connection_lost(error.error)
+
+
+async def _twice_if(retry: Callable[[Exception], bool], attempt: Callable[[], Awaitable[T]]) -> T:
+    """``attempt()``, once more if its error passes ``retry``; a lost connection is then
+    :class:`DatabaseUnavailableError`, any other error raised as it was (raised outside the
+    ``except`` block, so that its own cause and context are kept)."""
+    try:
+        return await attempt()
+    except Exception as exc:
+        error = exc
+    if not retry(error):
+        raise _told(error)
+    # The event that killed one connection (a restart, ``pg_terminate_backend``) usually killed
+    # the pooled ones too; a moment lets asyncpg see their sockets close, so the pools hand out
+    # fresh connections instead of the dying ones.
+    await asyncio.sleep(RETRY_AFTER)
+    try:
+        return await attempt()
+    except Exception as exc:
+        error = exc
+    raise _told(error)
+
+
+def _told(error: Exception) -> Exception:
+    """What the caller is told of ``error``: the error itself (unwrapped), or that the
+    database is unavailable (the driver's words go to the log: they may quote SQL)."""
+    if isinstance(error, _Uncommitted):
+        error = error.error
+    if not connection_lost(error):
+        return error
+    log.warning("lost the database connection: %s", error.__class__.__name__, exc_info=error)
+    unavailable = DatabaseUnavailableError(
+        "The database is unavailable: the connection to it was lost. Please try again shortly."
+    )
+    unavailable.__cause__ = error
+    return unavailable
 
 
 def scalar_count(table: sa.Table) -> Callable[[Connection], int]:
