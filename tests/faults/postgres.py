@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 
 import asyncpg
 from sqlalchemy.engine import make_url
+
 from tests.plugins.db import _admin_url, _dsn
 
 

@@ -19,11 +19,11 @@ import anyio
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
-from tests.faults.postgres import away, terminate
 
 from agentloom.errors import DatabaseUnavailableError
 from agentloom.storage.base import ResponseRow
 from agentloom.storage.database import Database
+from tests.faults.postgres import away, terminate
 
 BOUND = 20.0  # seconds: every test here is over long before this, or it hung
 

@@ -18,12 +18,12 @@ import time
 from dataclasses import dataclass
 
 import anyio
-from sqlalchemy.exc import DBAPIError
 
 from agentloom.auth.keys import KeyHasher, same_secret
 from agentloom.auth.policy import policy_of
 from agentloom.storage.admin_keys import ADMIN_KEY_PREFIX as ADMIN_KEY_ID_PREFIX
 from agentloom.storage.admin_keys import SqlAdminKeyStore
+from agentloom.storage.connection_faults import DATABASE_FAULTS
 from agentloom.storage.projects import ProjectRow, SqlProjectStore
 from agentloom.storage.rate_limits import LimitRow, SqlRateLimitStore
 from agentloom.tenancy import OPEN, Policy
@@ -144,7 +144,7 @@ class KeyVerifier:
         while True:
             try:
                 await self.check()
-            except (DBAPIError, OSError):
+            except DATABASE_FAULTS:
                 log.warning("could not read the key epoch; retrying", exc_info=True)
             with anyio.move_on_after(interval):
                 await self._nudged.wait()

@@ -14,7 +14,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypeAlias
 
 from agentloom.api import events as ev
 from agentloom.api.items import OutputItem, StoredItem
@@ -42,11 +42,14 @@ from agentloom.engine.reasoning import ReasoningOutput
 from agentloom.engine.tool_plan import ToolPlan
 from agentloom.engine.turn import Sequencer, TurnResult, TurnStreamer
 from agentloom.engine.usage import response_usage
-from agentloom.errors import ContextLengthExceededError, UpstreamError
+from agentloom.errors import ContextLengthExceededError, DatabaseUnavailableError, UpstreamError
 from agentloom.ids import new_id
 from agentloom.inference import base as inf
 from agentloom.tools.base import Listed, ToolCallContext, ToolResult, Toolset, ToolsetContext
 from agentloom.tools.mcp.approvals import approved_calls
+
+# What fails a response: the backend, or the database lost under it (a tool's reads, say).
+Failure: TypeAlias = UpstreamError | DatabaseUnavailableError
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +119,7 @@ class AgentLoop:
         self._citations = Citations()
         self._stack = AsyncExitStack()  # connections of toolsets, closed when the run ends
         self._awaiting = False  # a tool call waits for the client (an approval request)
-        self.failure: UpstreamError | None = None  # why the response failed, if it did
+        self.failure: Failure | None = None  # why the response failed, if it did
         self.model_calls = 0  # model calls made so far
         self.started = time.perf_counter()  # when the run was set up
         self._guard = None if config.guards is None else Guard(config.guards)
@@ -128,7 +131,7 @@ class AgentLoop:
             try:
                 async for event in self._steps():
                     yield event
-            except UpstreamError as exc:
+            except (UpstreamError, DatabaseUnavailableError) as exc:
                 for event in self._interrupt():
                     yield event
                 self.failure = exc
@@ -510,7 +513,7 @@ class AgentLoop:
     def _end_incomplete(self, reason: IncompleteReason) -> None:
         self._finish("incomplete", incomplete_details=IncompleteDetails(reason=reason))
 
-    def _end_failed(self, exc: UpstreamError) -> None:
+    def _end_failed(self, exc: Failure) -> None:
         error = ResponseError(code=exc.code or "server_error", message=exc.stated())
         self._finish("failed", error=error)
 

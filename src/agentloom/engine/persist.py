@@ -5,22 +5,71 @@ The final state is written *before* the terminal event is released, so a client 
 sees while the response runs, and what crash recovery fails) is written ``begin_delay``
 seconds after the start, beside the model call; a response that ends sooner is written once, in
 one transaction, instead of twice.
+
+A final write the database lost in flight (PostgreSQL: the connection ended under it) may have
+landed or not: the writer reads what is stored and writes what is missing, for a few seconds
+while the database comes back. Past that the caller gets the error (a stream's ``error``
+event, a 503), and the write is kept in :class:`LostWrites` until the server's housekeeping
+makes it: a live process never leaves a response it ran ``in_progress``.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import logging
+from collections.abc import Awaitable, Callable, Sequence
 
 import anyio
 
 from agentloom.api.items import OutputItem, StoredItem
 from agentloom.api.response import Response
+from agentloom.errors import DatabaseUnavailableError
 from agentloom.offload import off_loop
 from agentloom.storage.base import ConversationTurn, ItemRow, ResponseRow, ResponseStore
+from agentloom.storage.connection_faults import DATABASE_FAULTS
+from agentloom.tenancy import acting_for, current_project
+
+log = logging.getLogger(__name__)
 
 DEFAULT_BEGIN_DELAY = 0.05
+SETTLE_AFTER = (0.1, 0.4, 1.0, 2.0)  # seconds before each try of settling a lost final write
+MAX_LOST_WRITES = 10_000  # final writes kept for the database's return, at most
 LARGE_WRITE = 256  # items from which their rows are encoded in a worker thread
+
+
+class LostWrites:
+    """Final writes the database lost for longer than their request waited, kept until the
+    server's housekeeping writes them (:meth:`retry`): a live process never leaves a response
+    it ran ``in_progress`` because the database was away when it ended."""
+
+    def __init__(self, limit: int = MAX_LOST_WRITES) -> None:
+        self._limit = limit
+        self._writes: dict[str, Callable[[], Awaitable[None]]] = {}
+
+    def __len__(self) -> int:
+        return len(self._writes)
+
+    def keep(self, response_id: str, write: Callable[[], Awaitable[None]]) -> None:
+        if len(self._writes) >= self._limit:
+            dropped = next(iter(self._writes))
+            del self._writes[dropped]
+            log.error("too many final writes waiting for the database: %s is dropped", dropped)
+        self._writes[response_id] = write
+
+    async def retry(self) -> int:
+        """Write what was kept, oldest first, until the database fails again; how many
+        landed. A write that fails otherwise (a bug, not the database) is logged and dropped."""
+        landed = 0
+        for response_id, write in list(self._writes.items()):
+            try:
+                await write()
+            except DatabaseUnavailableError:
+                return landed
+            except DATABASE_FAULTS:
+                log.exception("the kept final write of %s failed; dropped", response_id)
+            del self._writes[response_id]
+            landed += 1
+        return landed
 
 
 class ResponseWriter:
@@ -32,10 +81,13 @@ class ResponseWriter:
         *,
         begin_delay: float = DEFAULT_BEGIN_DELAY,
         queued: bool = False,
+        lost: LostWrites | None = None,
     ) -> None:
-        """``queued``: the response's row was written when it was queued (background)."""
+        """``queued``: the response's row was written when it was queued (background).
+        ``lost``: where a final write the database lost for good is kept for later."""
         self._store = store
         self._queued = queued
+        self._lost = lost
         self._response = response  # its in-progress row is encoded only if it is written
         self._input_items = input_items
         self._inputs: list[ItemRow] | None = None
@@ -61,18 +113,74 @@ class ResponseWriter:
 
     async def finish(self, response: Response, turn: ConversationTurn | None = None) -> None:
         """Write the final state, ending the conversation ``turn`` in the same transaction
-        (shielded: a cancelled client does not lose the row)."""
+        (shielded: a cancelled client does not lose the row). A write the database lost in
+        flight is settled by :meth:`_settle`."""
         self._timer.cancel()
         with anyio.CancelScope(shield=True):
             final, outputs = response_row(response), item_rows(response.output)
-            if self._begun is None and self._queued:
-                await self._store.start(response_row(self._response), await self._input_rows())
-                await self._store.finish(final, outputs, turn)
-            elif self._begun is None:
-                await self._store.save(final, await self._input_rows(), outputs, turn)
-            else:
-                await self._begun
-                await self._store.finish(final, outputs, turn)
+            try:
+                await self._write_final(final, outputs, turn)
+            except DatabaseUnavailableError:
+                log.warning("the final write of %s was lost; settling it", final.id)
+                await self._settle(final, outputs, turn)
+
+    async def _write_final(
+        self, final: ResponseRow, outputs: list[ItemRow], turn: ConversationTurn | None
+    ) -> None:
+        if self._begun is None and self._queued:
+            await self._store.start(response_row(self._response), await self._input_rows())
+            await self._store.finish(final, outputs, turn)
+        elif self._begun is None:
+            await self._store.save(final, await self._input_rows(), outputs, turn)
+        else:
+            await self._begun
+            await self._store.finish(final, outputs, turn)
+
+    async def _settle(
+        self, final: ResponseRow, outputs: list[ItemRow], turn: ConversationTurn | None
+    ) -> None:
+        """A write lost in flight may have landed or not (nor may the in-progress row): read
+        what is stored and write what is missing, while the database comes back. Still
+        unavailable after :data:`SETTLE_AFTER`, the error goes to the caller."""
+        for pause in SETTLE_AFTER:
+            await anyio.sleep(pause)
+            try:
+                await self._write_missing(final, outputs, turn)
+                return
+            except DatabaseUnavailableError:
+                if pause == SETTLE_AFTER[-1]:
+                    self._keep(final, outputs, turn)
+                    raise
+
+    def _keep(
+        self, final: ResponseRow, outputs: list[ItemRow], turn: ConversationTurn | None
+    ) -> None:
+        """Leave the write to :class:`LostWrites`, as work of this response's project (a
+        background response's is not: its job is taken over and settles it)."""
+        if self._lost is None or self._queued:
+            return
+        project = current_project()
+
+        async def write() -> None:
+            with acting_for(project):
+                await self._write_missing(final, outputs, turn)
+
+        self._lost.keep(final.id, write)
+
+    async def _write_missing(
+        self, final: ResponseRow, outputs: list[ItemRow], turn: ConversationTurn | None
+    ) -> None:
+        stored = await self._store.get(final.id)
+        status = None if stored is None else stored.response.status
+        if status == final.status:
+            return  # the lost write had landed
+        if status is None:
+            await self._store.save(final, await self._input_rows(), outputs, turn)
+        elif status == "queued":
+            await self._store.start(response_row(self._response), await self._input_rows())
+            await self._store.finish(final, outputs, turn)
+        else:
+            await self._store.finish(final, outputs, turn)
 
 
 def response_row(response: Response) -> ResponseRow:

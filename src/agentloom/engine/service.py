@@ -26,18 +26,18 @@ from agentloom.engine.compaction import Compactions, compact
 from agentloom.engine.context import History
 from agentloom.engine.guardrails import Guardrails
 from agentloom.engine.items import ItemFinder
-from agentloom.engine.loop import AgentLoop
-from agentloom.engine.persist import ResponseWriter
+from agentloom.engine.loop import AgentLoop, Failure
+from agentloom.engine.persist import LostWrites, ResponseWriter
 from agentloom.engine.prepare import EngineLimits, LocalChain, Prepared, Preparer
 from agentloom.engine.reasoning import SealedReasoning
 from agentloom.engine.spans import agent_run
 from agentloom.errors import (
     AgentloomError,
     ContextLengthExceededError,
+    DatabaseUnavailableError,
     InternalError,
     InvalidRequestError,
     NotFoundError,
-    UpstreamError,
 )
 from agentloom.inference import base as inf
 from agentloom.inference.catalog import ModelCatalog
@@ -111,6 +111,7 @@ class ResponsesService:
         self._catalog = catalog
         self._log_content = log_content
         self._usage = usage
+        self.lost_writes = LostWrites()  # written by the server's housekeeping
         self._store = store
         self._prompts = prompts
         self._compactions = compactions
@@ -209,6 +210,7 @@ class ResponsesService:
                 prepared.response,
                 prepared.input_items,
                 queued=prepared.response.background,  # its row exists since it was queued
+                lost=self.lost_writes,
             )
         finished = False
         timed = None if self._metrics is None else _Timed(self._metrics, prepared.response.model)
@@ -220,9 +222,9 @@ class ResponsesService:
                     if timed is not None and timed.waiting:
                         timed.saw(event, loop)
                     if isinstance(event, _TERMINAL_EVENTS):
+                        finished = True  # a final write that fails is not made again as cancelled
                         await self._finish(writer, prepared, event.response)
                         self._record(prepared, event.response, loop)
-                        finished = True
                     yield event
         finally:
             if not finished:
@@ -338,8 +340,10 @@ def _as_stored(item: OutputItem) -> StoredItem:
     return item
 
 
-def _caller_error(failure: UpstreamError, response: Response, *, stored: bool) -> AgentloomError:
+def _caller_error(failure: Failure, response: Response, *, stored: bool) -> AgentloomError:
     where = f" (response {response.id} is stored as failed)" if stored else ""
+    if isinstance(failure, DatabaseUnavailableError):
+        return DatabaseUnavailableError(failure.message + where)
     if isinstance(failure, ContextLengthExceededError) and not response.output:
         return InvalidRequestError(failure.message + where, param="input", code=failure.code)
     return type(failure)(

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 
 import anyio
 from anyio.abc import TaskGroup
-from sqlalchemy.exc import DBAPIError
 from starlette.requests import HTTPConnection
 
 from agentloom.auth.jwt import JwtVerifier, build_jwt_verifier
@@ -58,6 +58,7 @@ from agentloom.services.wakeups import Wakeups
 from agentloom.services.webhook_delivery import WebhookDeliveries, WebhookSender
 from agentloom.services.webhooks import WebhooksService
 from agentloom.storage.blobs import build_blob_store
+from agentloom.storage.connection_faults import DATABASE_FAULTS
 from agentloom.storage.database import Database
 from agentloom.storage.events import EVENTS_CHANNEL
 from agentloom.storage.jobs import CANCEL_CHANNEL, JOBS_CHANNEL
@@ -366,14 +367,19 @@ async def _build(
     return built
 
 
+RESTART_AFTER = 1.0  # seconds before a background task that failed is started again
+
+
 def start_tasks(tasks: TaskGroup, runtime: Runtime) -> None:
-    """Everything the server runs beside its requests, for its whole life."""
+    """Everything the server runs beside its requests, for its whole life (each supervised)."""
     settings = runtime.settings
-    tasks.start_soon(housekeeping, runtime)
-    tasks.start_soon(runtime.keys.watch, settings.auth.watch_interval)
-    tasks.start_soon(runtime.usage.run, settings.server.usage_flush_interval)
-    tasks.start_soon(runtime.vector_stores.warm)
-    tasks.start_soon(runtime.jobs.run)
+    duties: dict[str, Callable[[], Awaitable[None]]] = {
+        "housekeeping": partial(housekeeping, runtime),
+        "key watch": partial(runtime.keys.watch, settings.auth.watch_interval),
+        "usage ledger": partial(runtime.usage.run, settings.server.usage_flush_interval),
+        "vector store warm-up": runtime.vector_stores.warm,
+        "job runner": runtime.jobs.run,
+    }
     if runtime.database.dialect == "postgresql":
         channels: dict[str, Callable[[str], None]] = {
             AUTH_CHANNEL: runtime.keys.nudge,
@@ -381,12 +387,27 @@ def start_tasks(tasks: TaskGroup, runtime: Runtime) -> None:
             JOBS_CHANNEL: runtime.jobs.nudge,
             CANCEL_CHANNEL: runtime.jobs.stop,
         }
-        tasks.start_soon(Listener(settings.database.url, channels).run)
+        duties["notification listener"] = Listener(settings.database.url, channels).run
+    for name, duty in duties.items():
+        tasks.start_soon(supervised, name, duty, name=name)
+
+
+async def supervised(name: str, duty: Callable[[], Awaitable[None]]) -> None:
+    """Run ``duty`` until it returns. An error it lets out is logged and it starts again a
+    moment later: one failing duty must not end the task group, which would stop every other
+    duty and close the database pools under the requests still being served."""
+    while True:
+        try:
+            await duty()
+            return
+        except Exception:
+            log.exception("the server's %s failed; restarting it", name)
+        await anyio.sleep(RESTART_AFTER)
 
 
 async def housekeeping(runtime: Runtime) -> None:
-    """Heartbeat this instance, fail responses of instances that stopped beating and delete
-    expired files."""
+    """Heartbeat this instance, write the final states the database lost, fail responses of
+    instances that stopped beating and delete expired files."""
     while True:
         await anyio.sleep(runtime.settings.server.heartbeat_interval)
         await housekeep(runtime)
@@ -397,12 +418,13 @@ async def housekeep(runtime: Runtime) -> None:
     again: a passing fault must not stop the server."""
     try:
         await runtime.database.heartbeat()
+        await runtime.responses.lost_writes.retry()
         await runtime.database.fail_abandoned(runtime.settings.server.abandoned_after)
         await runtime.limiter.prune()
         await runtime.files.delete_expired()
         if runtime.containers is not None:
             await runtime.containers.delete_idle()
-    except (DBAPIError, OSError):
+    except DATABASE_FAULTS:
         log.warning("housekeeping failed; retrying in the next round", exc_info=True)
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 
-from agentloom.api.events import StreamEvent
-from agentloom.errors import UpstreamError
-from agentloom.server.errors import error_body
+from agentloom.api.events import ErrorEvent, StreamEvent
+from agentloom.errors import AgentloomError, InternalError, UpstreamError
+from agentloom.server.errors import INTERNAL_MESSAGE, error_body
 from agentloom.storage.events import StoredEvent
+
+log = logging.getLogger(__name__)
 
 DONE = b"data: [DONE]\n\n"
 
@@ -22,9 +25,28 @@ def _record(kind: str, body: str) -> bytes:
 
 
 async def encode_stream(events: AsyncIterator[StreamEvent]) -> AsyncIterator[bytes]:
-    async for event in events:
-        yield encode_event(event)
+    """The events, then ``[DONE]``. A failure after the stream began (the headers are sent:
+    no status can tell it) ends it with an ``error`` event, as OpenAI's streams report one,
+    instead of a connection cut mid-record."""
+    sequence = -1
+    try:
+        async for event in events:
+            sequence = event.sequence_number
+            yield encode_event(event)
+    except AgentloomError as exc:
+        yield encode_event(_error_event(exc, sequence + 1))
+        return
+    except Exception as exc:  # the edge's last resort, like the app's 500 handler
+        log.exception("unhandled error in a /v1/responses stream", exc_info=exc)
+        yield encode_event(_error_event(InternalError(INTERNAL_MESSAGE), sequence + 1))
+        return
     yield DONE
+
+
+def _error_event(exc: AgentloomError, sequence: int) -> ErrorEvent:
+    return ErrorEvent(
+        sequence_number=sequence, code=exc.code, message=exc.stated(), param=exc.param
+    )
 
 
 async def encode_stored(events: AsyncIterator[StoredEvent]) -> AsyncIterator[bytes]:

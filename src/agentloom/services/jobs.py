@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import anyio
-from sqlalchemy.exc import DBAPIError
 
 from agentloom.config import JobSettings
+from agentloom.storage.connection_faults import DATABASE_FAULTS
 from agentloom.storage.jobs import JobRow, SqlJobStore
 from agentloom.storage.schedules import SqlScheduleStore
 from agentloom.tenancy import Policy, acting_for
@@ -147,7 +147,7 @@ class JobRunner:
                     lease=self._settings.lease_seconds,
                     skip_kinds=full,
                 )
-            except (DBAPIError, OSError):
+            except DATABASE_FAULTS:
                 log.warning("could not claim a job; retrying", exc_info=True)
                 return None
             if job is not None:  # counted before the next claim
@@ -189,13 +189,21 @@ class JobRunner:
                 await self._ended(job, handler, running, again)
         except Exception:
             log.exception("job %s (%s) failed", job.id, job.kind)
-            with anyio.CancelScope(shield=True), acting_for(job.project_id):
-                if handler is not None:
-                    await handler.abandoned(job, "The server failed while running this job.")
-                await self._jobs.finish(job.id, self._instance)
+            await self._give_up(job, handler)
         finally:
             self._running.pop(job.id, None)
             running.done.set()
+
+    async def _give_up(self, job: JobRow, handler: JobHandler | None) -> None:
+        """Settle a job whose run failed. If the database fails this too, the job is left to
+        its lease: no longer renewed, it expires and is taken over (here or elsewhere)."""
+        with anyio.CancelScope(shield=True), acting_for(job.project_id):
+            try:
+                if handler is not None:
+                    await handler.abandoned(job, "The server failed while running this job.")
+                await self._jobs.finish(job.id, self._instance)
+            except DATABASE_FAULTS:
+                log.warning("could not settle job %s; its lease will expire", job.id, exc_info=True)
 
     async def _ended(
         self, job: JobRow, handler: JobHandler, running: _Running, again: float | None
@@ -227,7 +235,7 @@ class JobRunner:
                 await self._take_over()
                 if self._schedules is not None and await self._schedules.fire(time.time()):
                     self._queued.set()
-            except (DBAPIError, OSError):
+            except DATABASE_FAULTS:
                 log.warning("job maintenance failed; retrying", exc_info=True)
             await anyio.sleep(min(every, CLAIM_POLL))
 

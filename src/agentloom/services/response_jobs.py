@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 
 import anyio
 
@@ -22,8 +23,11 @@ from agentloom.engine.persist import response_row
 from agentloom.engine.service import ResponsesService
 from agentloom.errors import AgentloomError
 from agentloom.services.background import SETTLED, TERMINAL_EVENTS, BackgroundResponses
+from agentloom.storage.connection_faults import DATABASE_FAULTS
 from agentloom.storage.events import SqlEventStore, StoredEvent
 from agentloom.storage.jobs import JobRow, SqlJobStore
+
+log = logging.getLogger(__name__)
 
 BATCH_DELAY = 0.02  # seconds an event waits for others to be written with it
 ENDED = frozenset({"completed", "failed", "incomplete"})  # by the run itself
@@ -146,7 +150,12 @@ class _EventWriter:
     async def _later(self) -> None:
         await asyncio.sleep(BATCH_DELAY)
         self._timer = None
-        await self.flush()
+        try:
+            await self.flush()
+        except (
+            DATABASE_FAULTS
+        ):  # kept: the next write (the terminal event's at the latest) tries them again
+            log.warning("could not write events of %s yet", self._subject, exc_info=True)
 
     async def flush(self) -> None:
         if self._timer is not None and self._timer is not asyncio.current_task():
@@ -154,6 +163,11 @@ class _EventWriter:
             self._timer = None
         async with self._writing:
             pending, self._pending = self._pending, []
-            if pending:
+            if not pending:
+                return
+            try:
                 await self._events.append(self._subject, pending)
-                self._background.wakeups.wake(self._subject)
+            except BaseException:
+                self._pending[:0] = pending  # kept, in order, for the next write
+                raise
+            self._background.wakeups.wake(self._subject)

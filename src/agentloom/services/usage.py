@@ -12,13 +12,13 @@ import time
 from collections.abc import Sequence
 
 import anyio
-from sqlalchemy.exc import DBAPIError
 
 from agentloom.api.items import OutputItem
 from agentloom.api.response import Response
 from agentloom.inference.base import Usage
 from agentloom.metrics import Metrics
 from agentloom.services.rate_limits import RateLimiter
+from agentloom.storage.connection_faults import DATABASE_FAULTS
 from agentloom.storage.usage import SqlUsageStore, UsageCounts, UsageKey
 from agentloom.tenancy import current_key, current_project
 
@@ -93,7 +93,7 @@ class UsageLedger:
                 await anyio.sleep(interval)
                 try:
                     await self.flush()
-                except (DBAPIError, OSError):
+                except DATABASE_FAULTS:
                     log.warning("could not record usage; retrying", exc_info=True)
         finally:
             with anyio.CancelScope(shield=True):

@@ -21,7 +21,6 @@ from collections.abc import Callable, Sequence
 import anyio
 import numpy as np
 from numpy.typing import NDArray
-from sqlalchemy.exc import DBAPIError
 
 from agentloom.api.filters import Filter
 from agentloom.api.lists import ListPage
@@ -58,6 +57,7 @@ from agentloom.services.vector_index_cache import IndexCache
 from agentloom.services.vector_search import Search, SearchResult, VectorSearch
 from agentloom.services.vector_store_files import VectorStoreFiles, store_not_found
 from agentloom.services.vector_store_objects import expired, expiry, policy_of, store_object
+from agentloom.storage.connection_faults import DATABASE_FAULTS
 from agentloom.storage.database import Database
 from agentloom.storage.vector_stores_base import (
     Cursor,
@@ -242,7 +242,7 @@ class VectorStoresService:
                     state = await self._chunks.index_state(store.id)
                 if state is not None and state.max_seq > 0:
                     await self.cache.index(state)
-        except DBAPIError:
+        except DATABASE_FAULTS:
             log.warning("could not load vector store indexes at start", exc_info=True)
         finally:
             self.warmed.set()

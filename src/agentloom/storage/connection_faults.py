@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agentloom.errors import DatabaseUnavailableError
 
-__all__ = ["DATABASE_FAULTS", "connection_lost", "guard_pool", "never_sent"]
+__all__ = ["DATABASE_FAULTS", "connection_lost", "driver_words", "guard_pool", "never_sent"]
 
 DATABASE_FAULTS: Final[tuple[type[Exception], ...]] = (
     exc.DBAPIError,
@@ -78,6 +78,13 @@ def _lost(error: BaseException) -> bool:
         message = str(error)
         return any(words in message for words in _UNUSABLE)
     return False
+
+
+def driver_words(error: BaseException) -> str:
+    """The innermost error's class and message: the driver's own words, without the SQL and
+    parameters SQLAlchemy adds to its wrapper."""
+    *_, innermost = _causes(error)
+    return f"{type(innermost).__name__}: {innermost}"
 
 
 def _causes(error: BaseException) -> Iterator[BaseException]:

@@ -40,7 +40,7 @@ class Listener:
         while True:
             try:
                 await self._listen()
-            except (TimeoutError, OSError, asyncpg.PostgresError):
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
                 log.warning("lost the notification connection; reconnecting")
             await asyncio.sleep(RECONNECT_AFTER)
 

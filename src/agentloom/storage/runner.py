@@ -45,7 +45,7 @@ from sqlalchemy.pool import Pool, QueuePool
 from agentloom.tracing import Leaf, Tracing
 
 from agentloom.errors import DatabaseUnavailableError
-from agentloom.storage.connection_faults import connection_lost, never_sent
+from agentloom.storage.connection_faults import connection_lost, driver_words, never_sent
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -339,7 +339,7 @@ def _told(error: Exception) -> Exception:
         error = error.error
     if not connection_lost(error):
         return error
-    log.warning("lost the database connection: %s", error.__class__.__name__, exc_info=error)
+    log.warning("lost the database connection: %s", driver_words(error))
     unavailable = DatabaseUnavailableError(
         "The database is unavailable: the connection to it was lost. Please try again shortly."
     )
