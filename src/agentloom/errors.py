@@ -169,3 +169,9 @@ class DatabaseUnavailableError(AgentloomError):
     flight (so whether it took effect is unknown): try again shortly."""
 
     default_code = "database_unavailable"
+
+
+class InsufficientStorageError(AgentloomError):
+    """The storage for uploaded files is full: nothing was stored."""
+
+    default_code = "insufficient_storage"

@@ -5,21 +5,29 @@
 file in its directory and renamed into place, so a reader (another server process sharing the
 directory) sees the whole blob or none of it; a write that fails or is cancelled half-way
 removes its temporary file. :meth:`BlobStore.put_stream` stores a blob of any size chunk by
-chunk, so memory stays bounded. Keys are plain names: no separators, no traversal.
+chunk, so memory stays bounded. Keys are plain names: no separators, no traversal. A full
+filesystem is :class:`~agentloom.errors.InsufficientStorageError` (507), with nothing left
+behind.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
+import logging
 import os
 import re
 import tempfile
-from collections.abc import AsyncIterable, Callable
+from collections.abc import AsyncIterable, Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
 import anyio
+
+from agentloom.errors import InsufficientStorageError
+
+log = logging.getLogger(__name__)
 
 _KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-.]{0,199}")
 
@@ -60,18 +68,20 @@ class LocalBlobStore:
         return self.root / digest[:2] / digest[2:4] / key
 
     async def put(self, key: str, data: bytes) -> None:
-        await anyio.to_thread.run_sync(_write, self.path(key), data)
+        with _full_is_insufficient(self.root):
+            await anyio.to_thread.run_sync(_write, self.path(key), data)
 
     async def put_stream(self, key: str, chunks: AsyncIterable[bytes]) -> None:
-        partial = await anyio.to_thread.run_sync(_PartialBlob.open, self.path(key))
-        try:
-            async for chunk in chunks:
-                await anyio.to_thread.run_sync(partial.write, chunk)
-            await anyio.to_thread.run_sync(partial.commit)
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(partial.discard)
-            raise
+        with _full_is_insufficient(self.root):
+            partial = await anyio.to_thread.run_sync(_PartialBlob.open, self.path(key))
+            try:
+                async for chunk in chunks:
+                    await anyio.to_thread.run_sync(partial.write, chunk)
+                await anyio.to_thread.run_sync(partial.commit)
+            except BaseException:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(partial.discard)
+                raise
 
     async def get(self, key: str) -> bytes:
         return await anyio.to_thread.run_sync(_read, self.path(key))
@@ -120,6 +130,24 @@ class _PartialBlob:
             self._file.close()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self._temporary)
+
+
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})  # no space left; over the disk quota
+
+
+@contextlib.contextmanager
+def _full_is_insufficient(root: Path) -> Iterator[None]:
+    """A full filesystem (or quota) is the caller's :class:`InsufficientStorageError`; any
+    other disk error stays what it is."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in _FULL:
+            raise
+        log.error("the file storage at %s is full: %s", root, exc)
+        raise InsufficientStorageError(
+            "The file storage is full: the upload was not stored. Try again once space is freed."
+        ) from exc
 
 
 def _write(path: Path, data: bytes) -> None:
