@@ -63,8 +63,11 @@ async def eventually(check: Callable[[], Awaitable[bool]], what: str, within: fl
         await anyio.sleep(0.05)
 
 
-async def status_of(http: httpx2.AsyncClient, response_id: str) -> str:
+async def status_of(http: httpx2.AsyncClient, response_id: str) -> str | None:
+    """The stored response's status; ``None`` while it is not stored (yet)."""
     reply = await http.get(f"/responses/{response_id}")
+    if reply.status_code == 404:
+        return None
     assert reply.status_code == 200, reply.text
     status: str = reply.json()["status"]
     return status

@@ -231,8 +231,7 @@ async def test_a_final_write_lost_for_longer_is_an_error_event_and_lands_later(
         response_id = events[0]["response"]["id"]
 
         async def landed() -> bool:
-            reply = await http.get(f"/responses/{response_id}")  # 404 until it lands
-            return reply.status_code == 200 and reply.json()["status"] == "completed"
+            return await status_of(http, response_id) == "completed"  # None until it lands
 
         await eventually(landed, "the final state to be written")
         await _healthy(http, scripted, backend.model, pg_url)
