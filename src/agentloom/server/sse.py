@@ -1,9 +1,16 @@
-"""Server-sent events: the one place where the event stream is framed for the wire."""
+"""Server-sent events: the one place where the event stream is framed for the wire, and the
+response that sends it (:class:`EventStream`)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+
+import anyio
+import anyio.lowlevel
+from starlette.background import BackgroundTask
+from starlette.responses import StreamingResponse
+from starlette.types import Message, Receive, Scope, Send
 
 from agentloom.api.events import ErrorEvent, StreamEvent
 from agentloom.errors import AgentloomError, InternalError, UpstreamError
@@ -13,6 +20,51 @@ from agentloom.storage.events import StoredEvent
 log = logging.getLogger(__name__)
 
 DONE = b"data: [DONE]\n\n"
+CHECKPOINT_EVERY = 32  # events sent between chances for other tasks (a disconnect) to run
+SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+
+
+class EventStream(StreamingResponse):
+    """An SSE response whose frames are closed when it ends, however it ends.
+
+    Starlette cancels a stream whose client went away, but leaves its body iterator
+    suspended, to be closed by the garbage collector: until then the response it streams is
+    not finalised (stored ``cancelled``, its conversation released) and the backend's answer
+    stays open. A client that stopped reading (the send waiting on flow control, outside the
+    iterator) left it so every time; with the serving process's lazy collector, for minutes.
+    """
+
+    def __init__(
+        self, frames: AsyncGenerator[bytes, None], *, background: BackgroundTask | None = None
+    ) -> None:
+        super().__init__(
+            frames, media_type="text/event-stream", headers=SSE_HEADERS, background=background
+        )
+        self._frames = frames
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send_fairly(send))
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._frames.aclose()
+
+
+def send_fairly(send: Send) -> Send:
+    """``send``, giving other tasks a turn every :data:`CHECKPOINT_EVERY` messages. Neither
+    the send (once its client is gone) nor a read of a backend's buffered answer waits, so a
+    fast stream would otherwise keep the event loop to itself: other requests stall, and the
+    task that would see the client's disconnect never runs."""
+    sent = 0
+
+    async def sending(message: Message) -> None:
+        nonlocal sent
+        await send(message)
+        sent += 1
+        if sent % CHECKPOINT_EVERY == 0:
+            await anyio.lowlevel.checkpoint()
+
+    return sending
 
 
 def encode_event(event: StreamEvent) -> bytes:
@@ -24,7 +76,7 @@ def _record(kind: str, body: str) -> bytes:
     return b"event: " + kind.encode() + b"\ndata: " + body.encode() + b"\n\n"
 
 
-async def encode_stream(events: AsyncIterator[StreamEvent]) -> AsyncIterator[bytes]:
+async def encode_stream(events: AsyncIterator[StreamEvent]) -> AsyncGenerator[bytes, None]:
     """The events, then ``[DONE]``. A failure after the stream began (the headers are sent:
     no status can tell it) ends it with an ``error`` event, as OpenAI's streams report one,
     instead of a connection cut mid-record."""
@@ -49,7 +101,7 @@ def _error_event(exc: AgentloomError, sequence: int) -> ErrorEvent:
     )
 
 
-async def encode_stored(events: AsyncIterator[StoredEvent]) -> AsyncIterator[bytes]:
+async def encode_stored(events: AsyncIterator[StoredEvent]) -> AsyncGenerator[bytes, None]:
     """Events stored as JSON (a background response's), framed as they were made."""
     async for event in events:
         yield _record(event.type, event.body)
@@ -58,7 +110,7 @@ async def encode_stored(events: AsyncIterator[StoredEvent]) -> AsyncIterator[byt
 
 async def encode_relayed(
     batches: AsyncIterator[list[tuple[str | None, bytes]]],
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     """A passed-through Responses stream: each event's ``event:`` line (when its type is
     known) and its ``data:`` as the backend wrote it, those that arrived together in one
     write, ``[DONE]`` at the end (the relay ends a broken stream with an event of its own)."""
@@ -72,7 +124,7 @@ def _relayed(kind: str | None, data: bytes) -> bytes:
     return head + b"data: " + data + b"\n\n"
 
 
-async def encode_data(batches: AsyncIterator[list[bytes]]) -> AsyncIterator[bytes]:
+async def encode_data(batches: AsyncIterator[list[bytes]]) -> AsyncGenerator[bytes, None]:
     """Chat Completions' framing: ``data:`` lines only, the payloads that arrived together in
     one write, ``[DONE]`` at the end. A failure after the stream began ends it with an
     ``error`` payload, as OpenAI's streams report one."""

@@ -659,17 +659,26 @@ class FakeBackend:
         await _send_json(send, 200, _dumps(answer))
 
 
+CHECKPOINT_EVERY = 32  # events written between chances for the disconnect watcher to run
+
+
 async def _write_events(
     writer: _SSEWriter, first: Chunk | Fault | None, events: AsyncIterator[Chunk | Fault]
 ) -> bool:
-    """Write every event; ``True`` if the stream was broken off."""
+    """Write every event; ``True`` if the stream was broken off. Every few events other tasks
+    get a turn: neither a scripted answer nor a send to a client already gone waits, and the
+    watcher that stops the answer when its client goes away must get to run."""
     if first is None:
         return False
     if not await writer.play(first):
         return True
+    written = 1
     async for event in events:
         if not await writer.play(event):
             return True
+        written += 1
+        if written % CHECKPOINT_EVERY == 0:
+            await asyncio.sleep(0)
     return False
 
 

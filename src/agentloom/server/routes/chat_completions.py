@@ -4,15 +4,14 @@ the model's backend (:mod:`agentloom.services.chat_gateway`)."""
 from __future__ import annotations
 
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 from starlette.routing import Route
 
 from agentloom.api.chat_completions import ChatCompletionRequest, CompletionRequest
 from agentloom.inference.base import CHAT_PATH, COMPLETIONS_PATH
 from agentloom.server.body import parse_passed_body
-from agentloom.server.routes.responses import SSE_HEADERS
 from agentloom.server.runtime import runtime_of
-from agentloom.server.sse import encode_data
+from agentloom.server.sse import EventStream, encode_data
 
 
 async def create_chat_completion(request: Request) -> Response:
@@ -34,9 +33,7 @@ async def _passed(
     gateway = runtime_of(request).chat
     if parsed.stream:
         payloads = await gateway.stream(parsed, body, path)
-        return StreamingResponse(
-            encode_data(payloads), media_type="text/event-stream", headers=SSE_HEADERS
-        )
+        return EventStream(encode_data(payloads))
     return Response(await gateway.complete(parsed, body, path), media_type="application/json")
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 from starlette.background import BackgroundTask
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 from starlette.routing import Route
 
 from agentloom.api.compaction import CompactRequest
@@ -19,13 +19,12 @@ from agentloom.server.query import include_param, limit_param, optional_param, o
 from agentloom.server.render import json_response
 from agentloom.server.routes.methods import by_method
 from agentloom.server.runtime import runtime_of
-from agentloom.server.sse import encode_relayed, encode_stored, encode_stream
+from agentloom.server.sse import EventStream, encode_relayed, encode_stored, encode_stream
 from agentloom.services.responses_gateway import ResponsesGateway
 from agentloom.services.responses_relay import Relay
 from agentloom.storage.events import StoredEvent
 
 TOKEN_COUNT_METHOD = "x-agentloom-token-count-method"
-SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 
 async def create_response(request: Request) -> Response:
@@ -38,10 +37,8 @@ async def create_response(request: Request) -> Response:
     prepared = await runtime.responses.prepare(body)
     if body.stream:
         events = runtime.responses.stream(prepared)
-        return StreamingResponse(
+        return EventStream(
             encode_stream(events),
-            media_type="text/event-stream",
-            headers=SSE_HEADERS,
             # A client gone before the stream started never runs it: release what it holds.
             background=BackgroundTask(runtime.responses.discard, prepared),
         )
@@ -72,8 +69,8 @@ async def _create_in_background(request: Request, body: CreateResponseRequest) -
     return json_response(response)
 
 
-def _sse(frames: AsyncIterator[bytes]) -> StreamingResponse:
-    return StreamingResponse(frames, media_type="text/event-stream", headers=SSE_HEADERS)
+def _sse(frames: AsyncGenerator[bytes, None]) -> EventStream:
+    return EventStream(frames)
 
 
 async def compact_response(request: Request) -> Response:
