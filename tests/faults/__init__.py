@@ -1,1 +1,97 @@
-"""The fault suite (issue 20): what the server does when what it depends on fails."""
+"""The fault suite (issue 20): what the server does when what it depends on fails.
+
+Every fault ends in a correct stored state, a clear OpenAI-style error to the client (or none,
+when the server can hide the fault), no hang (each test bounds itself), and a healthy server
+after. The table maps each fault to what is checked and to the tests, with those that already
+covered it elsewhere; ``test_suite_table.py`` checks that each test named exists and that each
+test here is named.
+
+The backend answers HTTP 500, 429, garbage, hangs, or drops the stream mid-token
+  (over a socket, streamed and not, on SQLite and PostgreSQL)
+  checked: 502 / 429 with ``retry-after`` / 504 in OpenAI's envelope, or ``response.failed``;
+  stored ``failed`` with the error, the partial output kept ``incomplete``; next requests served
+    tests/faults/test_backend_faults.py
+      test_a_fault_answers_the_error_and_stores_the_response_failed
+      test_a_fault_ends_the_stream_with_response_failed
+  the same in-process, in more shapes (error events mid-stream, context overflow, tool output)
+    tests/server/test_failures.py
+      test_a_failure_answers_the_error_and_is_stored_failed
+      test_a_failure_ends_the_stream_with_response_failed
+      test_the_server_serves_on_after_a_failure
+      test_a_timeout_is_a_504_and_stored_failed
+    tests/server/test_upstream_failures.py
+      test_failures_are_http_errors_and_stored_failed
+  the provider's view: the upstream error each fault becomes
+    tests/inference/test_errors.py
+      test_stalled_stream_times_out
+      test_broken_stream_is_an_upstream_error
+      test_invalid_chunk_is_an_upstream_error
+
+PostgreSQL sessions ended under the runner (``pg_terminate_backend``)
+  checked: pooled connections swapped unseen; a read, or a transaction that had not committed,
+  in flight runs again; a single statement lost in flight is ``DatabaseUnavailableError``
+    tests/faults/test_database_runner.py
+      test_connections_ended_in_the_pools_cost_no_caller_an_error
+      test_a_read_in_flight_is_read_again
+      test_an_uncommitted_transaction_in_flight_is_run_again
+      test_a_single_statement_lost_in_flight_is_database_unavailable
+
+PostgreSQL sessions ended three times while 8 clients send a mix (a real process)
+  checked: every answer 200 or 503 ``database_unavailable``; streams end with their terminal
+  event or an ``error`` event; nothing left ``in_progress``; heartbeat, job runner and pools
+  recover; no session leaked
+    tests/faults/test_database_server.py
+      test_sessions_ended_while_requests_flow
+
+The database away for seconds (``ALLOW_CONNECTIONS false``, sessions ended), then back
+  checked: 503 while away; a stream's final write settled once back, or (away longer) an
+  ``error`` event and the write made later by housekeeping; a background job that cannot settle
+  is taken over and run again; background duties survive a failure
+    tests/faults/test_database_runner.py
+      test_the_database_turned_away_is_unavailable_then_comes_back
+    tests/faults/test_database_server.py
+      test_a_final_write_lost_while_the_database_is_away_lands_when_it_is_back
+      test_a_final_write_lost_for_longer_is_an_error_event_and_lands_later
+      test_a_background_response_ending_in_a_long_outage_is_run_again
+    tests/faults/test_background_duties.py
+      test_a_failing_duty_is_restarted_and_the_others_go_on
+      test_a_duty_that_returns_is_done
+
+The filesystem of the files directory full (a real 512 KiB tmpfs)
+  checked: 507 ``insufficient_storage``; no partial blob, no row; uploads fit once space is freed
+    tests/faults/test_disk_full.py
+      test_an_upload_larger_than_the_space_left_leaves_nothing
+      test_uploads_fit_again_once_space_is_freed
+
+A process killed with SIGKILL mid-stream, another live (PostgreSQL, one SQLite file)
+  checked: the client's connection drops at once; the live process fails the orphan, takes over
+  its conversation's lock and its background job; the killed process restarts healthy
+    tests/faults/test_crash.py
+      test_a_process_killed_mid_stream_is_cleaned_up_by_the_live_one
+  killed then restarted alone; stopped with SIGTERM
+    tests/e2e/test_restart.py
+      test_a_response_in_progress_at_a_crash_is_failed_by_the_next_server
+      test_sigterm_finalises_a_running_response_as_cancelled
+    tests/e2e/test_background_processes.py
+      test_a_killed_processs_job_is_taken_over_and_runs_again
+      test_sigterm_hands_a_running_job_back_to_the_queue
+
+A client that disconnects mid-stream
+  checked: stored ``cancelled`` with what was streamed; the backend call stopped; the
+  conversation freed
+    tests/e2e/test_socket.py
+      test_client_disconnect_cancels_the_response_and_the_backend_call
+      test_a_disconnect_on_a_conversation_adds_nothing_and_frees_it
+
+A client that reads a 200 MB stream 4 KiB at a time, then hangs up
+  checked: the backend held back to the socket buffers; the server's RSS flat; others served
+  meanwhile; ``cancelled`` at once on hang-up, the backend's answer closed
+    tests/faults/test_slow_client.py
+      test_a_slow_reader_holds_back_the_stream_and_blocks_no_one
+
+Load: 2,000 mixed exchanges (stored, streamed, function tools, conversation turns,
+  file_search) from 32 connections, on SQLite and PostgreSQL (``python -m bench.soak``)
+  checked: no error; RSS growth bounded; fds, threads and database sessions flat
+    tests/faults/test_soak.py
+      test_thousands_of_mixed_requests_without_an_error_or_a_leak
+"""
