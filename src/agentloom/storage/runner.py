@@ -42,10 +42,9 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import Pool, QueuePool
 
-from agentloom.tracing import Leaf, Tracing
-
 from agentloom.errors import DatabaseUnavailableError
 from agentloom.storage.connection_faults import connection_lost, driver_words, never_sent
+from agentloom.tracing import Leaf, Tracing
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
