@@ -11,6 +11,7 @@ import pytest
 from agentloom.config import Settings
 from agentloom.inference.scripted import ScriptedModel
 from agentloom.server.app import create_app
+from agentloom.server.body import declared_over
 from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import BASE_URL, make_settings, running
 
@@ -185,7 +186,14 @@ async def test_routing_errors(
 
 @pytest.mark.parametrize(
     ("query", "param"),
-    [("limit=0", "limit"), ("limit=101", "limit"), ("limit=x", "limit"), ("order=up", "order")],
+    [
+        ("limit=0", "limit"),
+        ("limit=101", "limit"),
+        ("limit=x", "limit"),
+        ("limit=%C2%B2", "limit"),  # '²': a digit to str.isdigit, not to int
+        ("limit=" + "9" * 5000, "limit"),  # more digits than int() reads
+        ("order=up", "order"),
+    ],
 )
 async def test_bad_list_parameters(
     http: httpx2.AsyncClient,
@@ -202,6 +210,45 @@ async def test_bad_list_parameters(
         reply = await http.get(path)
         assert reply.status_code == 400, (path, reply.text)
         assert envelope(reply)["param"] == param
+
+
+@pytest.mark.parametrize(
+    ("path", "param"),
+    [
+        # found by Schemathesis: OverflowError from SQLite, a 500
+        (
+            "/organization/audit_logs?effective_at[lte]=5788678483508081228513280",
+            "effective_at[lte]",
+        ),
+        ("/organization/audit_logs?effective_at[gte]=%C2%B2", "effective_at[gte]"),
+        ("/organization/usage/completions?start_time=99999999999999999999", "start_time"),
+        ("/organization/usage/completions?start_time=0&page=%C2%B2", "page"),
+        ("/responses/resp_x?stream=true&starting_after=99999999999999999999", "starting_after"),
+        ("/responses/resp_x?stream=true&starting_after=%C2%B2", "starting_after"),
+    ],
+)
+async def test_numbers_out_of_a_columns_range_are_400s(
+    http: httpx2.AsyncClient, path: str, param: str
+) -> None:
+    reply = await http.get(path)
+
+    assert reply.status_code == 400, reply.text
+    assert envelope(reply)["param"] == param
+
+
+@pytest.mark.parametrize(
+    ("declared", "over"),
+    [
+        ("10", False),
+        ("11", True),
+        (" 11 ", True),
+        ("\u00b2", False),
+        ("9" * 5000, True),
+        ("", False),
+    ],
+)
+def test_a_declared_content_length_is_read_safely(declared: str, over: bool) -> None:
+    assert declared_over(declared, 10) is over
 
 
 async def test_a_body_over_the_limit_is_a_413(backend: FakeBackend, database_url: str) -> None:

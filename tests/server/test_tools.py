@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+import httpx2
 import openai
 import pytest
 from openai.types.responses import (
@@ -437,3 +438,24 @@ async def test_parallel_tool_calls_are_all_returned(
     assert [m["role"] for m in sent_messages] == ["user", "assistant", "tool", "tool", "tool"]
     assert [c["id"] for c in sent_messages[1]["tool_calls"]] == ["call_1", "call_2", "call_3"]
     assert [m["tool_call_id"] for m in sent_messages[2:]] == ["call_1", "call_2", "call_3"]
+
+
+# --- tool types that are not strings ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", [{}, [], 1, None], ids=["object", "array", "number", "null"])
+async def test_a_tool_whose_type_is_not_a_string_is_a_400(
+    http: httpx2.AsyncClient, backend: FakeBackend, kind: object
+) -> None:
+    """Found by Schemathesis: an object as a tool's ``type`` reached a set lookup (a 500)."""
+    tools = [{"type": kind, "name": "f"}]
+    searched = {"type": "tool_search_output", "call_id": "c", "execution": "client", "tools": tools}
+    for path, body in (
+        ("/responses", {"model": backend.model, "input": "hi", "tools": tools}),
+        ("/responses/compact", {"model": backend.model, "input": [searched]}),
+    ):
+        reply = await http.post(path, json=body)
+
+        assert reply.status_code == 400, (path, reply.text)
+        assert reply.json()["error"]["param"].startswith(("tools[0]", "input[0].tools[0]"))
+    assert backend.requests == []

@@ -199,3 +199,22 @@ class CreatedAdminKey(AdminKey):
 class CreateAdminKeyRequest(WireModel):
     name: str = NAME_FIELD
     expires_in_seconds: int | None = Field(default=None, ge=60)
+
+
+class UsageBucket(WireModel):
+    """One time bucket of a usage report; each result is the report's counts (and the names of
+    what it is grouped by) with its ``object``."""
+
+    object: Literal["bucket"] = "bucket"
+    start_time: int
+    end_time: int
+    results: list[dict[str, int | str]]
+
+
+class UsagePage(WireModel):
+    """A page of ``/v1/organization/usage/*``: ``next_page`` names where the next one starts."""
+
+    object: Literal["page"] = "page"
+    data: list[UsageBucket]
+    has_more: bool
+    next_page: str | None = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from agentloom.api.wire import Nullable, WireModel
 
@@ -15,6 +15,14 @@ class ListPage(WireModel, Generic[T]):
     first_id: Nullable[str]  # null on an empty page, as OpenAI sends it
     last_id: Nullable[str]
     has_more: bool
+
+    @classmethod
+    def model_parametrized_name(cls, params: tuple[Any, ...]) -> str:
+        """``ListPage[Prompt]`` is named ``PromptList`` (in the OpenAPI document too); a page of
+        a union of models is an ``ItemList``."""
+        (item,) = params
+        name = item.__name__ if isinstance(item, type) else "Item"
+        return f"{name}List"
 
     @classmethod
     def of(cls, data: list[T], *, has_more: bool) -> ListPage[T]:
@@ -38,3 +46,9 @@ class ModelObject(WireModel):
 class ModelList(WireModel):
     object: Literal["list"] = "list"
     data: list[ModelObject]
+
+
+class Health(WireModel):
+    """``GET /v1/health``."""
+
+    status: Literal["ok"] = "ok"

@@ -206,6 +206,8 @@ ACCEPTED_TOOL_TYPES = _TOOL_TYPES | WEB_SEARCH_TYPES
 
 def _tool_tag(value: object) -> str:
     kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(kind, str):
+        return "~hosted"  # refused there: a tool's type is a string (an object is no set key)
     if kind in WEB_SEARCH_TYPES:
         return "~web_search"
     return f"~{kind}" if kind in _TOOL_TYPES else "~hosted"

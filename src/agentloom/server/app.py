@@ -23,6 +23,7 @@ from agentloom.server.routes import (
     chat_completions,
     containers,
     conversations,
+    docs,
     embeddings,
     files,
     models,
@@ -101,6 +102,7 @@ def create_app(
             *safety.routes,
             *webhooks.routes,
             *metrics_routes.routes,
+            *docs.routes,
         ],
         middleware=middleware,
         exception_handlers={

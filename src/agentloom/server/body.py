@@ -29,7 +29,7 @@ OFF_LOOP_BYTES = 64 * 1024
 
 async def read_body(request: Request, limit: int) -> bytes:
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
+    if declared is not None and declared_over(declared, limit):
         raise _too_large(limit)
     chunks: list[bytes] = []
     size = 0
@@ -104,6 +104,15 @@ def _decoded(raw: bytes) -> object:
         return pydantic_core.from_json(raw)
     except ValueError:
         return None
+
+
+def declared_over(declared: str, limit: int) -> bool:
+    """Whether a ``Content-Length`` says more than ``limit`` bytes (one that is no number is
+    left to the body's own size)."""
+    digits = declared.strip()
+    if not (digits.isascii() and digits.isdigit()):
+        return False
+    return len(digits) > len(str(limit)) or int(digits) > limit
 
 
 def _too_large(limit: int) -> PayloadTooLargeError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
@@ -11,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from agentloom import errors
+from agentloom.api.errors import ErrorDetail, ErrorEnvelope
 from agentloom.api.limits import TOO_LONG
 from agentloom.server.request_id import headers_for
 
@@ -45,8 +47,11 @@ _HTTP_MESSAGES = {
 
 def envelope(
     message: str, *, type: str, param: str | None = None, code: str | None = None
-) -> dict[str, dict[str, str | None]]:
-    return {"error": {"message": message, "type": type, "param": param, "code": code}}
+) -> dict[str, Any]:
+    """OpenAI's error envelope (:class:`~agentloom.api.errors.ErrorEnvelope`, the model the
+    OpenAPI document gives for every error answer)."""
+    detail = ErrorDetail(message=message, type=type, param=param, code=code)
+    return ErrorEnvelope(error=detail).model_dump()
 
 
 def status_and_type(exc: errors.AgentloomError) -> tuple[int, str]:

@@ -9,18 +9,32 @@ from starlette.datastructures import QueryParams
 from agentloom.api.requests import KNOWN_INCLUDES
 from agentloom.errors import InvalidRequestError
 
+MAX_UNIX_SECONDS = 253_402_300_799  # 9999-12-31T23:59:59Z
+MAX_SEQUENCE = 2**53  # any stored counter stays below it
+
+
+def whole_number(raw: str, most: int) -> int | None:
+    """``raw`` as a whole number from 0 to ``most``, or ``None``: ASCII digits only
+    (``str.isdigit`` takes ``²``, which ``int`` refuses) and never more than ``most`` (what a
+    database column holds)."""
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > len(str(most)):
+        return None
+    value = int(raw)
+    return value if value <= most else None
+
 
 def limit_param(params: QueryParams, *, default: int = 20, maximum: int = 100) -> int:
     raw = params.get("limit")
     if raw is None:
         return default
-    if not raw.lstrip("-").isdigit() or not 1 <= int(raw) <= maximum:
+    value = whole_number(raw, maximum)
+    if value is None or value < 1:
         raise InvalidRequestError(
-            f"Invalid 'limit': expected an integer between 1 and {maximum}, got '{raw}'.",
+            f"Invalid 'limit': expected an integer between 1 and {maximum}, got '{raw[:100]}'.",
             param="limit",
             code="invalid_value",
         )
-    return int(raw)
+    return value
 
 
 def order_param(

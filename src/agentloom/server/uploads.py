@@ -19,6 +19,7 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 
 from agentloom.errors import InvalidRequestError, PayloadTooLargeError
+from agentloom.server.body import declared_over
 
 FIELD_BYTES = 64 * 1024  # the most a plain form field may hold
 OVERHEAD_BYTES = 1024 * 1024  # allowance for the fields, part headers and boundaries
@@ -41,7 +42,7 @@ async def read_upload(
     _check_multipart(request)
     limit = max_bytes + OVERHEAD_BYTES
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
+    if declared is not None and declared_over(declared, limit):
         raise too_large
     async with aclosing(_limited(request.stream(), limit, too_large)) as stream:
         form = await _parse(request, stream)

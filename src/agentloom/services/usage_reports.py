@@ -128,9 +128,12 @@ def _width_and_limit(request: UsageRequest) -> tuple[int, int]:
 def _page_start(request: UsageRequest) -> int:
     if request.page is None:
         return request.start_time
-    if not request.page.isdigit() or int(request.page) < request.start_time:
+    page = request.page
+    if not (page.isascii() and page.isdigit() and len(page) <= 12):
         raise InvalidRequestError("Invalid 'page': use a next_page value.", param="page")
-    return int(request.page)
+    if int(page) < request.start_time:
+        raise InvalidRequestError("Invalid 'page': use a next_page value.", param="page")
+    return int(page)
 
 
 def _bucket(start: int, end: int, report: Report, totals: list[UsageTotal]) -> dict[str, Any]:

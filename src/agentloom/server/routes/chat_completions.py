@@ -3,14 +3,16 @@ the model's backend (:mod:`agentloom.services.chat_gateway`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
 from agentloom.api.chat_completions import ChatCompletionRequest, CompletionRequest
 from agentloom.inference.base import CHAT_PATH, COMPLETIONS_PATH
 from agentloom.server.body import parse_passed_body
 from agentloom.server.runtime import runtime_of
+from agentloom.server.spec import ApiRoute, Op
 from agentloom.server.sse import EventStream, encode_data
 
 
@@ -37,7 +39,27 @@ async def _passed(
     return Response(await gateway.complete(parsed, body, path), media_type="application/json")
 
 
+_PASSED = "The backend's answer, passed on as it came (OpenAI's shape)."
+
 routes = [
-    Route("/v1/chat/completions", create_chat_completion, methods=["POST"]),
-    Route("/v1/completions", create_completion, methods=["POST"]),
+    ApiRoute(
+        "/v1/chat/completions",
+        POST=Op(
+            create_chat_completion,
+            body=ChatCompletionRequest,
+            returns=dict[str, Any],
+            stream=dict[str, Any],
+            description=_PASSED,
+        ),
+    ),
+    ApiRoute(
+        "/v1/completions",
+        POST=Op(
+            create_completion,
+            body=CompletionRequest,
+            returns=dict[str, Any],
+            stream=dict[str, Any],
+            description=_PASSED,
+        ),
+    ),
 ]

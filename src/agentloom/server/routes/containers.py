@@ -10,16 +10,24 @@ from __future__ import annotations
 import anyio
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
-from agentloom.api.containers import CreateContainerFileRequest, CreateContainerRequest
+from agentloom.api.containers import (
+    ContainerDeleted,
+    ContainerFileDeleted,
+    ContainerFileList,
+    ContainerFileObject,
+    ContainerList,
+    ContainerObject,
+    CreateContainerFileRequest,
+    CreateContainerRequest,
+)
 from agentloom.errors import InvalidRequestError
 from agentloom.server.body import parse_body
 from agentloom.server.query import limit_param, optional_param, order_param
 from agentloom.server.render import json_response
 from agentloom.server.routes.files import content_disposition
-from agentloom.server.routes.methods import by_method
 from agentloom.server.runtime import runtime_of
+from agentloom.server.spec import BINARY, PAGE, ApiRoute, Op, Upload
 from agentloom.server.uploads import read_upload
 from agentloom.services.containers import ContainersService
 from agentloom.services.files import file_too_large
@@ -104,21 +112,34 @@ async def file_content(request: Request) -> Response:
 
 _FILE = "/v1/containers/{container_id}/files/{file_id}"
 routes = [
-    Route(
+    ApiRoute(
         "/v1/containers",
-        by_method(GET=list_containers, POST=create_container),
-        methods=["GET", "POST"],
+        GET=Op(list_containers, returns=ContainerList, query=PAGE),
+        POST=Op(create_container, body=CreateContainerRequest, returns=ContainerObject),
     ),
-    Route(
+    ApiRoute(
         "/v1/containers/{container_id}",
-        by_method(GET=retrieve_container, DELETE=delete_container),
-        methods=["GET", "DELETE"],
+        GET=Op(retrieve_container, returns=ContainerObject),
+        DELETE=Op(delete_container, returns=ContainerDeleted),
     ),
-    Route(
+    ApiRoute(
         "/v1/containers/{container_id}/files",
-        by_method(GET=list_files, POST=create_file),
-        methods=["GET", "POST"],
+        GET=Op(list_files, returns=ContainerFileList, query=PAGE),
+        POST=Op(
+            create_file,
+            body=CreateContainerFileRequest,
+            upload=Upload(),
+            returns=ContainerFileObject,
+            description="A file uploaded (multipart), or one of /v1/files named by its id (JSON).",
+        ),
     ),
-    Route(_FILE, by_method(GET=retrieve_file, DELETE=delete_file), methods=["GET", "DELETE"]),
-    Route(f"{_FILE}/content", file_content, methods=["GET"]),
+    ApiRoute(
+        _FILE,
+        GET=Op(retrieve_file, returns=ContainerFileObject),
+        DELETE=Op(delete_file, returns=ContainerFileDeleted),
+    ),
+    ApiRoute(
+        f"{_FILE}/content",
+        GET=Op(file_content, content={"application/octet-stream": BINARY}),
+    ),
 ]

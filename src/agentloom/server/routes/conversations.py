@@ -4,18 +4,22 @@ from __future__ import annotations
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
 from agentloom.api.conversations import (
     AddItemsRequest,
+    Conversation,
+    ConversationItemList,
     CreateConversationRequest,
+    DeletedConversation,
     UpdateConversationRequest,
 )
+from agentloom.api.items import StoredItem
+from agentloom.api.lists import ListPage
 from agentloom.server.body import parse_body
 from agentloom.server.query import include_param, limit_param, optional_param, order_param
 from agentloom.server.render import json_response
-from agentloom.server.routes.methods import by_method
 from agentloom.server.runtime import runtime_of
+from agentloom.server.spec import INCLUDE, PAGE, ApiRoute, Op
 from agentloom.services.conversations import ItemQuery
 
 
@@ -84,20 +88,29 @@ async def delete_item(request: Request) -> Response:
 
 
 routes = [
-    Route("/v1/conversations", create_conversation, methods=["POST"]),
-    Route(
+    ApiRoute(
+        "/v1/conversations",
+        POST=Op(
+            create_conversation,
+            body=CreateConversationRequest,
+            empty_body=True,
+            returns=Conversation,
+        ),
+    ),
+    ApiRoute(
         "/v1/conversations/{conversation_id}",
-        by_method(GET=retrieve_conversation, POST=update_conversation, DELETE=delete_conversation),
-        methods=["GET", "POST", "DELETE"],
+        GET=Op(retrieve_conversation, returns=Conversation),
+        POST=Op(update_conversation, body=UpdateConversationRequest, returns=Conversation),
+        DELETE=Op(delete_conversation, returns=DeletedConversation),
     ),
-    Route(
+    ApiRoute(
         "/v1/conversations/{conversation_id}/items",
-        by_method(GET=list_items, POST=add_items),
-        methods=["GET", "POST"],
+        GET=Op(list_items, returns=ListPage[StoredItem], query=(INCLUDE, *PAGE)),
+        POST=Op(add_items, body=AddItemsRequest, returns=ConversationItemList, query=(INCLUDE,)),
     ),
-    Route(
+    ApiRoute(
         "/v1/conversations/{conversation_id}/items/{item_id}",
-        by_method(GET=retrieve_item, DELETE=delete_item),
-        methods=["GET", "DELETE"],
+        GET=Op(retrieve_item, returns=StoredItem, query=(INCLUDE,)),
+        DELETE=Op(delete_item, returns=Conversation),
     ),
 ]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
-from agentloom.api.embeddings import EmbeddingsRequest
+from agentloom.api.embeddings import CreateEmbeddingResponse, EmbeddingsRequest
 from agentloom.offload import off_loop
 from agentloom.server.body import parse_body
 from agentloom.server.runtime import runtime_of
+from agentloom.server.spec import ApiRoute, Op
 from agentloom.services.embeddings import OFF_LOOP_VALUES
 
 
@@ -21,4 +21,9 @@ async def create_embeddings(request: Request) -> Response:
     return Response(content, media_type="application/json")
 
 
-routes = [Route("/v1/embeddings", create_embeddings, methods=["POST"])]
+routes = [
+    ApiRoute(
+        "/v1/embeddings",
+        POST=Op(create_embeddings, body=EmbeddingsRequest, returns=CreateEmbeddingResponse),
+    )
+]

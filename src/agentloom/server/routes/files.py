@@ -11,15 +11,14 @@ from urllib.parse import quote
 from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
-from agentloom.api.files import CreateFileRequest
+from agentloom.api.files import CreateFileRequest, FileDeleted, FileList, FileObject
 from agentloom.retrieval import parsing
 from agentloom.server.errors import validation_error
 from agentloom.server.query import limit_param, optional_param, order_param
 from agentloom.server.render import json_response
-from agentloom.server.routes.methods import by_method
 from agentloom.server.runtime import runtime_of
+from agentloom.server.spec import AFTER, BINARY, ORDER, ApiRoute, Op, Param, Upload, limit
 from agentloom.server.uploads import read_upload
 from agentloom.services.files import FileContent, FilesService, file_too_large
 
@@ -124,11 +123,31 @@ def _form(fields: dict[str, str]) -> CreateFileRequest:
 
 
 routes = [
-    Route("/v1/files", by_method(GET=list_files, POST=create_file), methods=["GET", "POST"]),
-    Route(
-        "/v1/files/{file_id}",
-        by_method(GET=retrieve_file, DELETE=delete_file),
-        methods=["GET", "DELETE"],
+    ApiRoute(
+        "/v1/files",
+        GET=Op(
+            list_files,
+            returns=FileList,
+            query=(
+                Param("purpose", {"type": "string"}, "Only files of this purpose."),
+                AFTER,
+                limit(MAX_LIST_LIMIT, MAX_LIST_LIMIT),
+                ORDER,
+            ),
+        ),
+        POST=Op(create_file, upload=Upload(CreateFileRequest), returns=FileObject),
     ),
-    Route("/v1/files/{file_id}/content", file_content, methods=["GET"]),
+    ApiRoute(
+        "/v1/files/{file_id}",
+        GET=Op(retrieve_file, returns=FileObject),
+        DELETE=Op(delete_file, returns=FileDeleted),
+    ),
+    ApiRoute(
+        "/v1/files/{file_id}/content",
+        GET=Op(
+            file_content,
+            content={"*/*": BINARY},
+            description="The file's bytes, as an attachment (never rendered as a page).",
+        ),
+    ),
 ]

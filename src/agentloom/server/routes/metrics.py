@@ -8,11 +8,11 @@ import time
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
 from agentloom.errors import AuthenticationError, NotFoundError, PermissionDeniedError
 from agentloom.metrics import CONTENT_TYPE
 from agentloom.server.runtime import runtime_of
+from agentloom.server.spec import ApiRoute, Op
 
 
 async def metrics(request: Request) -> Response:
@@ -39,4 +39,13 @@ async def _admin_only(request: Request) -> None:
         raise PermissionDeniedError("GET /metrics needs the admin key; this is not it.")
 
 
-routes = [Route("/metrics", metrics, methods=["GET"])]
+routes = [
+    ApiRoute(
+        "/metrics",
+        GET=Op(
+            metrics,
+            content={"text/plain": {"type": "string"}},
+            summary="Prometheus metrics (the admin key, when keys are on)",
+        ),
+    )
+]

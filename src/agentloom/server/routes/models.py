@@ -4,15 +4,15 @@
 from __future__ import annotations
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.responses import Response
 
-from agentloom.api.lists import ModelList, ModelObject
+from agentloom.api.lists import Health, ModelList, ModelObject
 from agentloom.errors import NotFoundError
 from agentloom.inference.catalog import ServedModel
 from agentloom.retrieval.embedding_models import EmbeddingModelInfo
 from agentloom.server.render import json_response
 from agentloom.server.runtime import runtime_of
+from agentloom.server.spec import ApiRoute, Op
 
 
 def _model_object(model: ServedModel) -> ModelObject:
@@ -46,11 +46,14 @@ async def retrieve_model(request: Request) -> Response:
 
 
 async def health(request: Request) -> Response:
-    return JSONResponse({"status": "ok"})
+    return json_response(Health())
 
 
 routes = [
-    Route("/v1/models", list_models, methods=["GET"]),
-    Route("/v1/models/{model_id:path}", retrieve_model, methods=["GET"]),
-    Route("/v1/health", health, methods=["GET"]),
+    ApiRoute("/v1/models", GET=Op(list_models, returns=ModelList)),
+    ApiRoute("/v1/models/{model_id:path}", GET=Op(retrieve_model, returns=ModelObject)),
+    ApiRoute(
+        "/v1/health",
+        GET=Op(health, returns=Health, open=True, summary="Whether the server is up"),
+    ),
 ]

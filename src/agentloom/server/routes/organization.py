@@ -7,26 +7,47 @@ from __future__ import annotations
 
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.responses import Response
 
 from agentloom.api.admin import (
+    AdminKey,
+    AuditLogEntry,
     CreateAdminKeyRequest,
+    CreatedAdminKey,
+    CreatedServiceAccount,
     CreateKeyRequest,
     CreateProjectRequest,
     CreateServiceAccountRequest,
+    Deleted,
+    HostedToolPermissions,
+    ModelPermissions,
+    ModelPermissionsDeleted,
+    NewKey,
+    Project,
+    ProjectKey,
+    RateLimit,
+    ServiceAccount,
     UpdateHostedToolPermissionsRequest,
     UpdateKeyRequest,
     UpdateModelPermissionsRequest,
     UpdateProjectRequest,
     UpdateRateLimitRequest,
+    UsagePage,
 )
+from agentloom.api.lists import ListPage
 from agentloom.errors import InvalidRequestError
 from agentloom.server.body import parse_body
-from agentloom.server.query import limit_param, optional_param, order_param
+from agentloom.server.query import (
+    MAX_UNIX_SECONDS,
+    limit_param,
+    optional_param,
+    order_param,
+    whole_number,
+)
 from agentloom.server.render import json_response
-from agentloom.server.routes.methods import Endpoint, by_method
+from agentloom.server.routes.methods import Endpoint
 from agentloom.server.runtime import runtime_of
+from agentloom.server.spec import AFTER, BEFORE, LIMIT, ORDER_ASC, ApiRoute, Op, Param
 from agentloom.services.projects import ProjectsService
 from agentloom.services.usage_reports import REPORTS, UsageRequest, usage_page
 from agentloom.storage.audit import AuditQuery
@@ -156,6 +177,7 @@ def _usage(kind: str) -> Endpoint:
     async def report(request: Request) -> Response:
         return await usage(request, kind)
 
+    report.__name__ = report.__qualname__ = f"usage_{kind}"
     return report
 
 
@@ -174,7 +196,7 @@ async def usage(request: Request, kind: str) -> Response:
     )
     store = runtime_of(request).database.usage
     page = await usage_page(store, kind, usage_request)
-    return JSONResponse(page)
+    return json_response(UsagePage.model_validate(page))
 
 
 async def audit_logs(request: Request) -> Response:
@@ -207,13 +229,14 @@ def _int(params: QueryParams, name: str, *, required: bool = False) -> int | Non
                 code="missing_required_parameter",
             )
         return None
-    if not raw.isdigit():
+    value = whole_number(raw, MAX_UNIX_SECONDS)
+    if value is None:
         raise InvalidRequestError(
-            f"Invalid '{name}': expected unix seconds, got '{raw}'.",
+            f"Invalid '{name}': expected unix seconds, got '{raw[:100]}'.",
             param=name,
             code="invalid_value",
         )
-    return int(raw)
+    return value
 
 
 # --- admin keys ----------------------------------------------------------------------------
@@ -265,61 +288,111 @@ async def revoke_key(request: Request) -> Response:
     return json_response(await _projects(request).revoke_key(*ids))
 
 
+def _ids(name: str, what: str) -> Param:
+    return Param(name, {"type": "array", "items": {"type": "string"}}, f"Only these {what}.")
+
+
+def _seconds(name: str, description: str, *, required: bool = False) -> Param:
+    schema = {"type": "integer", "minimum": 0, "maximum": MAX_UNIX_SECONDS}
+    return Param(name, schema, description, required=required)
+
+
+_PAGE = (AFTER, LIMIT)
+_USAGE = (
+    _seconds("start_time", "Start of the first bucket (unix seconds).", required=True),
+    _seconds("end_time", "End of the report (unix seconds; default now)."),
+    Param("bucket_width", {"type": "string", "enum": ["1m", "1h", "1d"], "default": "1d"}),
+    Param("group_by", {"type": "array", "items": {"type": "string"}}, "Group results by these."),
+    _ids("project_ids", "projects"),
+    _ids("api_key_ids", "API keys"),
+    _ids("models", "models"),
+    Param("limit", {"type": "integer", "minimum": 1, "maximum": 1440}, "Buckets a page holds."),
+    Param("page", {"type": "string"}, "The next_page of the page before."),
+)
+_AUDIT = (
+    AFTER,
+    BEFORE,
+    LIMIT,
+    _ids("event_types", "event types"),
+    _ids("project_ids", "projects"),
+    _ids("actor_ids", "actors"),
+    _seconds("effective_at[gte]", "Entries at or after this time (unix seconds)."),
+    _seconds("effective_at[lte]", "Entries at or before this time (unix seconds)."),
+)
+_ARCHIVED = Param("include_archived", {"type": "boolean", "default": False})
+
 routes = [
-    Route(
+    ApiRoute(
         "/v1/organization/projects",
-        by_method(GET=list_projects, POST=create_project),
-        methods=["GET", "POST"],
+        GET=Op(list_projects, returns=ListPage[Project], query=(*_PAGE, _ARCHIVED)),
+        POST=Op(create_project, body=CreateProjectRequest, returns=Project),
     ),
-    Route(
+    ApiRoute(
         PROJECT,
-        by_method(GET=retrieve_project, POST=update_project),
-        methods=["GET", "POST"],
+        GET=Op(retrieve_project, returns=Project),
+        POST=Op(update_project, body=UpdateProjectRequest, returns=Project),
     ),
-    Route(PROJECT + "/archive", archive_project, methods=["POST"]),
-    Route(
+    ApiRoute(PROJECT + "/archive", POST=Op(archive_project, returns=Project)),
+    ApiRoute(
         PROJECT + "/service_accounts",
-        by_method(GET=list_accounts, POST=create_account),
-        methods=["GET", "POST"],
+        GET=Op(list_accounts, returns=ListPage[ServiceAccount], query=_PAGE),
+        POST=Op(create_account, body=CreateServiceAccountRequest, returns=CreatedServiceAccount),
     ),
-    Route(
+    ApiRoute(
         PROJECT + "/service_accounts/{service_account_id}",
-        by_method(GET=retrieve_account, DELETE=delete_account),
-        methods=["GET", "DELETE"],
+        GET=Op(retrieve_account, returns=ServiceAccount),
+        DELETE=Op(delete_account, returns=Deleted),
     ),
-    Route(
+    ApiRoute(
         PROJECT + "/service_accounts/{service_account_id}/api_keys",
-        create_key,
-        methods=["POST"],
+        POST=Op(create_key, body=CreateKeyRequest, empty_body=True, returns=NewKey),
     ),
-    Route(
+    ApiRoute(
         PROJECT + "/model_permissions",
-        model_permissions,
-        methods=["GET", "HEAD", "POST", "DELETE"],
+        GET=Op(model_permissions, returns=ModelPermissions),
+        POST=Op(model_permissions, body=UpdateModelPermissionsRequest, returns=ModelPermissions),
+        DELETE=Op(model_permissions, returns=ModelPermissionsDeleted),
     ),
-    Route(
+    ApiRoute(
         PROJECT + "/hosted_tool_permissions",
-        tool_permissions,
-        methods=["GET", "HEAD", "POST"],
+        GET=Op(tool_permissions, returns=HostedToolPermissions),
+        POST=Op(
+            tool_permissions,
+            body=UpdateHostedToolPermissionsRequest,
+            returns=HostedToolPermissions,
+        ),
     ),
-    Route(PROJECT + "/rate_limits", list_rate_limits, methods=["GET"]),
-    Route(PROJECT + "/rate_limits/{rate_limit_id}", update_rate_limit, methods=["POST"]),
-    *(Route(f"/v1/organization/usage/{kind}", _usage(kind), methods=["GET"]) for kind in REPORTS),
-    Route("/v1/organization/audit_logs", audit_logs, methods=["GET"]),
-    Route(
+    ApiRoute(PROJECT + "/rate_limits", GET=Op(list_rate_limits, returns=ListPage[RateLimit])),
+    ApiRoute(
+        PROJECT + "/rate_limits/{rate_limit_id}",
+        POST=Op(update_rate_limit, body=UpdateRateLimitRequest, returns=RateLimit),
+    ),
+    *(
+        ApiRoute(
+            f"/v1/organization/usage/{kind}",
+            GET=Op(_usage(kind), returns=UsagePage, query=_USAGE),
+        )
+        for kind in REPORTS
+    ),
+    ApiRoute(
+        "/v1/organization/audit_logs",
+        GET=Op(audit_logs, returns=ListPage[AuditLogEntry], query=_AUDIT),
+    ),
+    ApiRoute(
         "/v1/organization/admin_api_keys",
-        by_method(GET=list_admin_keys, POST=create_admin_key),
-        methods=["GET", "POST"],
+        GET=Op(list_admin_keys, returns=ListPage[AdminKey], query=(AFTER, LIMIT, ORDER_ASC)),
+        POST=Op(create_admin_key, body=CreateAdminKeyRequest, returns=CreatedAdminKey),
     ),
-    Route(
+    ApiRoute(
         "/v1/organization/admin_api_keys/{key_id}",
-        by_method(GET=retrieve_admin_key, DELETE=delete_admin_key),
-        methods=["GET", "DELETE"],
+        GET=Op(retrieve_admin_key, returns=AdminKey),
+        DELETE=Op(delete_admin_key, returns=Deleted),
     ),
-    Route(PROJECT + "/api_keys", list_keys, methods=["GET"]),
-    Route(
+    ApiRoute(PROJECT + "/api_keys", GET=Op(list_keys, returns=ListPage[ProjectKey], query=_PAGE)),
+    ApiRoute(
         PROJECT + "/api_keys/{api_key_id}",
-        by_method(GET=retrieve_key, POST=update_key, DELETE=revoke_key),
-        methods=["GET", "POST", "DELETE"],
+        GET=Op(retrieve_key, returns=ProjectKey),
+        POST=Op(update_key, body=UpdateKeyRequest, empty_body=True, returns=ProjectKey),
+        DELETE=Op(revoke_key, returns=Deleted),
     ),
 ]

@@ -5,11 +5,13 @@ from __future__ import annotations
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
+from agentloom.api.lists import ListPage
 from agentloom.api.prompts import (
     MAX_VERSION,
     CreatePromptRequest,
+    DeletedPrompt,
+    Prompt,
     SetDefaultVersionRequest,
     UpdatePromptRequest,
 )
@@ -17,8 +19,8 @@ from agentloom.errors import InvalidRequestError
 from agentloom.server.body import parse_body
 from agentloom.server.query import limit_param, optional_param, order_param
 from agentloom.server.render import json_response
-from agentloom.server.routes.methods import by_method
 from agentloom.server.runtime import runtime_of
+from agentloom.server.spec import PAGE, ApiRoute, Op, Param
 from agentloom.services.prompts import PromptsService
 
 
@@ -82,13 +84,27 @@ async def set_default_version(request: Request) -> Response:
     return json_response(await _prompts(request).set_default(_prompt_id(request), body.version))
 
 
+_VERSION = Param(
+    "version",
+    {"type": "integer", "minimum": 1, "maximum": MAX_VERSION},
+    "A version of the prompt (default: its default version).",
+)
+
 routes = [
-    Route("/v1/prompts", by_method(GET=list_prompts, POST=create_prompt), methods=["GET", "POST"]),
-    Route(
-        "/v1/prompts/{prompt_id}",
-        by_method(GET=retrieve_prompt, POST=update_prompt, DELETE=delete_prompt),
-        methods=["GET", "POST", "DELETE"],
+    ApiRoute(
+        "/v1/prompts",
+        GET=Op(list_prompts, returns=ListPage[Prompt], query=PAGE),
+        POST=Op(create_prompt, body=CreatePromptRequest, returns=Prompt),
     ),
-    Route("/v1/prompts/{prompt_id}/versions", list_versions, methods=["GET"]),
-    Route("/v1/prompts/{prompt_id}/set-default-version", set_default_version, methods=["POST"]),
+    ApiRoute(
+        "/v1/prompts/{prompt_id}",
+        GET=Op(retrieve_prompt, returns=Prompt, query=(_VERSION,)),
+        POST=Op(update_prompt, body=UpdatePromptRequest, returns=Prompt),
+        DELETE=Op(delete_prompt, returns=DeletedPrompt),
+    ),
+    ApiRoute("/v1/prompts/{prompt_id}/versions", GET=Op(list_versions, returns=ListPage[Prompt])),
+    ApiRoute(
+        "/v1/prompts/{prompt_id}/set-default-version",
+        POST=Op(set_default_version, body=SetDefaultVersionRequest, returns=Prompt),
+    ),
 ]

@@ -3,22 +3,35 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator
+from typing import get_args
 
 from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
-from agentloom.api.compaction import CompactRequest
+from agentloom.api.compaction import CompactedResponse, CompactRequest
+from agentloom.api.events import StreamEvent
+from agentloom.api.items import StoredItem
+from agentloom.api.lists import ListPage
 from agentloom.api.requests import CreateResponseRequest
+from agentloom.api.response import DeletedResponse
+from agentloom.api.response import Response as ResponseObject
 from agentloom.api.token_count import InputTokenCount, InputTokensRequest
 from agentloom.engine.service import ItemPageQuery
 from agentloom.errors import InvalidRequestError
+from agentloom.inference.base import TokenCountMethod
 from agentloom.server.body import parse_body, parse_body_and_raw
-from agentloom.server.query import include_param, limit_param, optional_param, order_param
+from agentloom.server.query import (
+    MAX_SEQUENCE,
+    include_param,
+    limit_param,
+    optional_param,
+    order_param,
+    whole_number,
+)
 from agentloom.server.render import json_response
-from agentloom.server.routes.methods import by_method
 from agentloom.server.runtime import runtime_of
+from agentloom.server.spec import AFTER, BEFORE, INCLUDE, LIMIT, ORDER, PAGE, ApiRoute, Op, Param
 from agentloom.server.sse import EventStream, encode_relayed, encode_stored, encode_stream
 from agentloom.services.responses_gateway import ResponsesGateway
 from agentloom.services.responses_relay import Relay
@@ -111,13 +124,14 @@ def _starting_after(request: Request) -> int:
     raw = request.query_params.get("starting_after")
     if raw is None:
         return -1
-    if not raw.isdigit():
+    value = whole_number(raw, MAX_SEQUENCE)
+    if value is None:
         raise InvalidRequestError(
-            f"Invalid 'starting_after': expected a sequence number, got '{raw}'.",
+            f"Invalid 'starting_after': expected a sequence number, got '{raw[:100]}'.",
             param="starting_after",
             code="invalid_value",
         )
-    return int(raw)
+    return value
 
 
 async def delete_response(request: Request) -> Response:
@@ -156,19 +170,67 @@ async def list_input_items(request: Request) -> Response:
     return json_response(page)
 
 
+_STREAM_PARAMS = (
+    INCLUDE,
+    Param(
+        "stream",
+        {"type": "boolean"},
+        "Stream a background response's events (stored ones first, then as they are made).",
+    ),
+    Param(
+        "starting_after",
+        {"type": "integer", "minimum": 0, "maximum": MAX_SEQUENCE},
+        "With stream: start after the event with this sequence number.",
+    ),
+)
+_TOKEN_COUNT_HEADERS = {
+    TOKEN_COUNT_METHOD: {"type": "string", "enum": list(get_args(TokenCountMethod))}
+}
+
 routes = [
-    Route("/v1/responses/compact", compact_response, methods=["POST"]),
-    Route("/v1/responses/input_tokens", count_input_tokens, methods=["POST"]),
-    Route(
+    ApiRoute(
+        "/v1/responses/compact",
+        POST=Op(compact_response, body=CompactRequest, returns=CompactedResponse),
+    ),
+    ApiRoute(
+        "/v1/responses/input_tokens",
+        POST=Op(
+            count_input_tokens,
+            body=InputTokensRequest,
+            empty_body=True,
+            returns=InputTokenCount,
+            headers=_TOKEN_COUNT_HEADERS,
+        ),
+    ),
+    ApiRoute(
         "/v1/responses",
-        by_method(GET=list_responses, POST=create_response),
-        methods=["GET", "POST"],
+        GET=Op(
+            list_responses,
+            returns=ListPage[ResponseObject],
+            query=(*PAGE, Param("model", {"type": "string"}, "Only responses of this model.")),
+        ),
+        POST=Op(
+            create_response,
+            body=CreateResponseRequest,
+            returns=ResponseObject,
+            stream=StreamEvent,
+            description="With `stream: true` the response's events stream as they are made.",
+        ),
     ),
-    Route(
+    ApiRoute(
         "/v1/responses/{response_id}",
-        by_method(GET=retrieve_response, DELETE=delete_response),
-        methods=["GET", "DELETE"],
+        GET=Op(retrieve_response, returns=ResponseObject, stream=StreamEvent, query=_STREAM_PARAMS),
+        DELETE=Op(delete_response, returns=DeletedResponse),
     ),
-    Route("/v1/responses/{response_id}/cancel", cancel_response, methods=["POST"]),
-    Route("/v1/responses/{response_id}/input_items", list_input_items, methods=["GET"]),
+    ApiRoute(
+        "/v1/responses/{response_id}/cancel", POST=Op(cancel_response, returns=ResponseObject)
+    ),
+    ApiRoute(
+        "/v1/responses/{response_id}/input_items",
+        GET=Op(
+            list_input_items,
+            returns=ListPage[StoredItem],
+            query=(INCLUDE, AFTER, BEFORE, LIMIT, ORDER),
+        ),
+    ),
 ]

@@ -7,7 +7,6 @@ from typing import Final
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
 from agentloom.api.safety import (
     ModerationImage,
@@ -30,6 +29,7 @@ from agentloom.safety.service import Decision, GuardedShield, SafetyService, com
 from agentloom.server.body import parse_body
 from agentloom.server.render import json_response
 from agentloom.server.runtime import runtime_of
+from agentloom.server.spec import ApiRoute, Op
 
 # OpenAI's moderation model names: each means the configured moderation shield.
 OPENAI_MODERATION_MODELS: Final = frozenset(
@@ -167,8 +167,14 @@ async def create_moderation(request: Request) -> Response:
 
 
 routes = [
-    Route("/v1/shields", list_shields, methods=["GET"]),
-    Route("/v1/shields/{shield_id:path}", retrieve_shield, methods=["GET"]),
-    Route("/v1/safety/run-shield", run_shield, methods=["POST"]),
-    Route("/v1/moderations", create_moderation, methods=["POST"]),
+    ApiRoute("/v1/shields", GET=Op(list_shields, returns=ShieldList)),
+    ApiRoute("/v1/shields/{shield_id:path}", GET=Op(retrieve_shield, returns=ShieldObject)),
+    ApiRoute(
+        "/v1/safety/run-shield",
+        POST=Op(run_shield, body=RunShieldRequest, returns=RunShieldResponse),
+    ),
+    ApiRoute(
+        "/v1/moderations",
+        POST=Op(create_moderation, body=ModerationRequest, returns=ModerationResponse),
+    ),
 ]

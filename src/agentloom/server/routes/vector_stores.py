@@ -10,22 +10,28 @@ from pydantic import BaseModel
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
-from agentloom.api.vector_store_search import SearchRequest
+from agentloom.api.lists import ListPage
+from agentloom.api.vector_store_search import SearchRequest, SearchResultsPage
 from agentloom.api.vector_stores import (
     CreateFileBatchRequest,
     CreateVectorStoreFileRequest,
     CreateVectorStoreRequest,
+    FileContentPage,
     UpdateVectorStoreFileRequest,
     UpdateVectorStoreRequest,
+    VectorStore,
+    VectorStoreDeleted,
+    VectorStoreFile,
+    VectorStoreFileBatch,
+    VectorStoreFileDeleted,
 )
 from agentloom.errors import InvalidRequestError
 from agentloom.server.body import parse_body
 from agentloom.server.query import limit_param, optional_param, order_param
 from agentloom.server.render import json_response
-from agentloom.server.routes.methods import by_method
 from agentloom.server.runtime import runtime_of
+from agentloom.server.spec import AFTER, BEFORE, LIMIT, ORDER, ApiRoute, JsonSchema, Op, Param
 from agentloom.services.vector_store_files import VectorStoreFiles
 from agentloom.services.vector_stores import VectorStoresService
 from agentloom.storage.vector_stores_base import FILE_STATUSES, Cursor, FileStatus
@@ -176,28 +182,50 @@ async def list_batch_files(request: Request) -> Response:
 _STORE = "/v1/vector_stores/{vector_store_id}"
 _FILE = _STORE + "/files/{file_id}"
 _BATCH = _STORE + "/file_batches/{batch_id}"
+_CURSOR = (AFTER, BEFORE, LIMIT, ORDER)
+_FILTERED = (
+    *_CURSOR,
+    Param("filter", {"type": "string", "enum": list(FILE_STATUSES)}, "Only files of this status."),
+)
+_POLL: dict[str, JsonSchema] = {"openai-poll-after-ms": {"type": "string"}}
 
 routes = [
-    Route(
+    ApiRoute(
         "/v1/vector_stores",
-        by_method(GET=list_stores, POST=create_store),
-        methods=["GET", "POST"],
+        GET=Op(list_stores, returns=ListPage[VectorStore], query=_CURSOR),
+        POST=Op(create_store, body=CreateVectorStoreRequest, empty_body=True, returns=VectorStore),
     ),
-    Route(
+    ApiRoute(
         _STORE,
-        by_method(GET=retrieve_store, POST=update_store, DELETE=delete_store),
-        methods=["GET", "POST", "DELETE"],
+        GET=Op(retrieve_store, returns=VectorStore),
+        POST=Op(update_store, body=UpdateVectorStoreRequest, empty_body=True, returns=VectorStore),
+        DELETE=Op(delete_store, returns=VectorStoreDeleted),
     ),
-    Route(_STORE + "/search", search, methods=["POST"]),
-    Route(_STORE + "/files", by_method(GET=list_files, POST=add_file), methods=["GET", "POST"]),
-    Route(
+    ApiRoute(_STORE + "/search", POST=Op(search, body=SearchRequest, returns=SearchResultsPage)),
+    ApiRoute(
+        _STORE + "/files",
+        GET=Op(list_files, returns=ListPage[VectorStoreFile], query=_FILTERED),
+        POST=Op(
+            add_file, body=CreateVectorStoreFileRequest, returns=VectorStoreFile, headers=_POLL
+        ),
+    ),
+    ApiRoute(
         _FILE,
-        by_method(GET=retrieve_file, POST=update_file, DELETE=delete_file),
-        methods=["GET", "POST", "DELETE"],
+        GET=Op(retrieve_file, returns=VectorStoreFile, headers=_POLL),
+        POST=Op(update_file, body=UpdateVectorStoreFileRequest, returns=VectorStoreFile),
+        DELETE=Op(delete_file, returns=VectorStoreFileDeleted),
     ),
-    Route(_FILE + "/content", file_content, methods=["GET"]),
-    Route(_STORE + "/file_batches", create_batch, methods=["POST"]),
-    Route(_BATCH, retrieve_batch, methods=["GET"]),
-    Route(_BATCH + "/cancel", cancel_batch, methods=["POST"]),
-    Route(_BATCH + "/files", list_batch_files, methods=["GET"]),
+    ApiRoute(_FILE + "/content", GET=Op(file_content, returns=FileContentPage)),
+    ApiRoute(
+        _STORE + "/file_batches",
+        POST=Op(
+            create_batch, body=CreateFileBatchRequest, returns=VectorStoreFileBatch, headers=_POLL
+        ),
+    ),
+    ApiRoute(_BATCH, GET=Op(retrieve_batch, returns=VectorStoreFileBatch, headers=_POLL)),
+    ApiRoute(_BATCH + "/cancel", POST=Op(cancel_batch, returns=VectorStoreFileBatch)),
+    ApiRoute(
+        _BATCH + "/files",
+        GET=Op(list_batch_files, returns=ListPage[VectorStoreFile], query=_FILTERED),
+    ),
 ]

@@ -6,19 +6,25 @@ from __future__ import annotations
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
+from agentloom.api.lists import ListPage
 from agentloom.api.webhooks import (
     CreateWebhookEndpointRequest,
+    DeletedWebhookEndpoint,
     RotateSecretRequest,
     TestWebhookRequest,
     UpdateWebhookEndpointRequest,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEndpointTestResult,
+    WebhookEndpointWithSecret,
+    WebhookEventTypeList,
 )
 from agentloom.server.body import parse_body
 from agentloom.server.query import limit_param, optional_param
 from agentloom.server.render import json_response
-from agentloom.server.routes.methods import by_method
 from agentloom.server.runtime import runtime_of
+from agentloom.server.spec import AFTER, LIMIT, ApiRoute, Op
 from agentloom.services.webhooks import WebhooksService
 
 ENDPOINT = "/v1/webhook_endpoints/{webhook_endpoint_id}"
@@ -80,18 +86,45 @@ async def event_types(request: Request) -> Response:
 
 
 routes = [
-    Route(
+    ApiRoute(
         "/v1/webhook_endpoints",
-        by_method(GET=list_endpoints, POST=create),
-        methods=["GET", "HEAD", "POST"],
+        GET=Op(list_endpoints, returns=ListPage[WebhookEndpoint], query=(AFTER, LIMIT)),
+        POST=Op(create, body=CreateWebhookEndpointRequest, returns=WebhookEndpointWithSecret),
     ),
-    Route(
+    ApiRoute(
         ENDPOINT,
-        by_method(GET=retrieve, POST=update, DELETE=delete),
-        methods=["GET", "HEAD", "POST", "DELETE"],
+        GET=Op(retrieve, returns=WebhookEndpoint),
+        POST=Op(
+            update, body=UpdateWebhookEndpointRequest, empty_body=True, returns=WebhookEndpoint
+        ),
+        DELETE=Op(delete, returns=DeletedWebhookEndpoint),
     ),
-    Route(ENDPOINT + "/rotate_secret", rotate_secret, methods=["POST"]),
-    Route(ENDPOINT + "/test", test, methods=["POST"]),
-    Route(ENDPOINT + "/deliveries", deliveries, methods=["GET"]),
-    Route("/v1/webhook_event_types", event_types, methods=["GET"]),
+    ApiRoute(
+        ENDPOINT + "/rotate_secret",
+        POST=Op(
+            rotate_secret,
+            body=RotateSecretRequest,
+            empty_body=True,
+            returns=WebhookEndpointWithSecret,
+        ),
+    ),
+    ApiRoute(
+        ENDPOINT + "/test",
+        POST=Op(
+            test,
+            body=TestWebhookRequest,
+            returns=WebhookEndpointTestResult,
+            summary="Send a test event to the endpoint",
+        ),
+    ),
+    ApiRoute(
+        ENDPOINT + "/deliveries",
+        GET=Op(
+            deliveries,
+            returns=ListPage[WebhookDelivery],
+            query=(AFTER, LIMIT),
+            summary="What was sent to the endpoint, and what each attempt got",
+        ),
+    ),
+    ApiRoute("/v1/webhook_event_types", GET=Op(event_types, returns=WebhookEventTypeList)),
 ]

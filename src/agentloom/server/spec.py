@@ -1,0 +1,110 @@
+"""What the OpenAPI document says of each route, declared beside the route itself.
+
+A route module lists its routes as :class:`ApiRoute` s: a path and, for each method, an
+:class:`Op` naming the handler and what it takes and gives — the wire model of its JSON body
+(or the fields of its multipart upload), its query parameters, the wire model of its answer and,
+when it can stream, the events of its ``text/event-stream``. :mod:`agentloom.server.openapi`
+builds ``GET /openapi.json`` from these, with the schemas pydantic makes of the very models the
+server validates and renders with. A route that is not an :class:`ApiRoute` is missing from the
+document, and a test fails (``tests/server/test_openapi.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel
+from starlette.routing import Route
+
+from agentloom.api.requests import KNOWN_INCLUDES
+from agentloom.server.routes.methods import Endpoint, by_method
+
+JsonSchema = dict[str, Any]
+BINARY: JsonSchema = {"type": "string", "format": "binary"}
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """A query (or header) parameter, with its JSON schema."""
+
+    name: str
+    schema: JsonSchema
+    description: str = ""
+    required: bool = False
+    where: Literal["query", "header"] = "query"
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    """A ``multipart/form-data`` body: a ``file`` part and the fields of ``fields`` (a nested
+    object's fields are sent as ``name[field]``, as the ``openai`` SDK sends them)."""
+
+    fields: type[BaseModel] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    """One method of a route: its handler and what the document says of it.
+
+    ``returns``: the type of the JSON body of a 200 (a wire model, or any type pydantic reads:
+    ``dict[str, Any]`` for a body passed through from a backend). ``body``: the wire model of a
+    JSON request body (``empty_body``: the body may be left out). ``upload``: a multipart body
+    (with ``body`` too, either is taken). ``stream``: the type of each event's ``data`` when the
+    operation can answer with ``text/event-stream``. ``content``: a 200 that is not JSON, by
+    media type. ``headers``: response headers of a 200, by name (their schemas). ``open``: no
+    API key needed, even with keys on."""
+
+    handler: Endpoint
+    returns: Any = None
+    body: type[BaseModel] | None = None
+    empty_body: bool = False
+    upload: Upload | None = None
+    query: tuple[Param, ...] = ()
+    stream: Any = None
+    content: Mapping[str, JsonSchema] | None = None
+    headers: Mapping[str, JsonSchema] = field(default_factory=dict)
+    summary: str | None = None
+    description: str | None = None
+    open: bool = False
+
+
+class ApiRoute(Route):
+    """A Starlette route whose methods each have an :class:`Op`. Several methods share one
+    endpoint (:func:`by_method`), so a 405 names them all in ``Allow``."""
+
+    def __init__(self, path: str, **operations: Op) -> None:
+        handlers = {method: op.handler for method, op in operations.items()}
+        super().__init__(path, by_method(**handlers), methods=list(operations))
+        self.operations: dict[str, Op] = operations
+
+
+# --- parameters shared by list endpoints ---------------------------------------------------------
+
+AFTER = Param("after", {"type": "string"}, "Start the page after the object with this id.")
+BEFORE = Param("before", {"type": "string"}, "End the page before the object with this id.")
+ORDER = Param(
+    "order", {"type": "string", "enum": ["asc", "desc"]}, "Sort by creation time (default desc)."
+)
+ORDER_ASC = Param(
+    "order", {"type": "string", "enum": ["asc", "desc"]}, "Sort by creation time (default asc)."
+)
+INCLUDE = Param(
+    "include",
+    {"type": "array", "items": {"type": "string", "enum": sorted(KNOWN_INCLUDES)}},
+    "Extra fields to include (stored objects keep what was computed when they were made).",
+)
+
+
+def limit(default: int = 20, maximum: int = 100) -> Param:
+    """``limit``: how many objects a page holds."""
+    return Param(
+        "limit",
+        {"type": "integer", "minimum": 1, "maximum": maximum, "default": default},
+        f"How many objects a page holds, 1 to {maximum} (default {default}).",
+    )
+
+
+LIMIT = limit()
+PAGE = (AFTER, LIMIT, ORDER)
