@@ -18,6 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agentloom.config import Settings
+from agentloom.server.app import create_app
+from agentloom.server.spec import ApiRoute
 from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import audited_client, make_settings
 
@@ -33,6 +36,9 @@ ROUTES = [
     "/responses",
     "/responses/input_tokens",
     "/responses/compact",
+    "/chat/completions",
+    "/completions",
+    "/embeddings",
     "/conversations",
     "/vector_stores",
     "/prompts",
@@ -89,6 +95,39 @@ def _answered(status: int, body: bytes) -> None:
 @given(path=st.sampled_from(ROUTES), value=json_values)
 def test_any_json_value_gets_an_answer(send: Send, path: str, value: Any) -> None:
     _answered(*send("POST", path, json.dumps(value).encode()))
+
+
+@FUZZ
+@given(path=st.sampled_from(ROUTES), raw=st.binary(max_size=300))
+def test_any_bytes_get_an_answer(send: Send, path: str, raw: bytes) -> None:
+    _answered(*send("POST", path, raw))
+
+
+def _json_bodies() -> list[tuple[str, list[str]]]:
+    """Every POST with a JSON body and no path parameter, with its model's field names (from
+    the routes' OpenAPI entries)."""
+    routes = create_app(Settings()).routes
+    return [
+        (
+            route.path.removeprefix("/v1"),
+            sorted(f.alias or n for n, f in op.body.model_fields.items()),
+        )
+        for route in routes
+        if isinstance(route, ApiRoute) and "{" not in route.path
+        for method, op in route.operations.items()
+        if method == "POST" and op.body is not None
+    ]
+
+
+BODIES = _json_bodies()
+
+
+@FUZZ
+@given(data=st.data())
+def test_any_fields_of_any_json_body(send: Send, data: st.DataObject) -> None:
+    path, names = data.draw(st.sampled_from(BODIES))
+    body = data.draw(st.dictionaries(st.sampled_from(names), json_values, max_size=4))
+    _answered(*send("POST", path, json.dumps(body).encode()))
 
 
 @FUZZ

@@ -30,7 +30,7 @@ import contextlib
 import logging
 import queue
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -42,7 +42,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import Pool, QueuePool
 
-from agentloom.errors import DatabaseUnavailableError
+from agentloom.errors import DatabaseUnavailableError, InvalidRequestError
 from agentloom.storage.connection_faults import connection_lost, driver_words, never_sent
 from agentloom.tracing import Leaf, Tracing
 
@@ -210,9 +210,39 @@ def _execute(sql: str, args: tuple[object, ...], conn: Connection) -> None:
     cursor.execute(sql, args)
 
 
+# PostgreSQL's text holds no NUL character (SQLite's does): its refusal is the caller's
+# mistake, a 400, not a fault of the server.
+_UNSTORABLE_TEXT = frozenset({"22021", "22P05"})  # character_not_in_repertoire, untranslatable
+
+
+def _sqlstate(exc: BaseException) -> str | None:
+    """The SQLSTATE of an asyncpg error, bare or wrapped by SQLAlchemy."""
+    for cause in (exc, getattr(exc, "orig", None)):
+        driver = getattr(cause, "driver_exception", cause)
+        state = getattr(driver, "sqlstate", None)
+        if isinstance(state, str):
+            return state
+    return None
+
+
+@contextlib.contextmanager
+def _storable_text() -> Iterator[None]:
+    try:
+        yield
+    except (sa.exc.DBAPIError, asyncpg.PostgresError) as exc:
+        if _sqlstate(exc) not in _UNSTORABLE_TEXT:
+            raise
+        raise InvalidRequestError(
+            "Text with a NUL character (\\u0000) cannot be stored or looked up on this server "
+            "(PostgreSQL): remove it from the request.",
+            code="invalid_value",
+        ) from None
+
+
 class AsyncRunner:
     """Async engine (PostgreSQL via asyncpg): the sync functions run through ``run_sync``;
-    :meth:`execute` on a plain asyncpg pool (``pool`` opens it, on first use)."""
+    :meth:`execute` on a plain asyncpg pool (``pool`` opens it, on first use). Text that
+    PostgreSQL cannot hold (a NUL character) is an :class:`InvalidRequestError`."""
 
     def __init__(
         self,
@@ -236,7 +266,8 @@ class AsyncRunner:
         pool = self._pool or await self._first_pool()
         async with pool.acquire() as conn:
             try:
-                await conn.execute(sql, *args)
+                with _storable_text():
+                    await conn.execute(sql, *args)
             except Exception as exc:
                 if connection_lost(exc):
                     # the pool opens another in its place (one closed is already released)
@@ -253,7 +284,8 @@ class AsyncRunner:
             return self._pool
 
     async def read(self, fn: Callable[[Connection], T]) -> T:
-        return await _twice_if(connection_lost, partial(self._run, self._reader, fn))
+        with _storable_text():
+            return await _twice_if(connection_lost, partial(self._run, self._reader, fn))
 
     def pools(self) -> list[PoolUse]:
         uses = [
@@ -266,7 +298,8 @@ class AsyncRunner:
         return uses
 
     async def write(self, fn: Callable[[Connection], T]) -> T:
-        return await _twice_if(_uncommitted, partial(self._write, fn))
+        with _storable_text():
+            return await _twice_if(_uncommitted, partial(self._write, fn))
 
     async def _write(self, fn: Callable[[Connection], T]) -> T:
         """``fn`` in a transaction; a failure before its ``COMMIT`` reached the server comes as
@@ -285,7 +318,8 @@ class AsyncRunner:
             return result
 
     async def write_statement(self, fn: Callable[[Connection], T]) -> T:
-        return await _twice_if(never_sent, partial(self._run, self._reader, fn))
+        with _storable_text():
+            return await _twice_if(never_sent, partial(self._run, self._reader, fn))
 
     async def _run(self, engine: AsyncEngine, fn: Callable[[Connection], T]) -> T:
         async with engine.connect() as conn:
