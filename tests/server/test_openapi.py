@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
 from typing import Any
 
 import httpx2
 import pytest
+from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 from pydantic import TypeAdapter
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 from starlette.applications import Starlette
 from starlette.routing import Route, WebSocketRoute
 
@@ -22,6 +26,8 @@ from agentloom.config import Settings
 from agentloom.server.app import create_app
 from agentloom.server.openapi import document, undocumented
 from agentloom.server.spec import ApiRoute
+from agentloom.testing.backend import FakeBackend
+from tests.plugins.server import FAKE_EMBEDDING_MODEL
 
 ROOT = "http://agentloom.test"
 
@@ -138,3 +144,112 @@ async def test_the_document_and_page_are_open_with_keys_on(
 ) -> None:
     assert (await raw.get(f"{ROOT}{path}")).status_code == 200
     assert (await raw.get("/models")).status_code == 401  # the API itself is not
+
+
+# --- what the server answers is what the document says ------------------------------------------
+
+
+def _validator(doc: dict[str, Any], schema: dict[str, Any]) -> Draft202012Validator:
+    """A validator of ``schema`` whose ``#/components/...`` refs resolve in ``doc``."""
+    registry: Registry[Any] = Registry().with_resource(
+        "urn:openapi", Resource.from_contents(doc, default_specification=DRAFT202012)
+    )
+    rooted = json.loads(json.dumps(schema).replace('"#/components/', '"urn:openapi#/components/'))
+    return Draft202012Validator(rooted, registry=registry)
+
+
+def conforms(doc: dict[str, Any], method: str, path: str, reply: httpx2.Response) -> int:
+    """Check ``reply`` against what the document says ``method path`` answers with its status
+    (each event of a stream); the number of JSON values checked."""
+    answers = doc["paths"][path][method.lower()]["responses"]
+    answer = answers.get(str(reply.status_code), answers["default"])
+    media = reply.headers["content-type"].split(";")[0].strip()
+    content = answer["content"]
+    assert media in content or "*/*" in content, (path, media, list(content))
+    schema = content.get(media, content.get("*/*"))["schema"]
+    if media == "text/event-stream":
+        data_schema = schema["else"]["properties"]["data"]["contentSchema"]
+        events = [line[6:] for line in reply.text.splitlines() if line.startswith("data: ")]
+        assert events[-1] == "[DONE]"
+        for data in events[:-1]:
+            _validator(doc, data_schema).validate(json.loads(data))
+        return len(events) - 1
+    if media == "application/json":
+        _validator(doc, schema).validate(reply.json())
+        return 1
+    return 0
+
+
+async def test_what_the_server_answers_is_what_the_document_says(
+    http: httpx2.AsyncClient, app: Starlette, backend: FakeBackend
+) -> None:
+    """The success paths, which random requests rarely reach (they name no served model)."""
+    doc = document(app.routes)
+    model = backend.model
+    checked: list[str] = []
+
+    async def call(method: str, path: str, template: str | None = None, **kw: Any) -> Any:
+        reply = await http.request(method, path, **kw)
+        assert reply.status_code == 200, (method, path, reply.text)
+        template = (template or path).split("?")[0]
+        assert conforms(doc, method, "/v1" + template, reply) >= 0
+        checked.append(f"{method} {template}")
+        return reply.json() if "json" in reply.headers["content-type"] else reply.text
+
+    created = await call("POST", "/responses", json={"model": model, "input": "hi"})
+    rid = created["id"]
+    await call("POST", "/responses", json={"model": model, "input": "hi", "stream": True})
+    await call("GET", f"/responses/{rid}", "/responses/{response_id}")
+    await call("GET", f"/responses/{rid}/input_items", "/responses/{response_id}/input_items")
+    await call("GET", "/responses")
+    await call("POST", "/responses/input_tokens", json={"model": model, "input": "hi"})
+    background = await call(
+        "POST", "/responses", json={"model": model, "input": "hi", "background": True}
+    )
+    await call("GET", f"/responses/{background['id']}?stream=true", "/responses/{response_id}")
+    await call("DELETE", f"/responses/{rid}", "/responses/{response_id}")
+    messages = [{"role": "user", "content": "hi"}]
+    await call("POST", "/chat/completions", json={"model": model, "messages": messages})
+    await call(
+        "POST", "/chat/completions", json={"model": model, "messages": messages, "stream": True}
+    )
+    await call("POST", "/embeddings", json={"model": FAKE_EMBEDDING_MODEL, "input": ["a", "b"]})
+    conversation = await call("POST", "/conversations", json={"items": messages})
+    items = f"/conversations/{conversation['id']}/items"
+    await call("GET", items, "/conversations/{conversation_id}/items")
+    uploaded = await call(
+        "POST", "/files", files={"file": ("a.txt", b"kettles boil")}, data={"purpose": "assistants"}
+    )
+    await call("GET", "/files")
+    await call("GET", f"/files/{uploaded['id']}/content", "/files/{file_id}/content")
+    store = await call("POST", "/vector_stores", json={"name": "s", "file_ids": [uploaded["id"]]})
+    await call("GET", "/vector_stores")
+    await call(
+        "POST",
+        f"/vector_stores/{store['id']}/search",
+        "/vector_stores/{vector_store_id}/search",
+        json={"query": "kettle"},
+    )
+    await call("POST", "/prompts", json={"prompt": "Be {{x}}."})
+    await call("GET", "/prompts")
+    await call("POST", "/organization/projects", json={"name": "p"})
+    await call("GET", "/organization/projects")
+    await call("GET", "/organization/usage/completions?start_time=0&bucket_width=1d&limit=2")
+    await call("GET", "/organization/audit_logs")
+    await call("GET", "/models")
+    await call("GET", "/health")
+    await call("GET", "/webhook_event_types")
+    await call("GET", "/shields")
+
+    assert len(checked) == 30
+
+
+def test_a_json_schema_text_format_is_documented_as_it_is_echoed(settings: Settings) -> None:
+    """Found by checking answers against the document: a serializer typed ``dict[str, object]``
+    made the echoed ``text.format`` any object (so every format matched it)."""
+    schemas = document(create_app(settings).routes)["components"]["schemas"]
+
+    echoed = schemas["TextFormatJsonSchema-Output"]
+    assert echoed["properties"]["type"]["const"] == "json_schema"
+    assert "schema" in echoed["properties"]
+    assert "schema_" not in echoed["properties"]

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, TypeAlias
 
-from pydantic import (
-    Discriminator,
-    Field,
-    SerializerFunctionWrapHandler,
-    Tag,
-    field_validator,
-    model_serializer,
-)
+from pydantic import ConfigDict, Discriminator, Field, Tag, field_validator
 
 from agentloom.api.items import InputItem
 from agentloom.api.limits import at_most
@@ -43,17 +36,15 @@ class TextFormatJsonObject(WireModel):
 
 
 class TextFormatJsonSchema(WireModel):
+    # Echoed under its wire name ``schema`` (``schema_`` is only the attribute), which the
+    # OpenAPI document's answer schema says too.
+    model_config = ConfigDict(serialize_by_alias=True)
+
     type: Literal["json_schema"] = "json_schema"
     name: str = Field(min_length=1, max_length=64, pattern=r"^[a-zA-Z0-9_\-]+$")
     schema_: dict[str, object] = Field(alias="schema")
     description: str | None = None
     strict: bool | None = None
-
-    @model_serializer(mode="wrap")
-    def _schema_key(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        """Echo the schema under its wire name ``schema`` (``schema_`` is only the attribute)."""
-        data: dict[str, object] = handler(self)
-        return {("schema" if key == "schema_" else key): value for key, value in data.items()}
 
 
 TextFormat: TypeAlias = Annotated[
