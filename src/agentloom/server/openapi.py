@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from pydantic import TypeAdapter
+from starlette.convertors import IntegerConvertor
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 import agentloom
@@ -105,8 +106,8 @@ def document(routes: Iterable[BaseRoute]) -> dict[str, Any]:
     }
 
 
-def document_bytes(routes: Iterable[BaseRoute]) -> bytes:
-    return json.dumps(document(routes), ensure_ascii=False, indent=1).encode()
+def document_bytes(routes: Iterable[BaseRoute], *, indent: int | None = None) -> bytes:
+    return json.dumps(document(routes), ensure_ascii=False, indent=indent).encode()
 
 
 def undocumented(routes: Iterable[BaseRoute]) -> list[str]:
@@ -120,7 +121,6 @@ def undocumented(routes: Iterable[BaseRoute]) -> list[str]:
             methods = sorted(getattr(route, "methods", None) or {"?"})
             missing += [f"{m} {getattr(route, 'path', route)}" for m in methods]
             continue
-        assert isinstance(route, Route)
         covered = set(route.operations) | _HIDDEN_METHODS
         missing += [f"{m} {route.path}" for m in sorted((route.methods or set()) - covered)]
     return missing
@@ -166,7 +166,7 @@ def _path(path: str) -> str:
 def _path_params(route: Route) -> list[JsonSchema]:
     params = []
     for name, convertor in route.param_convertors.items():
-        integer = type(convertor).__name__ == "IntegerConvertor"
+        integer = isinstance(convertor, IntegerConvertor)
         params.append(
             {
                 "name": name,
@@ -352,7 +352,7 @@ def _main() -> None:  # pragma: no cover - a convenience for generating clients
     from agentloom.config import Settings
     from agentloom.server.app import create_app
 
-    sys.stdout.write(document_bytes(create_app(Settings()).routes).decode() + "\n")
+    sys.stdout.write(document_bytes(create_app(Settings()).routes, indent=2).decode() + "\n")
 
 
 if __name__ == "__main__":  # pragma: no cover
