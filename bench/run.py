@@ -19,16 +19,16 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import asyncpg
 from sqlalchemy.engine import make_url
 
 from agentloom.testing.serving import serve_async
-from bench import hostile, ingestion, retrieval, scenarios, sdk
+from bench import hostile, ingestion, retrieval, scenarios, sdk, soak
 from bench.backend import MODEL
 from bench.corpus import retrieval as retrieval_corpus
 from bench.processes import HOST, free_port, process
@@ -807,13 +807,27 @@ HEADER = [
 ]
 
 
-def table(rows: list[Row], header: list[str] = HEADER) -> str:
+class Tabular(Protocol):
+    def cells(self) -> list[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SoakRow:
+    """A soak's result as a table row (``bench.soak``)."""
+
+    result: soak.Result
+
+    def cells(self) -> list[str]:
+        return soak.row(self.result)
+
+
+def table(rows: Sequence[Tabular], header: list[str] = HEADER) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row.cells()) + " |" for row in rows]
     return "\n".join(lines)
 
 
-Section = tuple[str, list[Row], list[str]]  # title, rows, header
+Section = tuple[str, Sequence[Tabular], list[str]]  # title, rows, header
 
 
 def report(sections: list[Section], opts: Options) -> str:
@@ -898,6 +912,23 @@ def run_one(
     return sections
 
 
+SOAK = {"requests": 3000, "clients": 32, "warmup": 500}
+
+
+def _soak_section(tmp_postgres: str | None) -> Section:
+    """Thousands of mixed exchanges from 32 connections against one fresh process a database:
+    throughput, errors, and what the process holds before and after (``bench.soak``)."""
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        rows.append(SoakRow(soak.measure(f"sqlite:///{Path(tmp) / 'soak.db'}", **SOAK)))
+    if tmp_postgres is not None and _postgres_reachable(tmp_postgres):
+        with postgres_database(tmp_postgres) as pg:
+            rows.append(SoakRow(soak.measure(pg, **SOAK)))
+    title = "Soak: stored, streamed, function tools, conversation turns, file_search"
+    print(f"\n## {title}\n\n{table(rows, soak.HEADER)}", flush=True)
+    return (title, rows, soak.HEADER)
+
+
 def _postgres_reachable(url: str) -> bool:
     try:
         asyncio.run(_admin(url, "SELECT 1"))
@@ -919,6 +950,7 @@ def main() -> None:
         "--paced-ms", type=float, default=20.0, help="answer time of the paced backend"
     )
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument("--no-soak", action="store_true", help="skip the soak (bench.soak)")
     parser.add_argument("--no-write", action="store_true", help="do not write bench/RESULTS.md")
     parser.add_argument(
         "--no-retrieval", action="store_true", help="skip bench.retrieval (its last section stays)"
@@ -944,6 +976,8 @@ def main() -> None:
             sections += run_one("PostgreSQL", pg, opts)
     elif not args.no_postgres:
         print(f"\nPostgreSQL at {pg_admin} not reachable: skipped", flush=True)
+    if not args.no_soak:
+        sections.append(_soak_section(tmp_postgres=None if args.no_postgres else pg_admin))
     if not args.no_write:
         kept = retrieval.current() if args.no_retrieval else None
         RESULTS.write_text(report(sections, opts))
