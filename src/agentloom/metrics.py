@@ -134,6 +134,14 @@ class Metrics:
             buckets=_SECONDS,
             registry=registry,
         )
+        self.tool_seconds = Histogram(
+            "agentloom_server_tool_call_duration_seconds",
+            "Time of one server tool call, by tool and outcome (the call item's status, or"
+            " blocked by a guardrail).",
+            ["tool", "outcome"],
+            buckets=_SECONDS,
+            registry=registry,
+        )
         self.guardrail_verdicts = Counter(
             "agentloom_guardrail_verdicts",
             "Shield verdicts (allowed, flagged, error), by shield.",
@@ -219,6 +227,9 @@ class Metrics:
 
     def model_called(self, provider: str, model: str, seconds: float, ok: bool) -> None:
         _child(self.model_seconds, provider, model, "ok" if ok else "error").observe(seconds)
+
+    def tool_called(self, tool: str, outcome: str, seconds: float) -> None:
+        _child(self.tool_seconds, tool, outcome).observe(seconds)
 
     def verdict(self, shield: str, verdict: str) -> None:
         _child(self.guardrail_verdicts, shield, verdict).inc()

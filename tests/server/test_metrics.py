@@ -5,6 +5,7 @@ admin key guards it when keys are on."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx2
 import openai
@@ -12,7 +13,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.applications import Starlette
 
-from agentloom.inference.scripted import ScriptedModel, delay
+from agentloom.inference.scripted import ScriptedModel, delay, tool_call
 from agentloom.safety.settings import RulesShieldSettings, SafetySettings
 from agentloom.server.app import create_app
 from agentloom.testing.backend import FakeBackend
@@ -143,9 +144,15 @@ async def test_the_database_pools_and_the_job_queue_are_read_when_scraped(
         file_id=uploaded.id, vector_store_id=store.id
     )
     assert done.status == "completed"
+    scripted.add_turn(tool_call("file_search", {"queries": ["kettles"]}))
+    scripted.add_turn("They boil water.")
+    tools: Any = [{"type": "file_search", "vector_store_ids": [store.id]}]
+    await client.responses.create(model=backend.model, input="Kettles?", tools=tools)
 
     found = await samples(http)
 
+    tool_calls = "agentloom_server_tool_call_duration_seconds_count"
+    assert value(found, tool_calls, tool="file_search", outcome="completed") == 1
     pools = {
         dict(labels)["pool"] for name, labels in found if name == "agentloom_db_pool_connections"
     }

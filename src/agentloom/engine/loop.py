@@ -17,7 +17,14 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, TypeAlias
 
 from agentloom.api import events as ev
-from agentloom.api.items import OutputItem, StoredItem
+from agentloom.api.items import (
+    CodeInterpreterCall,
+    FileSearchCall,
+    McpCall,
+    OutputItem,
+    StoredItem,
+    WebSearchCall,
+)
 from agentloom.api.response import (
     IncompleteDetails,
     IncompleteReason,
@@ -82,8 +89,12 @@ class LoopConfig:
     provider_name: str = ""  # the configured provider's name (what traces call it)
 
 
-class ModelCallObserver(Protocol):
-    def __call__(self, provider: str, model: str, seconds: float, ok: bool) -> None: ...
+class LoopObserver(Protocol):
+    """Told of each model call's and each server tool call's end (the metrics)."""
+
+    def model_called(self, provider: str, model: str, seconds: float, ok: bool) -> None: ...
+
+    def tool_called(self, tool: str, outcome: str, seconds: float) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,11 +111,11 @@ class AgentLoop:
         config: LoopConfig,
         *,
         collected: bool = False,
-        on_model_call: ModelCallObserver | None = None,
+        observer: LoopObserver | None = None,
     ) -> None:
         """``collected``: only the terminal event's response is used (no one sees deltas).
-        ``on_model_call(provider, model, seconds, ok)``: told of each model call's end."""
-        self._on_model_call = on_model_call
+        ``observer``: told of each model call's and server tool call's end."""
+        self._observer = observer
         self.response = response
         self._config = config
         self._collected = collected
@@ -314,10 +325,10 @@ class AgentLoop:
     def _told(
         self, call: spans.ModelCall, result: TurnResult, error: UpstreamError | None = None
     ) -> None:
-        """A model call ended: its time to ``on_model_call``, its span recorded."""
-        if self._on_model_call is not None:
+        """A model call ended: its time to the observer, its span recorded."""
+        if self._observer is not None:
             seconds = time.perf_counter() - call.started
-            self._on_model_call(call.provider, call.model, seconds, error is None)
+            self._observer.model_called(call.provider, call.model, seconds, error is None)
         call.record(result, error)
 
     async def _call_model(
@@ -405,7 +416,7 @@ class AgentLoop:
     async def _server_tool(
         self, call: inf.ToolCall, approval_request_id: str | None
     ) -> AsyncIterator[ev.StreamEvent]:
-        tool = self._tools.server[call.name]
+        tool, started = self._tools.server[call.name], time.perf_counter()
         context = ToolCallContext(
             item_id=new_id(tool.item_prefix),
             output_index=len(self.response.output),
@@ -415,6 +426,7 @@ class AgentLoop:
         )
         if self._guard is not None and await self._guard.blocks_call(call.arguments):
             item = blocked_call_item(tool.item(context, call.arguments))
+            self._tool_told(tool.kind, "blocked", started)
             for event in self._tool_done(call, ToolResult(item, BLOCKED_CALL), context, item):
                 yield event
             return
@@ -432,8 +444,13 @@ class AgentLoop:
         if self._guard is not None:
             result = await self._guard.screen(result)
         self._running = None
+        self._tool_told(tool.kind, _outcome(result.item), started)
         for event in self._tool_done(call, result, context):
             yield event
+
+    def _tool_told(self, kind: str, outcome: str, started: float) -> None:
+        if self._observer is not None:
+            self._observer.tool_called(kind, outcome, time.perf_counter() - started)
 
     def _tool_done(
         self,
@@ -592,3 +609,14 @@ def _interrupted(item: OutputItem) -> OutputItem:
     if "status" not in type(item).model_fields:
         return item
     return item.model_copy(update={"status": "incomplete"})
+
+
+_STATUSED = (FileSearchCall, CodeInterpreterCall, WebSearchCall, McpCall)
+
+
+def _outcome(item: OutputItem) -> str:
+    """A server tool call's outcome, for the metrics: its item's status (``completed``,
+    ``failed``, ``incomplete`` ...), ``completed`` for an item that has none."""
+    if isinstance(item, _STATUSED) and item.status is not None:
+        return str(item.status)
+    return "completed"

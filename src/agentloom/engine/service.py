@@ -191,10 +191,8 @@ class ResponsesService:
         return final
 
     def _loop(self, prepared: Prepared, *, collected: bool = False) -> AgentLoop:
-        metrics = self._metrics
-        observer = metrics.model_called if metrics is not None else None
         return AgentLoop(
-            prepared.response, prepared.loop, collected=collected, on_model_call=observer
+            prepared.response, prepared.loop, collected=collected, observer=self._metrics
         )
 
     async def _run(self, prepared: Prepared, loop: AgentLoop) -> AsyncIterator[ev.StreamEvent]:
