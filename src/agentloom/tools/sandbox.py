@@ -16,6 +16,11 @@ Two implementations, in :data:`SANDBOXES`:
 
 Both apply the same resource limits (address space, CPU seconds, processes, file size, open
 files), a wall-clock timeout that kills the whole process tree, and a cap on the output read.
+
+A bwrap sandbox may also be given ``binds`` (host paths shown inside, read-only unless marked
+writable; the caller checks them: see :mod:`agentloom.agents.sandbox_policy`) and
+``network=True`` (the host's network namespace, with the resolver and CA files of ``/etc``
+read-only); the code interpreter uses neither.
 """
 
 from __future__ import annotations
@@ -50,6 +55,27 @@ class Limits:
     file_bytes: int = 100 << 20  # largest file the code may write
     open_files: int = 256
     output_bytes: int = 1 << 20  # stdout + stderr kept; past it the run is killed
+
+
+@dataclass(frozen=True, slots=True)
+class Bind:
+    """A host directory or file shown inside a bwrap sandbox at ``target``."""
+
+    source: Path
+    target: str
+    writable: bool = False
+
+
+# What a sandbox with network needs of /etc to resolve names and check certificates.
+NETWORK_FILES = (
+    "/etc/resolv.conf",
+    "/etc/hosts",
+    "/etc/nsswitch.conf",
+    "/etc/gai.conf",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/pki",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +244,8 @@ class BwrapSandbox:
     python: str = ""  # the interpreter; default: the server's (its prefix is bound read-only)
     packages: tuple[Path, ...] = ()  # bound read-only at PACKAGES_MOUNT/<n>, on PYTHONPATH
     binary: str = field(default_factory=lambda: shutil.which("bwrap") or "bwrap")
+    network: bool = False  # the host's network (default: none, only a private loopback)
+    binds: tuple[Bind, ...] = ()  # more host paths, bound last (checked by the caller)
 
     @property
     def kind(self) -> SandboxKind:
@@ -246,15 +274,9 @@ class BwrapSandbox:
         return replace(result, exit_code=_signalled(result.exit_code))
 
     def _options(self, workdir: Path, python: str, root: bool) -> list[str]:
-        if root:  # privileged mode: namespaces without a user namespace, then drop (see _DROP)
-            unshare = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
-            unshare += ["--unshare-cgroup-try", "--cap-drop", "ALL"]
-            unshare += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
-        else:
-            unshare = ["--unshare-all"]
         return [
             self.binary,
-            *unshare,
+            *_unshare(root, self.network),
             "--die-with-parent",
             "--new-session",
             "--clearenv",
@@ -273,6 +295,8 @@ class BwrapSandbox:
             "--bind",
             str(workdir.resolve()),
             MOUNT,
+            *(_network_files() if self.network else []),
+            *_binds(self.binds),
             "--chdir",
             "/" if root else MOUNT,  # as root, _DROP enters it once it is the user
         ]
@@ -290,6 +314,37 @@ class BwrapSandbox:
         for path, mount in zip(self.packages, self._mounted_packages(), strict=True):
             options += ["--ro-bind", str(path), mount]
         return options
+
+
+def _unshare(root: bool, network: bool) -> list[str]:
+    """Every namespace bwrap can make new, the network's unless ``network``."""
+    if not root:
+        return ["--unshare-all", *(["--share-net"] if network else [])]
+    # privileged mode: namespaces without a user namespace, then drop (see _DROP)
+    options = ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
+    options += [] if network else ["--unshare-net"]
+    options += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    return options
+
+
+def _network_files() -> list[str]:
+    options: list[str] = []
+    for path in NETWORK_FILES:
+        if Path(path).exists():
+            options += ["--ro-bind", path, path]
+    return options
+
+
+def _binds(binds: Sequence[Bind]) -> list[str]:
+    """Each bind at its target, its missing parents made traversable first (see _ro_bind)."""
+    options: list[str] = []
+    for bind in binds:
+        for parent in reversed(Path(bind.target).parents):
+            if str(parent) != "/":
+                options += ["--perms", "0755", "--dir", str(parent)]
+        flag = "--bind" if bind.writable else "--ro-bind"
+        options += [flag, str(bind.source), bind.target]
+    return options
 
 
 def _signalled(code: int | None) -> int | None:
