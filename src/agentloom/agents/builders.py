@@ -7,10 +7,11 @@ nothing. ``agentloom agents`` / ``agentloom tools`` list these tables.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agentloom.agents.base import BaseAgent
+from agentloom.agents.sandbox_policy import SandboxSpec
 from agentloom.agents.tools.base import Tool, ToolEnvironment
 from agentloom.errors import InvalidRequestError
 from agentloom.llm.client import LLM
@@ -38,6 +39,7 @@ class AgentOptions:
     max_turns: int = 10
     data_dir: Path = field(default_factory=lambda: Path.home() / ".agentloom")  # operative sessions
     strategies: Mapping[str, str] = field(default_factory=dict)  # monitor_operative: axis -> choice
+    sandbox: SandboxSpec = field(default_factory=SandboxSpec)  # the sandboxed agent's
 
 
 AgentFactory = Callable[[LLM, Sequence[Tool], AgentOptions], BaseAgent]
@@ -134,6 +136,16 @@ def _rlm(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> BaseAgent:
     return RLMAgent(llm, tools, instructions=options.instructions, max_turns=options.max_turns)
 
 
+def _sandboxed(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> BaseAgent:
+    from agentloom.agents.sandboxed import SandboxedAgent
+
+    spec = options.sandbox
+    named = tuple(tool.name for tool in tools if tool.name not in spec.tools)
+    spec = replace(spec, tools=(*spec.tools, *named))  # rebuilt by name inside the sandbox
+    i, n = options.instructions, options.max_turns
+    return SandboxedAgent(llm, spec, instructions=i, max_turns=n)
+
+
 def _calculator(environment: ToolEnvironment) -> Tool:
     from agentloom.agents.tools.calculator import CalculatorTool
 
@@ -175,6 +187,7 @@ AGENTS: dict[str, AgentEntry] = {
     "monitor_operative": AgentEntry(
         "Long-horizon operative: causal memory, compression, recall, phases", _monitor_operative
     ),
+    "sandboxed": AgentEntry("Another agent, run isolated (bubblewrap, Docker, Podman)", _sandboxed),
 }
 TOOLS: dict[str, ToolEntry] = {
     "calculator": ToolEntry("Evaluate an arithmetic expression safely", _calculator),
