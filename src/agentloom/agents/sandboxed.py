@@ -18,8 +18,8 @@ is made), a scratch directory (removed after the run) and no network unless the 
 Its payload (task, agent, options; the API key only in ``direct`` mode) goes in on its stdin;
 its events come back on its stdout, are validated, and are this agent's events. In ``proxy``
 mode (the default) the child's model calls come back the same way and this agent's LLM makes
-them, at most ``max_model_calls`` per run. The spec's wall clock bounds the whole run: past it
-the child is killed and the run fails.
+them (its model only, at most ``max_model_calls`` per run). The spec's wall clock bounds the
+whole run: past it the child is killed and the run fails.
 """
 
 from __future__ import annotations
@@ -192,41 +192,45 @@ class SandboxedAgent(BaseAgent):
         self, child: Child, message: Message, count: int, deadline: float
     ) -> None:
         """Make the model call the child asked for, sending back its events or its error."""
-        call_id = message.get("id")
+        call = _model_call(message)
         try:
-            call = self._model_call(message, count)
+            self._allow(call, count)
             async with asyncio.timeout_at(deadline):
                 async with aclosing(self._model_events(call)) as events:
                     async for event in events:
                         encoded = encode_llm_event(event)
-                        await child.send({"op": "model_event", "id": call_id, "event": encoded})
+                        await child.send({"op": "model_event", "id": call.id, "event": encoded})
         except TimeoutError:
             raise self._timed_out() from None
         except AgentloomError as exc:
-            await child.send({"op": "model_error", "id": call_id, "error": error_to_json(exc)})
+            await child.send({"op": "model_error", "id": call.id, "error": error_to_json(exc)})
             return
-        await child.send({"op": "model_done", "id": call_id})
+        await child.send({"op": "model_done", "id": call.id})
 
-    def _model_call(self, message: Message, count: int) -> ModelCall:
+    def _allow(self, call: ModelCall, count: int) -> None:
         if self.spec.model_access != "proxy":
             raise InvalidRequestError("this sandboxed agent calls its model itself (direct mode)")
         if count > self.spec.max_model_calls:
             raise InvalidRequestError(
                 f"the sandboxed agent used up its {self.spec.max_model_calls} model calls"
             )
-        try:
-            return decode_model_call(message)
-        except ValueError as exc:
-            raise SandboxRunError(f"the sandboxed agent sent a bad model call: {exc}") from None
+        if call.model != self.llm.model:
+            raise InvalidRequestError(f"the sandboxed agent may call model {self.llm.model!r} only")
 
     def _model_events(self, call: ModelCall) -> AsyncGenerator[LLMEvent, None]:
-        llm = self.llm if call.model == self.llm.model else self.llm.with_model(call.model)
         messages, tools, options = call.messages, call.tools, call.options
         if call.path == "completions":
-            return llm.stream_completion(messages, tools, options=options)
+            return self.llm.stream_completion(messages, tools, options=options)
         if call.path == "responses":
-            return llm.stream_responses(messages, tools, options=options)
-        return llm.stream(messages, tools, options=options)
+            return self.llm.stream_responses(messages, tools, options=options)
+        return self.llm.stream(messages, tools, options=options)
+
+
+def _model_call(message: Message) -> ModelCall:
+    try:
+        return decode_model_call(message)
+    except ValueError as exc:
+        raise SandboxRunError(f"the sandboxed agent sent a bad model call: {exc}") from None
 
 
 def _check_spec(spec: SandboxSpec, llm: LLM) -> None:
