@@ -6,6 +6,7 @@ nothing. ``agentloom agents`` / ``agentloom tools`` list these tables.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -146,6 +147,17 @@ def _sandboxed(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> BaseAg
     return SandboxedAgent(llm, spec, instructions=i, max_turns=n)
 
 
+def _claude_code(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> BaseAgent:
+    from agentloom.agents.claude_code import ClaudeCodeAgent, ClaudeCodeRuntime
+
+    if tools:
+        raise InvalidRequestError("the claude_code agent uses Claude Code's own tools; give none")
+    runtime = ClaudeCodeRuntime.find(options.data_dir / "claude_code")
+    key, url = os.environ.get("ANTHROPIC_API_KEY"), os.environ.get("ANTHROPIC_BASE_URL")
+    i, n = options.instructions, options.max_turns
+    return ClaudeCodeAgent(llm, runtime, instructions=i, max_turns=n, api_key=key, base_url=url)
+
+
 def _calculator(environment: ToolEnvironment) -> Tool:
     from agentloom.agents.tools.calculator import CalculatorTool
 
@@ -188,6 +200,9 @@ AGENTS: dict[str, AgentEntry] = {
         "Long-horizon operative: causal memory, compression, recall, phases", _monitor_operative
     ),
     "sandboxed": AgentEntry("Another agent, run isolated (bubblewrap, Docker, Podman)", _sandboxed),
+    "claude_code": AgentEntry(
+        "Claude Code via its Agent SDK (needs Node and the SDK)", _claude_code
+    ),
 }
 TOOLS: dict[str, ToolEntry] = {
     "calculator": ToolEntry("Evaluate an arithmetic expression safely", _calculator),
