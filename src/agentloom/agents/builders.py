@@ -158,6 +158,15 @@ def _claude_code(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> Base
     return ClaudeCodeAgent(llm, runtime, instructions=i, max_turns=n, api_key=key, base_url=url)
 
 
+def _openhands(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> BaseAgent:
+    from agentloom.agents.openhands import OpenHandsAgent
+
+    if tools:
+        raise InvalidRequestError("the openhands agent uses OpenHands' own tools; give none")
+    i, n = options.instructions, options.max_turns
+    return OpenHandsAgent(llm, instructions=i, max_turns=n)
+
+
 def _calculator(environment: ToolEnvironment) -> Tool:
     from agentloom.agents.tools.calculator import CalculatorTool
 
@@ -200,9 +209,8 @@ AGENTS: dict[str, AgentEntry] = {
         "Long-horizon operative: causal memory, compression, recall, phases", _monitor_operative
     ),
     "sandboxed": AgentEntry("Another agent, run isolated (bubblewrap, Docker, Podman)", _sandboxed),
-    "claude_code": AgentEntry(
-        "Claude Code via its Agent SDK (needs Node and the SDK)", _claude_code
-    ),
+    "claude_code": AgentEntry("Claude Code, via its Agent SDK on Node (optional)", _claude_code),
+    "openhands": AgentEntry("OpenHands' default agent, via its SDK (optional extra)", _openhands),
 }
 TOOLS: dict[str, ToolEntry] = {
     "calculator": ToolEntry("Evaluate an arithmetic expression safely", _calculator),
