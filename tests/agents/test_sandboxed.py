@@ -76,6 +76,14 @@ async def test_a_message_list_goes_in_and_the_conversation_comes_back() -> None:
     assert [m.content for m in result.messages] == ["Hi", "Hello.", "Again?", "Hello again."]
 
 
+async def test_a_code_agents_repl_runs_inside_the_sandbox() -> None:
+    code = "import os\nprint(os.path.exists('/work'), os.getcwd().startswith('/mnt/data'))"
+    model = _scripted(f"```python\n{code}\nFINAL(6 * 7)\n```")
+    result = await _agent(model, SandboxSpec(agent="codeact", limits=LIMITS)).run("6 * 7?")
+    assert result.content == "42"
+    assert result.tool_results[0].output.startswith("stdout:\nFalse True\n")
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """An allowed root holding a project (readable by the sandbox's user, as root) and a

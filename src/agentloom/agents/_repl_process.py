@@ -18,13 +18,22 @@ from agentloom.json_types import JSONValue
 from agentloom.tools.sandbox import (
     Sandbox,
     SandboxCommand,
+    SubprocessSandbox,
     build_sandbox,
     bwrap_available,
     default_packages,
     spawn,
 )
 
-__all__ = ["MESSAGE_BYTES", "BrokenChannel", "Child", "Message", "child_source", "default_sandbox"]
+__all__ = [
+    "MESSAGE_BYTES",
+    "BrokenChannel",
+    "Child",
+    "Message",
+    "child_source",
+    "default_sandbox",
+    "run_nested",
+]
 
 Message: TypeAlias = dict[str, JSONValue]
 MESSAGE_BYTES = 256 << 20  # the longest line the child may send (a FINAL value, a call)
@@ -40,6 +49,15 @@ def child_source() -> str:
 
 
 SYSTEM_PYTHON = "/usr/bin/python3"
+_nested: Sandbox | None = None  # set by run_nested()
+
+
+def run_nested() -> None:
+    """From now on this process's REPLs run with the resource limits only: for a process that
+    an outer sandbox already isolates (a sandboxed agent's child), inside which bubblewrap
+    cannot run again."""
+    global _nested
+    _nested = SubprocessSandbox()
 
 
 def default_sandbox() -> Sandbox:
@@ -47,7 +65,10 @@ def default_sandbox() -> Sandbox:
 
     Without bubblewrap, as root, the code runs as an unprivileged user, who may not be able to
     run the server's interpreter (say, under ``/root``): the system's Python is used then (the
-    REPL itself needs only the standard library)."""
+    REPL itself needs only the standard library). Inside an outer sandbox (:func:`run_nested`),
+    the subprocess fallback, always."""
+    if _nested is not None:
+        return _nested
     python = ""
     if not bwrap_available() and os.geteuid() == 0 and not _others_may_run(sys.executable):
         python = SYSTEM_PYTHON if Path(SYSTEM_PYTHON).exists() else ""

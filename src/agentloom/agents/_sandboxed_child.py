@@ -27,6 +27,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path as FilePath
 from typing import IO
 
+from agentloom.agents._repl_process import run_nested
 from agentloom.agents.base import AgentContext, BaseAgent
 from agentloom.agents.builders import AgentOptions, build_agent, build_tools
 from agentloom.agents.sandbox_wire import (
@@ -281,6 +282,7 @@ def _private_channel() -> tuple[int, int, IO[bytes]]:
 
 def main() -> None:
     read_fd, write_fd, scratch = _private_channel()
+    run_nested()  # the runner isolates this process: the code agents' REPLs run in it as is
     asyncio.run(_serve(read_fd, write_fd, scratch))
 
 

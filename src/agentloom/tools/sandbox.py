@@ -133,6 +133,8 @@ def _limiter(limits: Limits, uid: int | None) -> Callable[[], None]:
 
     def preexec() -> None:
         for which, value in pairs:
+            hard = resource.getrlimit(which)[1]  # never more than this process has itself
+            value = value if hard == resource.RLIM_INFINITY else min(value, hard)
             resource.setrlimit(which, (value, value))
         if uid is not None:
             os.setgroups([])
