@@ -4,8 +4,10 @@ fake backend over HTTP, and OpenHands' events come back as agent events and a re
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Iterator
+from contextlib import aclosing
 from pathlib import Path
 
 import pytest
@@ -109,3 +111,19 @@ async def test_a_model_failure_is_an_upstream_error(
     agent = build_agent("openhands", _llm(backend))
     with pytest.raises(UpstreamError, match="OpenHands failed: HTTPError"):
         await agent.run("Hi", AgentContext(workspace=workspace))
+
+
+@pytest.mark.usefixtures("fake_openhands")
+async def test_closing_the_stream_early_pauses_the_conversation(
+    backend: FakeBackend, scripted: ScriptedModel, workspace: Path
+) -> None:
+    scripted.respond_with(lambda request: [tool_call("terminal", {"command": "ls"})])
+    agent = build_agent("openhands", _llm(backend), (), AgentOptions(max_turns=1000))
+    async with aclosing(agent.stream("Loop", AgentContext(workspace=workspace))) as events:
+        async for event in events:
+            if isinstance(event, ToolFinished):
+                break
+    calls = len(backend.requests)
+    assert calls < 1000  # paused after the step it was in, and waited for
+    await asyncio.sleep(0.05)
+    assert len(backend.requests) == calls  # nothing runs on behind the caller's back
