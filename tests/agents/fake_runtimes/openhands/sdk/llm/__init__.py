@@ -4,6 +4,7 @@ OpenAI-compatible endpoint (LiteLLM's ``openai/<model>``) with urllib."""
 from __future__ import annotations
 
 import json
+import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,8 +61,12 @@ class LLM:
             data=json.dumps(body).encode(),
             headers={"content-type": "application/json", "authorization": f"Bearer {self.api_key}"},
         )
-        with urllib.request.urlopen(request, timeout=10) as response:
-            reply = json.loads(response.read())
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                reply = json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            exc.close()  # it holds the connection
+            raise
         self._count(reply.get("usage") or {})
         return reply["choices"][0]["message"]
 
