@@ -55,15 +55,20 @@ def _agent(data_dir: Path, monkeypatch: pytest.MonkeyPatch, **options: object) -
 def test_without_the_sdk_making_the_agent_names_the_install(tmp_path: Path) -> None:
     with pytest.raises(InvalidRequestError, match="needs the Claude Agent SDK") as caught:
         build_agent("claude_code", _llm(), (), AgentOptions(data_dir=tmp_path))
-    assert f"npm install --prefix {tmp_path / 'claude_code'} {SDK_PACKAGE}" in caught.value.message
+    prefix = tmp_path / "claude_code"
+    install = f"run `npm install --prefix {prefix} {SDK_PACKAGE}`"
+    assert caught.value.message.endswith(f"not found in {prefix}: {install}")
 
 
 def test_without_node_making_the_agent_names_node(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", str(data_dir))  # no node here
-    with pytest.raises(InvalidRequestError, match=r"needs Node.js \(18 or later\) and the"):
+    with pytest.raises(InvalidRequestError, match=r"needs Node.js \(18 or later\) and the") as e:
         ClaudeCodeRuntime.find(data_dir / "claude_code")
+    assert e.value.message.endswith(
+        f"install Node.js, then run `npm install --prefix {data_dir}/claude_code {SDK_PACKAGE}`"
+    )
 
 
 def test_agentloom_tools_are_refused(data_dir: Path) -> None:

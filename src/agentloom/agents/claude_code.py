@@ -73,12 +73,16 @@ class ClaudeCodeRuntime:
         """The runtime, or ``InvalidRequestError`` naming what to install."""
         found = node or shutil.which("node")
         installed = (prefix / "node_modules" / SDK_PACKAGE / "package.json").is_file()
-        if found is None or not installed:
-            missing = "Node.js (18 or later) and " if found is None else ""
+        install = f"`npm install --prefix {prefix} {SDK_PACKAGE}`"
+        if found is None:
             raise InvalidRequestError(
-                f"the claude_code agent needs {missing}the Claude Agent SDK: install "
-                f"{'Node.js, then ' if found is None else ''}run `npm install --prefix "
-                f"{prefix} {SDK_PACKAGE}`"
+                "the claude_code agent needs Node.js (18 or later) and the Claude Agent SDK: "
+                f"install Node.js, then run {install}"
+            )
+        if not installed:
+            raise InvalidRequestError(
+                f"the claude_code agent needs the Claude Agent SDK, not found in {prefix}: "
+                f"run {install}"
             )
         return cls(found, prefix)
 
