@@ -76,6 +76,13 @@ async def test_a_message_list_goes_in_and_the_conversation_comes_back() -> None:
     assert [m.content for m in result.messages] == ["Hi", "Hello.", "Again?", "Hello again."]
 
 
+async def test_a_result_larger_than_a_pipe_comes_back_whole() -> None:
+    task = "x" * (2 << 20)  # the echoing model answers it: 2 MiB in, 2 MiB out, twice in messages
+    result = await _agent(ScriptedModel(), SandboxSpec(agent="simple", limits=LIMITS)).run(task)
+    assert result.content == task
+    assert [m.content for m in result.messages] == [task, task]
+
+
 async def test_a_code_agents_repl_runs_inside_the_sandbox() -> None:
     code = "import os\nprint(os.path.exists('/work'), os.getcwd().startswith('/mnt/data'))"
     model = _scripted(f"```python\n{code}\nFINAL(6 * 7)\n```")

@@ -52,7 +52,7 @@ OUTPUT_TAIL = 4000  # characters of the scratch output sent back with a failure
 
 
 class Channel:
-    """The host's end of the JSON-lines channel, on private descriptors."""
+    """This process's end of the JSON-lines channel to the host, on private descriptors."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._reader = reader
@@ -115,6 +115,9 @@ class Channel:
         return next(self._ids)
 
     async def close(self) -> None:
+        """Close the channel once everything queued on it is written (the result may be more
+        than the pipe holds: the process must not end before the host has read it)."""
+        self._writer.transport.set_write_buffer_limits(high=0)  # drain() waits for it all
         with contextlib.suppress(ConnectionError):
             await self._writer.drain()
         self._writer.close()
