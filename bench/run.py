@@ -24,18 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import asyncpg
-from sqlalchemy.engine import make_url
-
 from agentloom.testing.serving import serve_async
-from bench import hostile, ingestion, retrieval, scenarios, sdk, soak
+from bench import hostile, ingestion, postgres, retrieval, scenarios, sdk, soak
 from bench.backend import MODEL
 from bench.corpus import retrieval as retrieval_corpus
 from bench.processes import HOST, free_port, process
 from bench.wire import Connection
 
 RESULTS = Path(__file__).with_name("RESULTS.md")
-DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
 
 ADDED_MS_TARGET = 3.0
 CHAIN_RATIO_TARGET = 1.5
@@ -150,28 +146,6 @@ def server(
 
 
 PIDS: dict[int, int] = {}  # the process id of each backend or server, by its port
-
-
-# --- PostgreSQL scratch database -------------------------------------------------------------
-
-
-async def _admin(url: str, sql: str) -> None:
-    dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
-    conn = await asyncpg.connect(dsn, timeout=5)
-    try:
-        await conn.execute(sql)
-    finally:
-        await conn.close()
-
-
-@contextlib.contextmanager
-def postgres_database(admin_url: str) -> Iterator[str]:
-    name = f"agentloom_bench_{secrets.token_hex(4)}"
-    asyncio.run(_admin(admin_url, f'CREATE DATABASE "{name}"'))
-    try:
-        yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
-    finally:
-        asyncio.run(_admin(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 # --- measuring -------------------------------------------------------------------------------
@@ -921,20 +895,12 @@ def _soak_section(tmp_postgres: str | None) -> Section:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         rows.append(SoakRow(soak.measure(f"sqlite:///{Path(tmp) / 'soak.db'}", **SOAK)))
-    if tmp_postgres is not None and _postgres_reachable(tmp_postgres):
-        with postgres_database(tmp_postgres) as pg:
+    if tmp_postgres is not None and postgres.reachable(tmp_postgres):
+        with postgres.scratch(tmp_postgres) as pg:
             rows.append(SoakRow(soak.measure(pg, **SOAK)))
     title = "Soak: stored, streamed, function tools, conversation turns, file_search"
     print(f"\n## {title}\n\n{table(rows, soak.HEADER)}", flush=True)
     return (title, rows, soak.HEADER)
-
-
-def _postgres_reachable(url: str) -> bool:
-    try:
-        asyncio.run(_admin(url, "SELECT 1"))
-    except (OSError, asyncpg.PostgresError):
-        return False
-    return True
 
 
 def main() -> None:
@@ -970,9 +936,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         sqlite = f"sqlite:///{Path(tmp) / 'bench.db'}"
         sections += run_one("SQLite (embedded default)", sqlite, opts, with_sdk=True)
-    pg_admin = os.environ.get("AGENTLOOM_BENCH_POSTGRES_URL", DEFAULT_POSTGRES)
-    if not args.no_postgres and _postgres_reachable(pg_admin):
-        with postgres_database(pg_admin) as pg:
+    pg_admin = os.environ.get("AGENTLOOM_BENCH_POSTGRES_URL", postgres.DEFAULT)
+    if not args.no_postgres and postgres.reachable(pg_admin):
+        with postgres.scratch(pg_admin) as pg:
             sections += run_one("PostgreSQL", pg, opts)
     elif not args.no_postgres:
         print(f"\nPostgreSQL at {pg_admin} not reachable: skipped", flush=True)

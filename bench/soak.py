@@ -28,15 +28,13 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import asyncpg
 from sqlalchemy.engine import make_url
 
-from bench import scenarios
+from bench import postgres, scenarios
 from bench.backend import MODEL
 from bench.processes import HOST, free_port, process
 from bench.wire import Connection
 
-DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
 SETTLE = 1.0  # seconds after the run before the "after" reading: background work ends
 MAX_ERRORS_KEPT = 20
 
@@ -197,20 +195,6 @@ def held(pid: int, sessions: int | None) -> Held:
     return Held(rss, fds, threads, sessions)
 
 
-async def database_sessions(database_url: str) -> int | None:
-    """Sessions open on the server's PostgreSQL database (``None`` on SQLite)."""
-    if not database_url.startswith("postgresql"):
-        return None
-    conn = await asyncpg.connect(_dsn(_admin_url(database_url)), timeout=5)
-    try:
-        query = (
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()"
-        )
-        return int(await conn.fetchval(query, make_url(database_url).database))
-    finally:
-        await conn.close()
-
-
 async def soak(
     port: int, pid: int, database_url: str, *, requests: int, clients: int, warmup: int
 ) -> Result:
@@ -220,12 +204,12 @@ async def soak(
     if warm.errors:
         raise RuntimeError(f"the warm-up failed: {warm.first_errors}")
     await asyncio.sleep(SETTLE)
-    before = held(pid, await database_sessions(database_url))
+    before = held(pid, await postgres.sessions(database_url))
     start = time.perf_counter()
     tally = await _drive(port, store_id, clients, requests)
     seconds = time.perf_counter() - start
     await asyncio.sleep(SETTLE)
-    after = held(pid, await database_sessions(database_url))
+    after = held(pid, await postgres.sessions(database_url))
     made = sum(tally.by_kind.values())
     return Result(
         database=make_url(database_url).get_backend_name(),
@@ -267,33 +251,6 @@ def server(backend_port: int, database_url: str, folder: Path) -> Iterator[tuple
         yield port, proc.pid
 
 
-def _admin_url(database_url: str) -> str:
-    return make_url(database_url).set(database="postgres").render_as_string(hide_password=False)
-
-
-def _dsn(url: str) -> str:
-    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
-
-
-async def _admin(admin_url: str, sql: str) -> None:
-    conn = await asyncpg.connect(_dsn(admin_url), timeout=5)
-    try:
-        await conn.execute(sql)
-    finally:
-        await conn.close()
-
-
-@contextlib.contextmanager
-def scratch_postgres(admin_url: str) -> Iterator[str]:
-    """A database of its own on the server of ``admin_url``, dropped after."""
-    name = f"agentloom_soak_{os.getpid()}_{int(time.time())}"
-    asyncio.run(_admin(admin_url, f'CREATE DATABASE "{name}"'))
-    try:
-        yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
-    finally:
-        asyncio.run(_admin(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-
-
 def measure(database_url: str, *, requests: int, clients: int, warmup: int) -> Result:
     """The soak of fresh processes (the backend, the server) on ``database_url``; its
     temporary files in a directory of their own."""
@@ -309,7 +266,7 @@ def measure(database_url: str, *, requests: int, clients: int, warmup: int) -> R
 def _run(database: str, args: argparse.Namespace) -> Result:
     with contextlib.ExitStack() as stack:
         if database == "postgresql":
-            url = stack.enter_context(scratch_postgres(args.postgres))
+            url = stack.enter_context(postgres.scratch(args.postgres, "agentloom_soak"))
         else:
             folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="agentloom-soak-"))
             url = f"sqlite:///{folder}/agentloom.db"
@@ -354,7 +311,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--clients", type=int, default=32, help="connections at once")
     parser.add_argument("--warmup", type=int, default=500, help="warm-up requests first")
     parser.add_argument("--database", choices=["sqlite", "postgresql", "both"], default="both")
-    parser.add_argument("--postgres", default=DEFAULT_POSTGRES, help="PostgreSQL server URL")
+    parser.add_argument("--postgres", default=postgres.DEFAULT, help="PostgreSQL server URL")
     args = parser.parse_args(argv)
     databases = ["sqlite", "postgresql"] if args.database == "both" else [args.database]
     for database in databases:
