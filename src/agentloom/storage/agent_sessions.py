@@ -29,6 +29,7 @@ from sqlalchemy.engine import Connection
 
 from agentloom.storage import schema
 from agentloom.storage.runner import Runner
+from agentloom.storage.upsert import insert as upsert
 
 S = schema.agent_sessions
 T = schema.agent_ticks
@@ -147,7 +148,7 @@ def _load(agent: str, session_id: str, conn: Connection) -> SessionRow | None:
 
 
 def _insert(conn: Connection) -> sqlite.Insert | postgresql.Insert:
-    return sqlite.insert(S) if conn.dialect.name == "sqlite" else postgresql.insert(S)
+    return upsert(conn, S)
 
 
 def _upsert(

@@ -17,6 +17,7 @@ from sqlalchemy.engine import Connection
 from agentloom.storage import schema
 from agentloom.storage.notify import notify
 from agentloom.storage.runner import Runner
+from agentloom.storage.upsert import insert as upsert
 from agentloom.tenancy import current_project
 
 E = schema.response_events
@@ -61,7 +62,8 @@ def _append(
         }
         for e in events
     ]
-    conn.execute(E.insert(), rows)
+    # the same event again (a write resent after a fault, when it had landed) changes nothing
+    conn.execute(upsert(conn, E).on_conflict_do_nothing(), rows)
     notify(conn, EVENTS_CHANNEL, response_id)
 
 

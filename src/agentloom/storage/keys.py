@@ -10,12 +10,12 @@ from __future__ import annotations
 import time
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from agentloom.sealing import SealingKey
 from agentloom.storage import schema
 from agentloom.storage.runner import Runner
+from agentloom.storage.upsert import insert as upsert
 
 K = schema.sealing_keys
 INITIAL = "initial"
@@ -33,7 +33,7 @@ async def sealing_keys(runner: Runner) -> list[SealingKey]:
 def _create_initial(conn: Connection) -> None:
     key = SealingKey.new(kid=INITIAL)
     values = {"kid": key.kid, "key": key.text(), "created_at": time.time()}
-    insert = sqlite.insert(K) if conn.dialect.name == "sqlite" else postgresql.insert(K)
+    insert = upsert(conn, K)
     conn.execute(insert.values(**values).on_conflict_do_nothing(index_elements=[K.c.kid]))
 
 

@@ -17,7 +17,6 @@ from functools import partial
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from agentloom.storage import schema
@@ -25,6 +24,7 @@ from agentloom.storage.base import Order, Page
 from agentloom.storage.notify import notify
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
+from agentloom.storage.upsert import insert as upsert
 from agentloom.tenancy import DEFAULT_PROJECT
 
 PR = schema.projects
@@ -175,7 +175,7 @@ def _secret(conn: Connection) -> str | None:
 def _create_state(conn: Connection) -> None:
     """The state row, unless another process made it first (they may start together)."""
     row = {"id": 1, "secret": secrets.token_urlsafe(48), "epoch": 0}
-    insert = sqlite.insert(AS) if conn.dialect.name == "sqlite" else postgresql.insert(AS)
+    insert = upsert(conn, AS)
     conn.execute(insert.values(**row).on_conflict_do_nothing(index_elements=[AS.c.id]))
 
 
@@ -232,7 +232,7 @@ def _list_projects(query: ListQuery, archived: bool, conn: Connection) -> Page[P
 
 def _ensure_default(now: float, conn: Connection) -> None:
     row = {"id": DEFAULT_PROJECT, "name": "Default project", "created_at": now}
-    insert = sqlite.insert(PR) if conn.dialect.name == "sqlite" else postgresql.insert(PR)
+    insert = upsert(conn, PR)
     conn.execute(insert.values(**row).on_conflict_do_nothing(index_elements=[PR.c.id]))
 
 

@@ -12,12 +12,12 @@ from functools import partial
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from agentloom.storage import schema
 from agentloom.storage.projects import bump_epoch
 from agentloom.storage.runner import Runner
+from agentloom.storage.upsert import insert as upsert
 
 L = schema.rate_limits
 W = schema.rate_windows
@@ -95,7 +95,7 @@ def _limit(row: Any) -> LimitRow:
 
 
 def _insert(conn: Connection, table: sa.Table) -> Any:
-    return sqlite.insert(table) if conn.dialect.name == "sqlite" else postgresql.insert(table)
+    return upsert(conn, table)
 
 
 def _set_limit(project_id: str, row: LimitRow, conn: Connection) -> None:

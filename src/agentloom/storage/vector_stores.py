@@ -23,7 +23,6 @@ from functools import partial
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from agentloom.errors import NotFoundError
@@ -33,6 +32,7 @@ from agentloom.storage.base import Owned, Page
 from agentloom.storage.jobs import JobRow, enqueue
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
+from agentloom.storage.upsert import insert as upsert
 from agentloom.storage.vector_stores_base import (
     BatchRow,
     BatchState,
@@ -238,7 +238,7 @@ def _add_files(
     if batch is not None:
         conn.execute(VB.insert().values(**asdict(batch)))
     if rows:
-        insert = sqlite.insert(VF) if conn.dialect.name == "sqlite" else postgresql.insert(VF)
+        insert = upsert(conn, VF)
         keys = [VF.c.vector_store_id, VF.c.file_id]
         conn.execute(insert.on_conflict_do_nothing(index_elements=keys), [asdict(r) for r in rows])
         conn.execute(_RETRY, [_retry_values(r) for r in rows])
