@@ -112,6 +112,7 @@ def test_sigterm_drains_streams_and_hands_jobs_back(
     assert refused, "a new connection was accepted after SIGTERM"
     assert code in (0, -signal.SIGTERM), first.output()  # uvicorn re-raises the signal it took
     assert "Application shutdown complete" in first.output()
+    assert "cancelled" not in first.output()  # handed back, never stored as ended
     assert drained < WAIT
     with (
         agentloom_serve(env, tmp_path / "two.log") as second,

@@ -9,7 +9,7 @@ disconnect) is finalised as ``cancelled``.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 
@@ -172,8 +172,13 @@ class ResponsesService:
             hold.started = True
             await self._conversations.release(hold.turn)
 
-    async def stream(self, prepared: Prepared) -> AsyncGenerator[ev.StreamEvent, None]:
-        async for event in self._run(prepared, self._loop(prepared)):
+    async def stream(
+        self, prepared: Prepared, *, released: Callable[[], bool] | None = None
+    ) -> AsyncGenerator[ev.StreamEvent, None]:
+        """The response's events. ``released()`` true when the stream is stopped: its job was
+        let go (handed back or taken over), so its end is not written (the job's next run
+        writes one)."""
+        async for event in self._run(prepared, self._loop(prepared), released):
             yield event
 
     async def collect(self, prepared: Prepared) -> Response:
@@ -195,7 +200,9 @@ class ResponsesService:
             prepared.response, prepared.loop, collected=collected, observer=self._metrics
         )
 
-    async def _run(self, prepared: Prepared, loop: AgentLoop) -> AsyncIterator[ev.StreamEvent]:
+    async def _run(
+        self, prepared: Prepared, loop: AgentLoop, released: Callable[[], bool] | None = None
+    ) -> AsyncIterator[ev.StreamEvent]:
         if prepared.hold is not None:
             if prepared.hold.started:
                 raise InternalError("a prepared response runs once")
@@ -225,6 +232,10 @@ class ResponsesService:
                         self._record(prepared, event.response, loop)
                     yield event
         finally:
+            if not finished and released is not None and released():
+                finished = True  # let go: the job's next run ends it
+                if prepared.hold is not None:  # its conversation is not held meanwhile
+                    await self._conversations.release(prepared.hold.turn)
             if not finished:
                 abandoned = loop.abandoned()
                 await self._finish(writer, prepared, abandoned)

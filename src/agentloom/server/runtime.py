@@ -272,7 +272,12 @@ async def _services(
     runner.handle(
         "response",
         ResponseJobs(
-            background, service, database.jobs, database.events, instance_id=runner.instance_id
+            background,
+            service,
+            database.jobs,
+            database.events,
+            instance_id=runner.instance_id,
+            released=runner.released,
         ),
     )
     runner.handle(

@@ -105,6 +105,12 @@ class JobRunner:
             for _ in range(self._settings.concurrency):
                 tasks.start_soon(self._work)
 
+    def released(self, job_id: str) -> bool:
+        """Whether the job running here is let go: handed back (the process is stopping) or
+        taken over by another process. Its run then settles nothing: the job is not over."""
+        running = self._running.get(job_id)
+        return running is not None and (running.handing_back or running.lost)
+
     def nudge(self, _payload: str = "") -> None:
         """A job was queued (here, or in another process: a notification)."""
         self._queued.set()

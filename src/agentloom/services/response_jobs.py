@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Callable
+from functools import partial
 
 import anyio
 
@@ -47,7 +49,11 @@ class ResponseJobs:
         events: SqlEventStore,
         *,
         instance_id: str,
+        released: Callable[[str], bool] = lambda _job_id: False,
     ) -> None:
+        """``released(job_id)``: the job is let go (handed back, taken over): its run's end
+        is not written."""
+        self._released = released
         self._background = background
         self._responses = responses
         self._jobs = jobs
@@ -81,7 +87,8 @@ class ResponseJobs:
         marked = False
         final: Response | None = None
         try:
-            async for event in self._responses.stream(prepared):
+            released = partial(self._released, job.id)
+            async for event in self._responses.stream(prepared, released=released):
                 if not marked and event.type in SIDE_EFFECTS:
                     await self._jobs.mark_irreversible(job.id, self._instance)
                     marked = True
@@ -105,7 +112,7 @@ class ResponseJobs:
     async def requeued(self, job: JobRow) -> None:
         """The response as it was queued: no output, no events (it runs again); one that had
         ended before its process stopped stays as it is (a run stopped by the hand-back itself
-        reads ``cancelled``: that one runs again)."""
+        wrote no end: it reads ``in_progress`` until this)."""
         response = await self._responses.get(job.subject)
         if response.status in ENDED or (response.status == "cancelled" and job.cancel_requested):
             return
