@@ -47,10 +47,12 @@ class Held:
     fds: int
     threads: int
     sessions: int | None
+    tasks: int  # on its event loop (GET /metrics)
 
     def cells(self) -> list[str]:
         sessions = "" if self.sessions is None else f", {self.sessions} database sessions"
-        return [f"{mib(self.rss)}, {self.fds} fds, {self.threads} threads{sessions}"]
+        counts = f"{self.fds} fds, {self.threads} threads, {self.tasks} tasks"
+        return [f"{mib(self.rss)}, {counts}{sessions}"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,13 +188,25 @@ async def _drive(port: int, store_id: str, clients: int, exchanges: int) -> _Tal
     return tally
 
 
-def held(pid: int, sessions: int | None) -> Held:
+async def held(port: int, pid: int, database_url: str) -> Held:
     proc = Path(f"/proc/{pid}")
     status = proc.joinpath("status").read_text().splitlines()
     rss = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmRSS:"))
     fds = len(os.listdir(proc / "fd"))
     threads = len(os.listdir(proc / "task"))
-    return Held(rss, fds, threads, sessions)
+    sessions = await postgres.sessions(database_url)
+    return Held(rss, fds, threads, sessions, await _loop_tasks(port))
+
+
+async def _loop_tasks(port: int) -> int:
+    """The server's event-loop tasks, as ``GET /metrics`` counts them (the scrape's own is
+    one of them)."""
+    async with Connection(HOST, port) as conn:
+        reply = await conn.get("/metrics")
+    for line in reply.body.decode().splitlines():
+        if line.startswith("agentloom_event_loop_tasks "):
+            return int(float(line.split()[1]))
+    raise RuntimeError("GET /metrics shows no agentloom_event_loop_tasks")
 
 
 async def soak(
@@ -204,12 +218,12 @@ async def soak(
     if warm.errors:
         raise RuntimeError(f"the warm-up failed: {warm.first_errors}")
     await asyncio.sleep(SETTLE)
-    before = held(pid, await postgres.sessions(database_url))
+    before = await held(port, pid, database_url)
     start = time.perf_counter()
     tally = await _drive(port, store_id, clients, requests)
     seconds = time.perf_counter() - start
     await asyncio.sleep(SETTLE)
-    after = held(pid, await postgres.sessions(database_url))
+    after = await held(port, pid, database_url)
     made = sum(tally.by_kind.values())
     return Result(
         database=make_url(database_url).get_backend_name(),

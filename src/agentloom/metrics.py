@@ -168,6 +168,11 @@ class Metrics:
             ["kind"],
             registry=registry,
         )
+        self.loop_tasks = Gauge(
+            "agentloom_event_loop_tasks",
+            "Tasks on this process's event loop when scraped (a leak shows as growth).",
+            registry=registry,
+        )
         self.files_ingested = Counter(
             "agentloom_vector_store_files_ingested",
             "Vector store files ingested by this process, by outcome (completed, failed).",
@@ -240,8 +245,10 @@ class Metrics:
             self.chunks_embedded.inc(chunks)
         self.ingestion_seconds.observe(seconds)
 
-    def read_state(self, pools: Sequence[PoolUse], queue: Sequence[QueueStat]) -> None:
-        """What the database holds right now (at a scrape): pools and the job queue."""
+    def read_state(self, pools: Sequence[PoolUse], queue: Sequence[QueueStat], tasks: int) -> None:
+        """What the process and the database hold right now (at a scrape): pools, the job
+        queue, the event loop's tasks."""
+        self.loop_tasks.set(tasks)
         for use in pools:
             self.pool_connections.labels(use.pool, "in_use").set(use.in_use)
             self.pool_connections.labels(use.pool, "idle").set(use.idle)

@@ -4,6 +4,7 @@ project's models)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from starlette.requests import Request
@@ -26,7 +27,8 @@ async def metrics(request: Request) -> Response:
         )
     database = runtime.database
     queue = await database.jobs.queue_stats(time.time())
-    runtime.metrics.read_state(database.runner.pools(), queue)
+    tasks = len(asyncio.all_tasks())
+    runtime.metrics.read_state(database.runner.pools(), queue, tasks)
     return Response(runtime.metrics.exposition(), media_type=CONTENT_TYPE)
 
 
