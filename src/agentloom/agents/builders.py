@@ -10,12 +10,16 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentloom.agents.base import BaseAgent
 from agentloom.agents.sandbox_policy import SandboxSpec
 from agentloom.agents.tools.base import Tool, ToolEnvironment
 from agentloom.errors import InvalidRequestError
 from agentloom.llm.client import LLM
+
+if TYPE_CHECKING:
+    from agentloom.agents.sessions import SessionStore
 
 __all__ = [
     "AGENTS",
@@ -36,11 +40,21 @@ class UnknownNameError(InvalidRequestError):
 
 @dataclass(frozen=True, slots=True)
 class AgentOptions:
+    """How a strategy is built. Operatives keep their sessions in ``sessions`` (default: the
+    ``agents.db`` file in ``data_dir``) under ``agent_name`` (default: the strategy's name)."""
+
     instructions: str | None = None
     max_turns: int = 10
     data_dir: Path = field(default_factory=lambda: Path.home() / ".agentloom")  # operative sessions
     strategies: Mapping[str, str] = field(default_factory=dict)  # monitor_operative: axis -> choice
     sandbox: SandboxSpec = field(default_factory=SandboxSpec)  # the sandboxed agent's
+    sessions: SessionStore | None = None
+    agent_name: str | None = None
+
+    def session_store(self) -> SessionStore:
+        from agentloom.agents.sessions import SessionStore
+
+        return self.sessions or SessionStore.in_dir(self.data_dir)
 
 
 AgentFactory = Callable[[LLM, Sequence[Tool], AgentOptions], BaseAgent]
@@ -106,22 +120,20 @@ def _react(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> BaseAgent:
 
 def _operative(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> BaseAgent:
     from agentloom.agents.operative import OperativeAgent
-    from agentloom.agents.sessions import SessionStore
 
-    store = SessionStore.in_dir(options.data_dir)
+    store, name = options.session_store(), options.agent_name or "operative"
     i, n = options.instructions, options.max_turns
-    return OperativeAgent(llm, tools, store=store, instructions=i, max_turns=n)
+    return OperativeAgent(llm, tools, store=store, agent_name=name, instructions=i, max_turns=n)
 
 
 def _monitor_operative(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> BaseAgent:
     from agentloom.agents.monitor import MonitorOperativeAgent, MonitorStrategies
-    from agentloom.agents.sessions import SessionStore
 
     strategies = MonitorStrategies.parse(options.strategies)
-    store = SessionStore.in_dir(options.data_dir)
+    store, name = options.session_store(), options.agent_name or "monitor_operative"
     i, n = options.instructions, options.max_turns
     return MonitorOperativeAgent(
-        llm, tools, store=store, strategies=strategies, instructions=i, max_turns=n
+        llm, tools, store=store, agent_name=name, strategies=strategies, instructions=i, max_turns=n
     )
 
 
@@ -211,6 +223,9 @@ AGENTS: dict[str, AgentEntry] = {
     "sandboxed": AgentEntry("Another agent, run isolated (bubblewrap, Docker, Podman)", _sandboxed),
     "claude_code": AgentEntry("Claude Code, via its Agent SDK on Node (optional)", _claude_code),
     "openhands": AgentEntry("OpenHands' default agent, via its SDK (optional extra)", _openhands),
+    # OpenJarvis's names for two of the above
+    "native_react": AgentEntry("Alias of react (OpenJarvis's name)", _react),
+    "native_openhands": AgentEntry("Alias of codeact (OpenJarvis's name)", _codeact),
 }
 TOOLS: dict[str, ToolEntry] = {
     "calculator": ToolEntry("Evaluate an arithmetic expression safely", _calculator),

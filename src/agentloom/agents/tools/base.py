@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError, create_model
 
@@ -21,18 +21,23 @@ from agentloom.config import Settings
 from agentloom.json_types import JSONObject
 from agentloom.llm.types import FunctionTool
 
+if TYPE_CHECKING:
+    from agentloom.agents.memory import MemoryStore
+
 __all__ = ["PythonFunctionTool", "Tool", "ToolError", "function_tool"]
 
 
 @dataclass(frozen=True, slots=True)
 class ToolEnvironment:
     """What built-in tools may use: a workspace for files, a data directory for memory and
-    sessions, the configuration (web search, code interpreter, MCP servers) and the session."""
+    sessions, the configuration (web search, code interpreter, MCP servers) and the session.
+    ``memory``: where the memory tools keep notes (default: ``memory.db`` in ``data_dir``)."""
 
     workspace: Path = field(default_factory=Path.cwd)
     data_dir: Path = field(default_factory=lambda: Path.home() / ".agentloom")
     settings: Settings = field(default_factory=Settings)
     session_id: str = "default"
+    memory: MemoryStore | None = None
 
 
 class ToolError(Exception):

@@ -28,7 +28,8 @@ class _MemoryTool(Tool):
 
     @classmethod
     def for_environment(cls, environment: ToolEnvironment) -> Self:
-        return cls(MemoryStore(environment.data_dir / "memory.db"), environment.session_id)
+        store = environment.memory or MemoryStore(environment.data_dir / "memory.db")
+        return cls(store, environment.session_id)
 
     def namespace(self, context: AgentContext) -> str:
         return context.session_id or self.session_id
