@@ -1,15 +1,14 @@
 """Background responses as jobs: run one, and settle it however its job ends.
 
 A run prepares the stored request again and streams it, writing every event (in small
-batches: at most every 20 ms, and at its end, so a follower in any process sees them within
-milliseconds without a write per token). The first event of a tool call with effects outside
-the response marks the job irreversible: a takeover then fails it rather than running the tool
-again. A response that ended before its job did (its process died in between) is not run again.
+batches: :mod:`agentloom.services.event_writer`). The first event of a tool call with effects
+outside the response marks the job irreversible: a takeover then fails it rather than running
+the tool again. A response that ended before its job did (its process died in between) is not
+run again.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import Callable
@@ -25,13 +24,12 @@ from agentloom.engine.persist import response_row
 from agentloom.engine.service import ResponsesService
 from agentloom.errors import AgentloomError
 from agentloom.services.background import SETTLED, TERMINAL_EVENTS, BackgroundResponses
-from agentloom.storage.connection_faults import DATABASE_FAULTS
+from agentloom.services.event_writer import EventWriter
 from agentloom.storage.events import SqlEventStore, StoredEvent
 from agentloom.storage.jobs import JobRow, SqlJobStore
 
 log = logging.getLogger(__name__)
 
-BATCH_DELAY = 0.02  # seconds an event waits for others to be written with it
 ENDED = frozenset({"completed", "failed", "incomplete"})  # by the run itself
 SIDE_EFFECTS = frozenset(
     {"response.code_interpreter_call.in_progress", "response.mcp_call.in_progress"}
@@ -83,7 +81,7 @@ class ResponseJobs:
         except AgentloomError as exc:  # what it refers to changed since it was queued
             await self.abandoned(job, exc.stated())
             return None
-        writer = _EventWriter(self._events, self._background, job.subject)
+        writer = EventWriter(self._events, self._background.wakeups.wake, job.subject)
         marked = False
         final: Response | None = None
         try:
@@ -94,7 +92,8 @@ class ResponseJobs:
                     marked = True
                 if isinstance(event, TerminalEvent):
                     final = event.response
-                await writer.add(event)
+                stored = StoredEvent(event.sequence_number, event.type, event.model_dump_json())
+                await writer.add(stored, last=event.type in TERMINAL_EVENTS)
         finally:
             with anyio.CancelScope(shield=True):
                 await writer.flush()
@@ -131,50 +130,3 @@ class ResponseJobs:
             job.subject, [StoredEvent(0, terminal.type, terminal.model_dump_json())]
         )
         await self._background.settled(failed)
-
-
-class _EventWriter:
-    """A background response's events, written in batches (see the module's docstring)."""
-
-    def __init__(
-        self, events: SqlEventStore, background: BackgroundResponses, subject: str
-    ) -> None:
-        self._events = events
-        self._background = background
-        self._subject = subject
-        self._pending: list[StoredEvent] = []
-        self._timer: asyncio.Task[None] | None = None
-        self._writing = asyncio.Lock()  # batches are written in order
-
-    async def add(self, event: ev.StreamEvent) -> None:
-        body = event.model_dump_json()
-        self._pending.append(StoredEvent(event.sequence_number, event.type, body))
-        if event.type in TERMINAL_EVENTS:
-            await self.flush()
-        elif self._timer is None:
-            self._timer = asyncio.ensure_future(self._later())
-
-    async def _later(self) -> None:
-        await asyncio.sleep(BATCH_DELAY)
-        self._timer = None
-        try:
-            await self.flush()
-        except (
-            DATABASE_FAULTS
-        ):  # kept: the next write (the terminal event's at the latest) tries them again
-            log.warning("could not write events of %s yet", self._subject, exc_info=True)
-
-    async def flush(self) -> None:
-        if self._timer is not None and self._timer is not asyncio.current_task():
-            self._timer.cancel()
-            self._timer = None
-        async with self._writing:
-            pending, self._pending = self._pending, []
-            if not pending:
-                return
-            try:
-                await self._events.append(self._subject, pending)
-            except BaseException:
-                self._pending[:0] = pending  # kept, in order, for the next write
-                raise
-            self._background.wakeups.wake(self._subject)
