@@ -37,11 +37,27 @@ class Schedules:
     ) -> ScheduleRow:
         """A schedule of the running project: its first run at ``start_at`` (default: one
         period from now)."""
+        row = self.new(kind, subject, payload, every=every, cron=cron, start_at=start_at)
+        await self._store.create(row)
+        return row
+
+    def new(
+        self,
+        kind: str,
+        subject: str,
+        payload: str = "{}",
+        *,
+        every: float | None = None,
+        cron: str | None = None,
+        start_at: float | None = None,
+    ) -> ScheduleRow:
+        """The row :meth:`create` stores (checked), for a caller that stores it with what it
+        schedules (:func:`agentloom.storage.schedules.insert`)."""
         now = time.time()
         probe = ScheduleRow("", kind, subject, payload, now, now, every=every, cron=cron)
         self._check(probe)
         first = start_at if start_at is not None else probe.following(now)
-        row = ScheduleRow(
+        return ScheduleRow(
             id=new_id("sched"),
             kind=kind,
             subject=subject,
@@ -51,8 +67,6 @@ class Schedules:
             every=every,
             cron=cron,
         )
-        await self._store.create(row)
-        return row
 
     async def get(self, schedule_id: str) -> ScheduleRow:
         row = await self._store.get(schedule_id)

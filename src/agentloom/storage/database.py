@@ -28,7 +28,9 @@ from sqlalchemy.pool import StaticPool
 
 from agentloom.storage import schema
 from agentloom.storage.admin_keys import SqlAdminKeyStore
+from agentloom.storage.agent_runs import SqlAgentRunStore
 from agentloom.storage.agent_sessions import SqlAgentSessionStore
+from agentloom.storage.agent_tasks import SqlAgentTaskStore
 from agentloom.storage.audit import SqlAuditStore
 from agentloom.storage.chunks_base import ChunkStore
 from agentloom.storage.connection_faults import guard_pool
@@ -37,6 +39,7 @@ from agentloom.storage.conversations import SqlConversationStore
 from agentloom.storage.events import SqlEventStore
 from agentloom.storage.files import SqlFileStore
 from agentloom.storage.jobs import SqlJobStore
+from agentloom.storage.managed_agents import SqlManagedAgentStore
 from agentloom.storage.memories import SqlMemoryStore
 from agentloom.storage.projects import SqlProjectStore
 from agentloom.storage.prompts import SqlPromptStore
@@ -207,6 +210,9 @@ class Database:
         self.schedules = SqlScheduleStore(runner)
         self.agent_sessions = SqlAgentSessionStore(runner)  # the agent SDK's sessions and ticks
         self.memories = SqlMemoryStore(runner)  # the agent SDK's memory notes
+        self.managed_agents = SqlManagedAgentStore(runner)  # /v1/managed-agents
+        self.agent_runs = SqlAgentRunStore(runner)
+        self.agent_tasks = SqlAgentTaskStore(runner)
 
     @classmethod
     async def connect(

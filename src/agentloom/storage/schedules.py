@@ -58,7 +58,7 @@ class SqlScheduleStore:
         self._runner = runner
 
     async def create(self, row: ScheduleRow) -> None:
-        await self._runner.write(partial(_create, current_project(), row))
+        await self._runner.write(partial(insert, current_project(), row))
 
     async def get(self, schedule_id: str) -> ScheduleRow | None:
         return await self._runner.read(partial(_get, current_project(), schedule_id))
@@ -86,7 +86,8 @@ def _mine(project: str, schedule_id: str) -> sa.ColumnElement[bool]:
     return sa.and_(S.c.id == schedule_id, S.c.project_id == project)
 
 
-def _create(project: str, row: ScheduleRow, conn: Connection) -> None:
+def insert(project: str, row: ScheduleRow, conn: Connection) -> None:
+    """Store ``row`` in the caller's transaction (with what it schedules, say)."""
     conn.execute(S.insert().values(project_id=project, **asdict(row)))
 
 

@@ -1,0 +1,338 @@
+"""Managed agents and their messages, each a project's.
+
+A turn begins with one transaction (:meth:`SqlManagedAgentStore.begin_turn`): the user's message
+is stored and the conversation before it read back. It ends with another
+(:meth:`SqlManagedAgentStore.end_turn`): the agent's reply stored and what the turn used added
+to the agent's counters. Deleting an agent deletes everything it had: messages, runs (and their
+stored stream frames), tasks, schedule, and its sessions, ticks and memory notes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from functools import partial
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from agentloom.storage import schema
+from agentloom.storage.base import Order, Page
+from agentloom.storage.pages import keyset_page
+from agentloom.storage.runner import Runner
+from agentloom.storage.schedules import ScheduleRow
+from agentloom.storage.schedules import insert as insert_schedule
+from agentloom.tenancy import current_project
+
+A = schema.managed_agents
+M = schema.managed_agent_messages
+S = schema.schedules
+SEEN = ("delivered", "incomplete")  # messages a turn's conversation is made of
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRow:
+    id: str
+    name: str
+    agent_type: str
+    config: str  # a JSON object
+    status: str
+    created_at: float
+    updated_at: float
+    template_id: str | None = None
+    schedule_id: str | None = None
+    summary_memory: str = ""
+    total_runs: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    last_run_at: float | None = None
+    last_activity_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleView:
+    """The agent's schedule as it runs."""
+
+    id: str
+    next_run_at: float
+    runs: int
+    every: float | None = None
+    cron: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredAgent:
+    row: AgentRow
+    schedule: ScheduleView | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRow:
+    id: str
+    agent_id: str
+    direction: str  # user_to_agent, agent_to_user
+    content: str
+    mode: str  # queued, immediate
+    status: str  # pending, delivered, incomplete
+    created_at: float
+    run_id: str | None = None
+    tool_calls: str | None = None  # a JSON list
+    stop_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnd:
+    """What a turn leaves: its reply (if it said anything), the tokens it used, when; for a
+    run, how the run ended."""
+
+    reply: MessageRow | None
+    input_tokens: int
+    output_tokens: int
+    at: float
+    status: str | None = None  # the agent's status afterwards (None: as it is)
+    run_id: str | None = None  # the turn was this run (counted in total_runs)
+    run_status: str = "completed"
+    run_error: str | None = None  # a JSON object: code, message
+
+
+_AGENT = tuple(A.c[name] for name in AgentRow.__slots__)
+_SCHEDULE = (
+    S.c.id.label("schedule_ref"),
+    S.c.next_run_at,
+    S.c.runs,
+    S.c.every,
+    S.c.cron,
+)
+_WITH_SCHEDULE = A.outerjoin(S, S.c.id == A.c.schedule_id)
+_MESSAGE = tuple(M.c[name] for name in MessageRow.__slots__)
+
+
+class SqlManagedAgentStore:
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+
+    async def create(self, row: AgentRow, schedule: ScheduleRow | None = None) -> None:
+        """Store the agent, with its schedule (if it has one) in the same transaction."""
+        await self._runner.write(partial(_create, current_project(), row, schedule))
+
+    async def get(self, agent_id: str) -> StoredAgent | None:
+        return await self._runner.read(partial(_get, current_project(), agent_id))
+
+    async def row(self, agent_id: str) -> AgentRow | None:
+        """The agent's row alone (no schedule)."""
+        return await self._runner.read(partial(_row, current_project(), agent_id))
+
+    async def list_page(
+        self, after: str | None, limit: int, order: Order
+    ) -> Page[StoredAgent] | None:
+        """``None`` when ``after`` is not one of the project's agents."""
+        return await self._runner.read(partial(_list, current_project(), after, limit, order))
+
+    async def update(self, agent_id: str, values: dict[str, Any]) -> StoredAgent | None:
+        return await self._runner.write(partial(_update, current_project(), agent_id, values))
+
+    async def delete(self, agent_id: str) -> bool:
+        return await self._runner.write(partial(_delete, current_project(), agent_id))
+
+    async def add_message(self, row: MessageRow) -> None:
+        await self._runner.write(partial(_add_message, current_project(), row))
+
+    async def begin_turn(self, message: MessageRow, history: int) -> list[MessageRow]:
+        """Store ``message``; the ``history`` latest messages of the agent's conversation
+        before it, oldest first."""
+        write = partial(_begin_turn, current_project(), message, history)
+        return await self._runner.write(write)
+
+    async def take_queued(self, agent_id: str, run_id: str, history: int) -> TakenMessages:
+        """Give the agent's pending messages to ``run_id`` (with those it was given before:
+        a run started again); them and the conversation before them."""
+        write = partial(_take_queued, current_project(), agent_id, run_id, history)
+        return await self._runner.write(write)
+
+    async def end_turn(self, agent_id: str, end: TurnEnd) -> None:
+        await self._runner.write(partial(_end_turn, current_project(), agent_id, end))
+
+    async def messages(
+        self, agent_id: str, after: str | None, limit: int, order: Order
+    ) -> Page[MessageRow] | None:
+        """``None`` when ``after`` is not one of the agent's messages."""
+        read = partial(_messages, current_project(), agent_id, after, limit, order)
+        return await self._runner.read(read)
+
+
+@dataclass(frozen=True, slots=True)
+class TakenMessages:
+    messages: list[MessageRow]  # given to the run, oldest first
+    history: list[MessageRow]  # the conversation before them, oldest first
+
+
+def _agent(row: Any) -> AgentRow:
+    return AgentRow(*(getattr(row, c.name) for c in _AGENT))
+
+
+def _stored(row: Any) -> StoredAgent:
+    schedule = None
+    if row.schedule_ref is not None:
+        schedule = ScheduleView(row.schedule_ref, row.next_run_at, row.runs, row.every, row.cron)
+    return StoredAgent(_agent(row), schedule)
+
+
+def _select() -> sa.Select[Any]:
+    return sa.select(*_AGENT, *_SCHEDULE).select_from(_WITH_SCHEDULE)
+
+
+def _message(row: Any) -> MessageRow:
+    return MessageRow(*(getattr(row, c.name) for c in _MESSAGE))
+
+
+def _mine(project: str, agent_id: str) -> sa.ColumnElement[bool]:
+    return sa.and_(A.c.id == agent_id, A.c.project_id == project)
+
+
+def _create(project: str, row: AgentRow, schedule: ScheduleRow | None, conn: Connection) -> None:
+    if schedule is not None:
+        insert_schedule(project, schedule, conn)
+    conn.execute(A.insert().values(project_id=project, **asdict(row)))
+
+
+def _get(project: str, agent_id: str, conn: Connection) -> StoredAgent | None:
+    row = conn.execute(_select().where(_mine(project, agent_id))).first()
+    return None if row is None else _stored(row)
+
+
+def _row(project: str, agent_id: str, conn: Connection) -> AgentRow | None:
+    row = conn.execute(sa.select(*_AGENT).where(_mine(project, agent_id))).first()
+    return None if row is None else _agent(row)
+
+
+def _list(
+    project: str, after: str | None, limit: int, order: Order, conn: Connection
+) -> Page[StoredAgent] | None:
+    cursor = None
+    if after is not None:
+        cursor = conn.scalar(sa.select(A.c.seq).where(_mine(project, after)))
+        if cursor is None:
+            return None
+    query = _select().where(A.c.project_id == project)
+    return keyset_page(conn, query, A.c.seq, order=order, limit=limit, row=_stored, after=cursor)
+
+
+def _update(
+    project: str, agent_id: str, values: dict[str, Any], conn: Connection
+) -> StoredAgent | None:
+    if values:
+        conn.execute(A.update().where(_mine(project, agent_id)).values(**values))
+    return _get(project, agent_id, conn)
+
+
+def _delete(project: str, agent_id: str, conn: Connection) -> bool:
+    agent = _row(project, agent_id, conn)
+    if agent is None:
+        return False
+    runs = schema.managed_agent_runs
+    run_ids = sa.select(runs.c.id).where(runs.c.agent_id == agent_id)
+    events = schema.response_events
+    conn.execute(events.delete().where(events.c.response_id.in_(run_ids)))
+    for table in (runs, M, schema.managed_agent_tasks):
+        conn.execute(table.delete().where(table.c.agent_id == agent_id))
+    if agent.schedule_id is not None:
+        conn.execute(schema.schedules.delete().where(schema.schedules.c.id == agent.schedule_id))
+    for table in (schema.agent_sessions, schema.agent_ticks):
+        conn.execute(table.delete().where(table.c.agent == agent_id))
+    conn.execute(schema.memories.delete().where(schema.memories.c.namespace == agent_id))
+    conn.execute(A.delete().where(_mine(project, agent_id)))
+    return True
+
+
+def _add_message(project: str, row: MessageRow, conn: Connection) -> None:
+    conn.execute(M.insert().values(project_id=project, **asdict(row)))
+
+
+def _history(
+    project: str, agent_id: str, before: int | None, limit: int, conn: Connection
+) -> list[MessageRow]:
+    """The ``limit`` latest messages of the conversation (those a turn saw or said) before the
+    message numbered ``before``, oldest first."""
+    if limit <= 0:
+        return []
+    query = sa.select(*_MESSAGE).where(
+        M.c.agent_id == agent_id, M.c.project_id == project, M.c.status.in_(SEEN)
+    )
+    if before is not None:
+        query = query.where(M.c.seq < before)
+    rows = conn.execute(query.order_by(M.c.seq.desc()).limit(limit)).all()
+    return [_message(row) for row in reversed(rows)]
+
+
+def _begin_turn(
+    project: str, message: MessageRow, history: int, conn: Connection
+) -> list[MessageRow]:
+    earlier = _history(project, message.agent_id, None, history, conn)
+    _add_message(project, message, conn)
+    return earlier
+
+
+def _take_queued(
+    project: str, agent_id: str, run_id: str, history: int, conn: Connection
+) -> TakenMessages:
+    pending = sa.and_(
+        M.c.agent_id == agent_id,
+        M.c.project_id == project,
+        M.c.direction == "user_to_agent",
+        M.c.status == "pending",
+    )
+    conn.execute(M.update().where(pending).values(status="delivered", run_id=run_id))
+    query = sa.select(*_MESSAGE, M.c.seq).where(
+        M.c.agent_id == agent_id,
+        M.c.project_id == project,
+        M.c.run_id == run_id,
+        M.c.direction == "user_to_agent",
+    )
+    rows = conn.execute(query.order_by(M.c.seq)).all()
+    first = rows[0].seq if rows else None
+    return TakenMessages(
+        [_message(row) for row in rows], _history(project, agent_id, first, history, conn)
+    )
+
+
+def _end_turn(project: str, agent_id: str, end: TurnEnd, conn: Connection) -> None:
+    if end.reply is not None:
+        _add_message(project, end.reply, conn)
+    values: dict[str, Any] = {
+        "input_tokens": A.c.input_tokens + end.input_tokens,
+        "output_tokens": A.c.output_tokens + end.output_tokens,
+        "last_activity_at": end.at,
+    }
+    if end.status is not None:
+        values["status"] = end.status
+    if end.run_id is not None:
+        values.update(total_runs=A.c.total_runs + 1, last_run_at=end.at)
+        _end_run(project, end, conn)
+    conn.execute(A.update().where(_mine(project, agent_id)).values(**values))
+
+
+def _end_run(project: str, end: TurnEnd, conn: Connection) -> None:
+    runs = schema.managed_agent_runs
+    mine = sa.and_(runs.c.id == end.run_id, runs.c.project_id == project)
+    values = {
+        "status": end.run_status,
+        "error": end.run_error,
+        "reply_id": None if end.reply is None else end.reply.id,
+        "input_tokens": end.input_tokens,
+        "output_tokens": end.output_tokens,
+        "ended_at": end.at,
+    }
+    conn.execute(runs.update().where(mine).values(**values))
+
+
+def _messages(
+    project: str, agent_id: str, after: str | None, limit: int, order: Order, conn: Connection
+) -> Page[MessageRow] | None:
+    owned = sa.and_(M.c.agent_id == agent_id, M.c.project_id == project)
+    cursor = None
+    if after is not None:
+        cursor = conn.scalar(sa.select(M.c.seq).where(owned, M.c.id == after))
+        if cursor is None:
+            return None
+    query = sa.select(*_MESSAGE).where(owned)
+    return keyset_page(conn, query, M.c.seq, order=order, limit=limit, row=_message, after=cursor)
