@@ -153,6 +153,9 @@ _EMBEDDINGS: TypeAdapter[Any] = TypeAdapter(CreateEmbeddingResponse)
 _ITEM: TypeAdapter[Any] = TypeAdapter(ConversationItem)
 _COMPACTED: TypeAdapter[Any] = TypeAdapter(CompactedResponse)
 
+OWN_EVENTS = "managed_agent."
+"""The ``object`` prefix of streamed events OpenAI has no type for."""
+
 TOLERATED_ERROR_CODES = frozenset({"context_length_exceeded"})
 """``error.code`` values OpenAI sends in a failed response although the package's enum lacks
 them (Codex reads ``context_length_exceeded`` to tell the user the context is full)."""
@@ -210,6 +213,8 @@ def event_problems(value: Any) -> list[str]:
         return _parses(_PASSED["text_completion"], {**value, "choices": choices}, "text_completion")
     if isinstance(value, dict) and value.get("object") in _PASSED:
         return _parses(_PASSED[value["object"]], value, value["object"])
+    if isinstance(value, dict) and str(value.get("object")).startswith(OWN_EVENTS):
+        return []  # agentloom's own (a managed agent's tool events): no OpenAI type holds them
     return _check(EVENT, value, f"event {value.get('type')}" if isinstance(value, dict) else "")
 
 

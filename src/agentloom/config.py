@@ -390,6 +390,15 @@ class WebhookSettings(_Strict):
         return value
 
 
+class ManagedAgentSettings(_Strict):
+    """``[managed_agents]``: agents that live on the server (``/v1/managed-agents``). Each one's
+    files (``file_read``'s workspace, its code_interpreter sessions) are kept in a folder of its
+    own under ``directory``, never the server's own files."""
+
+    directory: Path = Path(DEFAULT_DATA_DIR) / "agents"
+    history_messages: int = Field(default=50, ge=0, le=1000)  # stored messages a turn sees
+
+
 class LoggingSettings(_Strict):
     """``[logging]``: the server's log lines (docs/operations.md)."""
 
@@ -497,6 +506,7 @@ class Settings(_Strict):
     web_search: WebSearchSettings = Field(default_factory=WebSearchSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
+    managed_agents: ManagedAgentSettings = Field(default_factory=ManagedAgentSettings)
     safety: SafetySettings = Field(default_factory=SafetySettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
 
@@ -620,6 +630,7 @@ _ENV_SCALARS: dict[str, tuple[str, str]] = {
     "AGENTLOOM_SEALING_OLD_KEYS": ("server", "sealing_old_keys"),
     "AGENTLOOM_FILES_DIRECTORY": ("files", "directory"),
     "AGENTLOOM_FILES_MAX_BYTES": ("files", "max_bytes"),
+    "AGENTLOOM_AGENTS_DIRECTORY": ("managed_agents", "directory"),
     "AGENTLOOM_CODE_INTERPRETER_SANDBOX": ("code_interpreter", "sandbox"),
     "AGENTLOOM_EMBEDDINGS_TYPE": ("embeddings", "type"),
     "AGENTLOOM_EMBEDDINGS_BASE_URL": ("embeddings", "base_url"),

@@ -26,6 +26,7 @@ from agentloom.config import (
     EmbeddingSettings,
     EngineSettings,
     FilesSettings,
+    ManagedAgentSettings,
     ProviderSettings,
     ServerSettings,
     Settings,
@@ -50,7 +51,9 @@ def make_settings(
     files_max_bytes: int = 8 * 1024 * 1024,
 ) -> Settings:
     """Settings for one ``fake`` provider serving ``backend.model``, on ``database_url``;
-    uploaded files go to ``files_directory`` (default: a fresh temporary directory)."""
+    uploaded files go to ``files_directory`` (default: a fresh temporary directory), managed
+    agents' folders beside it."""
+    files = files_directory or _scratch_directory()
     provider = ProviderSettings(
         name="fake",
         base_url=backend.base_url,
@@ -68,10 +71,8 @@ def make_settings(
             type="openai_compatible", base_url=backend.base_url, model=FAKE_EMBEDDING_MODEL
         ),
         vector_stores=VectorStoreSettings(poll_after_ms=20),  # the SDK's *_and_poll: quick
-        files=FilesSettings(
-            directory=files_directory or _scratch_directory(),
-            max_bytes=files_max_bytes,
-        ),
+        files=FilesSettings(directory=files, max_bytes=files_max_bytes),
+        managed_agents=ManagedAgentSettings(directory=files.parent / f"{files.name}-agents"),
     )
 
 

@@ -216,6 +216,14 @@ async def make_everything(tenant: Tenant, backend: FakeBackend) -> Owned:
     hook = await client.webhooks.create(
         name="hooks", url="https://10.9.9.9/hook", event_types=["response.completed"]
     )
+    agent = await _json(
+        client,
+        "/managed-agents",
+        {"name": "a", "agent_type": "simple", "config": {"model": backend.model}},
+    )
+    await _json(client, f"/managed-agents/{agent['id']}/messages", {"content": "hello"})
+    run = await _json(client, f"/managed-agents/{agent['id']}/run", {})
+    task = await _json(client, f"/managed-agents/{agent['id']}/tasks", {"description": "do it"})
     return Owned(
         {
             "response_id": response.id,
@@ -228,8 +236,17 @@ async def make_everything(tenant: Tenant, backend: FakeBackend) -> Owned:
             "container_file_id": container_files.data[0].id,
             "prompt_id": prompt.json()["id"],
             "webhook_endpoint_id": hook.id,
+            "managed_agent_id": agent["id"],
+            "run_id": run["id"],
+            "task_id": task["id"],
         }
     )
+
+
+async def _json(client: openai.AsyncOpenAI, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    reply = await client.post(path, cast_to=httpx2.Response, body=body)
+    made: dict[str, Any] = reply.json()
+    return made
 
 
 _BODIES: dict[str, dict[str, Any]] = {
@@ -246,6 +263,10 @@ _BODIES: dict[str, dict[str, Any]] = {
     "/v1/vector_stores/{vector_store_id}/files/{file_id}": {"attributes": {"k": "v"}},
     "/v1/vector_stores/{vector_store_id}/file_batches": {"file_ids": ["{file_id}"]},
     "/v1/webhook_endpoints/{webhook_endpoint_id}/test": {"event_type": "response.completed"},
+    "/v1/managed-agents/{managed_agent_id}": {"name": "renamed"},
+    "/v1/managed-agents/{managed_agent_id}/messages": {"content": "hi", "stream": True},
+    "/v1/managed-agents/{managed_agent_id}/tasks": {"description": "another"},
+    "/v1/managed-agents/{managed_agent_id}/tasks/{task_id}": {"status": "done"},
 }
 _UNOWNED = {"model_id", "shield_id"}
 
@@ -301,6 +322,13 @@ async def test_every_route_answers_404_for_another_projects_ids(
     await alpha.client.vector_stores.retrieve(owned.ids["vector_store_id"])
     await alpha.client.containers.retrieve(owned.ids["container_id"])
     await alpha.client.webhooks.retrieve(owned.ids["webhook_endpoint_id"])
+    agent = f"/managed-agents/{owned.ids['managed_agent_id']}"
+    for path in (
+        agent,
+        f"{agent}/runs/{owned.ids['run_id']}",
+        f"{agent}/tasks/{owned.ids['task_id']}",
+    ):
+        assert (await raw.get(path, headers=alpha.headers)).status_code == 200, path
 
 
 async def test_lists_show_only_the_callers_project(
@@ -320,6 +348,8 @@ async def test_lists_show_only_the_callers_project(
     assert [p["id"] for p in prompts.json()["data"]] == [mine.ids["prompt_id"]]
     hooks = await beta.client.webhooks.list()
     assert [h.id for h in hooks.data] == [mine.ids["webhook_endpoint_id"]]
+    agents = await beta.client.get("/managed-agents", cast_to=httpx2.Response)
+    assert [a["id"] for a in agents.json()["data"]] == [mine.ids["managed_agent_id"]]
 
 
 async def test_references_to_another_projects_objects_are_404(

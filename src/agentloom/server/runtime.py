@@ -37,6 +37,7 @@ from agentloom.safety.service import SafetyService
 from agentloom.safety.shield_types import build_safety
 from agentloom.sealing import Sealer, SealingKey
 from agentloom.services.admin_keys import AdminKeysService
+from agentloom.services.agent_services import ManagedAgentServices, managed_agent_services
 from agentloom.services.audit import AuditLog
 from agentloom.services.background import BackgroundResponses
 from agentloom.services.chat_gateway import ChatGateway
@@ -101,6 +102,7 @@ class Runtime:
     schedules: Schedules
     chat: ChatGateway
     native: ResponsesGateway  # /v1/responses passed through to a backend's own
+    managed: ManagedAgentServices  # /v1/managed-agents
     containers: ContainersService | None = None
     jwt: JwtVerifier | None = None  # bearer JWTs, with [auth.jwt]
     metrics: Metrics | None = None  # what GET /metrics shows
@@ -283,6 +285,7 @@ async def _services(
     runner.handle(
         DELIVERY_JOB, WebhookDeliveries(database.webhooks, webhooks, sender, settings.webhooks)
     )
+    managed = managed_agent_services(settings, database, catalog, usage, runner, background.wakeups)
     return Runtime(
         settings=settings,
         database=database,
@@ -312,6 +315,7 @@ async def _services(
         schedules=Schedules(database.schedules),
         chat=ChatGateway(catalog, usage, ChatGuards(guardrails), metrics),
         native=ResponsesGateway(catalog, database.responses, finder, usage, guardrails),
+        managed=managed,
         containers=containers,
         jwt=jwt,
         metrics=metrics,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 
 import anyio
 import anyio.lowlevel
@@ -15,6 +16,7 @@ from starlette.types import Message, Receive, Scope, Send
 from agentloom.api.events import ErrorEvent, StreamEvent
 from agentloom.errors import AgentloomError, InternalError, UpstreamError
 from agentloom.server.errors import INTERNAL_MESSAGE, error_body
+from agentloom.services.agent_stream import Frame
 from agentloom.storage.events import StoredEvent
 
 log = logging.getLogger(__name__)
@@ -135,3 +137,17 @@ async def encode_data(batches: AsyncIterator[list[bytes]]) -> AsyncGenerator[byt
         yield b"data: " + error_body(exc) + b"\n\n"
         return
     yield DONE
+
+
+async def encode_frames(frames: AsyncGenerator[Frame, None]) -> AsyncGenerator[bytes, None]:
+    """A managed agent's stream (:mod:`agentloom.services.agent_stream`): each frame an
+    ``event:`` line when it names one, then its ``data:`` line; the frames end with their own
+    ``[DONE]``. A fault after the stream began ends it with an ``error`` payload."""
+    async with aclosing(frames):
+        try:
+            async for frame in frames:
+                head = b"event: " + frame.event.encode() + b"\n" if frame.event else b""
+                yield head + b"data: " + frame.data.encode() + b"\n\n"
+        except Exception as exc:  # the edge's last resort, like the app's 500 handler
+            log.exception("unhandled error in a managed agent's stream", exc_info=exc)
+            yield b"data: " + error_body(InternalError(INTERNAL_MESSAGE)) + b"\n\n" + DONE

@@ -19,6 +19,7 @@ from sqlalchemy.engine import Connection
 from agentloom.storage import schema
 from agentloom.storage.base import Order, Page
 from agentloom.storage.jobs import JobRow, enqueue
+from agentloom.storage.managed_agents import TakenMessages, take_queued
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
 from agentloom.tenancy import current_project
@@ -47,6 +48,12 @@ class RunRow:
 _COLUMNS = tuple(R.c[name] for name in RunRow.__slots__)
 
 
+@dataclass(frozen=True, slots=True)
+class Begun:
+    run: RunRow
+    taken: TakenMessages
+
+
 class SqlAgentRunStore:
     def __init__(self, runner: Runner) -> None:
         self._runner = runner
@@ -56,10 +63,11 @@ class SqlAgentRunStore:
         has a run queued or in progress."""
         return await self._runner.write(partial(_queue, current_project(), run, job))
 
-    async def begin(self, run: RunRow, now: float) -> RunRow | None:
-        """Mark ``run`` (stored, or made now: a tick's) ``in_progress``; ``None`` while another
-        run of its agent is in progress."""
-        return await self._runner.write(partial(_begin, current_project(), run, now))
+    async def begin(self, run: RunRow, now: float, history: int) -> Begun | None:
+        """Mark ``run`` (stored, or made now: a tick's) ``in_progress`` and give it the agent's
+        queued messages (:func:`~agentloom.storage.managed_agents.take_queued`); ``None`` while
+        another run of its agent is in progress."""
+        return await self._runner.write(partial(_begin, current_project(), run, now, history))
 
     async def get(self, agent_id: str, run_id: str) -> RunRow | None:
         return await self._runner.read(partial(_get, current_project(), agent_id, run_id))
@@ -111,7 +119,7 @@ def _queue(project: str, run: RunRow, job: JobRow, conn: Connection) -> RunRow |
     return run
 
 
-def _begin(project: str, run: RunRow, now: float, conn: Connection) -> RunRow | None:
+def _begin(project: str, run: RunRow, now: float, history: int, conn: Connection) -> Begun | None:
     if not _lock_agent(project, run.agent_id, conn):
         return None
     if conn.scalar(_others(project, run, ("in_progress",)).limit(1)) is not None:
@@ -123,7 +131,7 @@ def _begin(project: str, run: RunRow, now: float, conn: Connection) -> RunRow | 
         values = {"status": "in_progress", "started_at": now}
         conn.execute(R.update().where(R.c.id == run.id, R.c.project_id == project).values(values))
     conn.execute(A.update().where(A.c.id == run.agent_id).values(status="running"))
-    return started
+    return Begun(started, take_queued(project, run.agent_id, run.id, history, conn))
 
 
 def _get(project: str, agent_id: str, run_id: str, conn: Connection) -> RunRow | None:

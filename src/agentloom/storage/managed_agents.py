@@ -143,12 +143,6 @@ class SqlManagedAgentStore:
         write = partial(_begin_turn, current_project(), message, history)
         return await self._runner.write(write)
 
-    async def take_queued(self, agent_id: str, run_id: str, history: int) -> TakenMessages:
-        """Give the agent's pending messages to ``run_id`` (with those it was given before:
-        a run started again); them and the conversation before them."""
-        write = partial(_take_queued, current_project(), agent_id, run_id, history)
-        return await self._runner.write(write)
-
     async def end_turn(self, agent_id: str, end: TurnEnd) -> None:
         await self._runner.write(partial(_end_turn, current_project(), agent_id, end))
 
@@ -272,9 +266,11 @@ def _begin_turn(
     return earlier
 
 
-def _take_queued(
+def take_queued(
     project: str, agent_id: str, run_id: str, history: int, conn: Connection
 ) -> TakenMessages:
+    """Give the agent's pending messages to ``run_id`` (with those it was given before: a run
+    started again); them and the conversation before them."""
     pending = sa.and_(
         M.c.agent_id == agent_id,
         M.c.project_id == project,

@@ -1,0 +1,118 @@
+"""Messages to managed agents: queued for a run, or answered at once with the reply streamed.
+
+A streamed message (``stream: true``) is checked first (the agent, its model, its tools: a
+mistake is an error answer, not a broken stream), then stored with the conversation before it
+read back in one transaction, then the agent runs with its tokens streamed as the model makes
+them (:mod:`agentloom.services.agent_stream`). The reply is stored when the turn ends, also when
+the client goes away first (what was said so far, ``incomplete``). A message that is not streamed
+is stored ``pending``: the agent's next run takes it, and ``mode: "immediate"`` starts that run
+at once unless one is queued or going already.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
+
+import anyio
+
+from agentloom.api.managed_agents import AgentMessage, AgentMessagePage, SendMessageRequest
+from agentloom.errors import ConflictError, NotFoundError
+from agentloom.ids import new_id
+from agentloom.services.agent_factory import AgentFactory, BuiltAgent
+from agentloom.services.agent_runs import AgentRuns
+from agentloom.services.agent_stream import Frame, TurnStream, turn_frames
+from agentloom.services.agent_wire import message_page, message_wire
+from agentloom.services.managed_agents import ManagedAgentsService, config_of
+from agentloom.storage.base import Order
+from agentloom.storage.managed_agents import MessageRow, SqlManagedAgentStore, TurnEnd
+
+__all__ = ["AgentMessages"]
+
+
+class AgentMessages:
+    def __init__(
+        self,
+        agents: ManagedAgentsService,
+        store: SqlManagedAgentStore,
+        factory: AgentFactory,
+        runs: AgentRuns,
+        *,
+        history: int,
+    ) -> None:
+        self._agents = agents
+        self._store = store
+        self._factory = factory
+        self._runs = runs
+        self._history = history
+
+    async def queue(self, agent_id: str, request: SendMessageRequest) -> AgentMessage:
+        """Store the message for the agent's next run (started now when ``immediate``)."""
+        await self._agents.stored(agent_id)
+        message = _message(agent_id, request, "pending")
+        await self._store.add_message(message)
+        if request.mode != "immediate":
+            return message_wire(message)
+        try:
+            run = await self._runs.start(agent_id, "message")
+        except ConflictError:  # a run is queued or going: the next one takes it
+            return message_wire(message)
+        return message_wire(message).model_copy(update={"run_id": run.id})
+
+    async def stream(
+        self, agent_id: str, request: SendMessageRequest
+    ) -> AsyncGenerator[Frame, None]:
+        """Run the agent on the message now; its frames. Everything that can be refused is
+        refused before this returns."""
+        row = (await self._agents.stored(agent_id)).row
+        built = await self._factory.build(agent_id, row.agent_type, config_of(row))
+        message = _message(agent_id, request, "delivered")
+        try:
+            history = await self._store.begin_turn(message, self._history)
+        except BaseException:
+            await built.aclose()
+            raise
+        return self._turn(built, agent_id, history, message.content)
+
+    async def _turn(
+        self, built: BuiltAgent, agent_id: str, history: Sequence[MessageRow], text: str
+    ) -> AsyncGenerator[Frame, None]:
+        turn = TurnStream(built.model)
+        try:
+            frames = turn_frames(built, turn, built.input(history, [text]))
+            async with aclosing(frames):
+                async for frame in frames:
+                    yield frame
+        finally:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await self._store.end_turn(agent_id, _end(turn, agent_id))
+                finally:
+                    await built.aclose()
+
+    async def list(
+        self, agent_id: str, after: str | None, limit: int, order: Order
+    ) -> AgentMessagePage:
+        await self._agents.stored(agent_id)
+        page = await self._store.messages(agent_id, after, limit, order)
+        if page is None:
+            raise NotFoundError(f"No message found with id '{after}'.", param="after")
+        return message_page([message_wire(row) for row in page.data], has_more=page.has_more)
+
+
+def _message(agent_id: str, request: SendMessageRequest, status: str) -> MessageRow:
+    return MessageRow(
+        id=new_id("amsg"),
+        agent_id=agent_id,
+        direction="user_to_agent",
+        content=request.content,
+        mode=request.mode,
+        status=status,
+        created_at=time.time(),
+    )
+
+
+def _end(turn: TurnStream, agent_id: str) -> TurnEnd:
+    used = turn.usage
+    return TurnEnd(turn.reply(agent_id), used.input_tokens, used.output_tokens, time.time())
