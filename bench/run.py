@@ -519,6 +519,43 @@ async def _background_rows(server_port: int, opts: Options) -> list[Row]:
     ]
 
 
+MANAGED_MS_TARGET = 1.0  # a managed agent's first token, added at the median (issue 21)
+
+
+async def _managed_rows(server_port: int, opts: Options) -> list[Row]:
+    """A streamed managed-agent message (a ``simple`` agent: one model call) against a plain
+    streamed ``/v1/responses`` on the same backend: time to the first token, and to the end.
+    The agent's turn stores the message and reads the conversation before its model call."""
+    counts = {"requests": opts.requests, "warmup": opts.warmup}
+    async with Connection(HOST, server_port) as conn:
+        plain, managed = await scenarios.managed_against_plain(conn, **counts)
+    rows = []
+    for what, base, lat, target in (
+        ("first token", _firsts(plain), _firsts(managed), MANAGED_MS_TARGET),
+        ("to the end", _totals(plain), _totals(managed), None),
+    ):
+        added = (lat.median - base.median) * 1000
+        rows.append(
+            Row(
+                f"managed agent message streamed vs `/v1/responses` streamed: {what}",
+                _pair(base),
+                _pair(lat),
+                f"{added:+.2f} ms",
+                "" if target is None else f"<= +{target:.0f} ms",
+                None if target is None else added <= target,
+            )
+        )
+    return rows
+
+
+def _firsts(runs: list[scenarios.Streamed]) -> scenarios.Latency:
+    return scenarios.Latency([run.first for run in runs])
+
+
+def _totals(runs: list[scenarios.Streamed]) -> scenarios.Latency:
+    return scenarios.Latency([run.total for run in runs])
+
+
 async def _webhook_latency(conn: Connection, opts: Options) -> scenarios.Latency:
     """Seconds from reading a background response's terminal event to receiving its webhook
     (a receiver in this process, on loopback)."""
@@ -855,6 +892,7 @@ def run_one(
         hostile_rows = asyncio.run(_hostile_rows(server_port))
         sdk_rows = asyncio.run(_sdk_rows(backend_port, server_port, opts)) if with_sdk else []
         rows += asyncio.run(_background_rows(server_port, opts))
+        rows += asyncio.run(_managed_rows(server_port, opts))
         if database_url.startswith("postgresql"):
             with server(backend_port, database_url) as second_port:
                 rows.append(asyncio.run(_follower_row(server_port, second_port, opts)))

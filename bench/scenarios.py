@@ -368,6 +368,35 @@ async def streamed_latency(
     return Latency([run.first for run in runs]), Latency([run.total for run in runs])
 
 
+async def managed_story(conn: Connection) -> Streamed:
+    """A new managed agent (``simple``, on the backend's model) told to tell the story, its
+    reply streamed (``POST /v1/managed-agents/{id}/messages``, ``stream: true``): seconds to the
+    first content chunk and to the end. The agent is made first, not timed."""
+    body = {"name": "bench", "agent_type": "simple", "config": {"model": MODEL}}
+    agent = _ok(await conn.post("/v1/managed-agents", body)).json()
+    path = f"/v1/managed-agents/{agent['id']}/messages"
+    start = time.perf_counter()
+    reply, first = await conn.post_timed(path, {"content": STORY, "stream": True}, b'"content"')
+    total = time.perf_counter() - start
+    _streamed(reply, b'"finish_reason":"stop"')
+    return Streamed(first, total)
+
+
+async def managed_against_plain(
+    conn: Connection, *, requests: int, warmup: int
+) -> tuple[list[Streamed], list[Streamed]]:
+    """:func:`story_stream` and :func:`managed_story` taken in turns (so both see the same
+    load): the plain streams' times, then the managed agent's."""
+    for _ in range(warmup):
+        await story_stream(conn)
+        await managed_story(conn)
+    plain, managed = [], []
+    for _ in range(requests):
+        plain.append(await story_stream(conn))
+        managed.append(await managed_story(conn))
+    return plain, managed
+
+
 async def chain_turns(conn: Connection, *, turns: int) -> list[float]:
     """Seconds taken by each turn of one ``previous_response_id`` chain."""
     previous: object = None

@@ -16,7 +16,7 @@ from tests.faults.support import eventually
 async def test_a_client_gone_mid_stream_leaves_the_reply_stored(
     scripted: ScriptedModel, backend: FakeBackend, live_url: str
 ) -> None:
-    scripted.add_turn("first", delay(2), " second")
+    scripted.add_turn("first", delay(1), " second")
     async with httpx2.AsyncClient(base_url=live_url, timeout=10) as http:
         body = {"name": "a", "agent_type": "simple", "config": {"model": backend.model}}
         agent = (await http.post("/managed-agents", json=body)).json()["id"]

@@ -1,16 +1,19 @@
 """Messages to managed agents: queued for a run, or answered at once with the reply streamed.
 
 A streamed message (``stream: true``) is checked first (the agent, its model, its tools: a
-mistake is an error answer, not a broken stream), then stored with the conversation before it
-read back in one transaction, then the agent runs with its tokens streamed as the model makes
-them (:mod:`agentloom.services.agent_stream`). The reply is stored when the turn ends, also when
-the client goes away first (what was said so far, ``incomplete``). A message that is not streamed
-is stored ``pending``: the agent's next run takes it, and ``mode: "immediate"`` starts that run
-at once unless one is queued or going already.
+mistake is an error answer, not a broken stream; the agent and its conversation are one read),
+then the agent runs with its tokens streamed as the model makes them
+(:mod:`agentloom.services.agent_stream`). The message is written as the turn starts: the write
+and the model's first call overlap (a streamed turn adds no database write before its first
+token), and no frame is let out before the message is stored. The reply is stored when the turn
+ends, also when the client goes away first (what was said so far, ``incomplete``). A message
+that is not streamed is stored ``pending``: the agent's next run takes it, and ``mode:
+"immediate"`` starts that run at once unless one is queued or going already.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
@@ -24,7 +27,7 @@ from agentloom.services.agent_factory import AgentFactory, BuiltAgent
 from agentloom.services.agent_runs import AgentRuns
 from agentloom.services.agent_stream import Frame, TurnStream, turn_frames
 from agentloom.services.agent_wire import message_page, message_wire
-from agentloom.services.managed_agents import ManagedAgentsService, config_of
+from agentloom.services.managed_agents import ManagedAgentsService, config_of, not_found
 from agentloom.storage.base import Order
 from agentloom.storage.managed_agents import MessageRow, SqlManagedAgentStore, TurnEnd
 
@@ -65,29 +68,32 @@ class AgentMessages:
     ) -> AsyncGenerator[Frame, None]:
         """Run the agent on the message now; its frames. Everything that can be refused is
         refused before this returns."""
-        row = (await self._agents.stored(agent_id)).row
+        found = await self._store.turn_context(agent_id, self._history)
+        if found is None:
+            raise not_found(agent_id)
+        row, history = found
         built = await self._factory.build(agent_id, row.agent_type, config_of(row))
-        message = _message(agent_id, request, "delivered")
-        try:
-            history = await self._store.begin_turn(message, self._history)
-        except BaseException:
-            await built.aclose()
-            raise
-        return self._turn(built, agent_id, history, message.content)
+        return self._turn(built, history, _message(agent_id, request, "delivered"))
 
     async def _turn(
-        self, built: BuiltAgent, agent_id: str, history: Sequence[MessageRow], text: str
+        self, built: BuiltAgent, history: Sequence[MessageRow], message: MessageRow
     ) -> AsyncGenerator[Frame, None]:
+        """The turn's frames. The message is written as the turn starts (the write and the
+        model's first call overlap) and stored before any frame is let out."""
+        stored = asyncio.ensure_future(self._store.add_message(message))
         turn = TurnStream(built.model)
         try:
-            frames = turn_frames(built, turn, built.input(history, [text]))
+            frames = turn_frames(built, turn, built.input(history, [message.content]))
             async with aclosing(frames):
                 async for frame in frames:
+                    if not stored.done():
+                        await stored
                     yield frame
         finally:
             with anyio.CancelScope(shield=True):
                 try:
-                    await self._store.end_turn(agent_id, _end(turn, agent_id))
+                    await stored  # raises (no reply is stored) if the message could not be
+                    await self._store.end_turn(message.agent_id, _end(turn, message.agent_id))
                 finally:
                     await built.aclose()
 

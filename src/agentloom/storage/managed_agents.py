@@ -1,7 +1,7 @@
 """Managed agents and their messages, each a project's.
 
-A turn begins with one transaction (:meth:`SqlManagedAgentStore.begin_turn`): the user's message
-is stored and the conversation before it read back. It ends with another
+A streamed turn begins with one read (:meth:`SqlManagedAgentStore.turn_context`: the agent and
+its conversation) and the user's message written; it ends with one transaction
 (:meth:`SqlManagedAgentStore.end_turn`): the agent's reply stored and what the turn used added
 to the agent's counters. Deleting an agent deletes everything it had: messages, runs (and their
 stored stream frames), tasks, schedule, and its sessions, ticks and memory notes.
@@ -137,11 +137,12 @@ class SqlManagedAgentStore:
     async def add_message(self, row: MessageRow) -> None:
         await self._runner.write(partial(_add_message, current_project(), row))
 
-    async def begin_turn(self, message: MessageRow, history: int) -> list[MessageRow]:
-        """Store ``message``; the ``history`` latest messages of the agent's conversation
-        before it, oldest first."""
-        write = partial(_begin_turn, current_project(), message, history)
-        return await self._runner.write(write)
+    async def turn_context(
+        self, agent_id: str, history: int
+    ) -> tuple[AgentRow, list[MessageRow]] | None:
+        """The agent and the ``history`` latest messages of its conversation, oldest first
+        (``None`` when there is no such agent), in one read."""
+        return await self._runner.read(partial(_turn_context, current_project(), agent_id, history))
 
     async def end_turn(self, agent_id: str, end: TurnEnd) -> None:
         await self._runner.write(partial(_end_turn, current_project(), agent_id, end))
@@ -258,12 +259,13 @@ def _history(
     return [_message(row) for row in reversed(rows)]
 
 
-def _begin_turn(
-    project: str, message: MessageRow, history: int, conn: Connection
-) -> list[MessageRow]:
-    earlier = _history(project, message.agent_id, None, history, conn)
-    _add_message(project, message, conn)
-    return earlier
+def _turn_context(
+    project: str, agent_id: str, history: int, conn: Connection
+) -> tuple[AgentRow, list[MessageRow]] | None:
+    agent = _row(project, agent_id, conn)
+    if agent is None:
+        return None
+    return agent, _history(project, agent_id, None, history, conn)
 
 
 def take_queued(
