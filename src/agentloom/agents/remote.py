@@ -14,6 +14,9 @@ history. Hosted tools (``{"type": "web_search"}`` ...) run on the server; :class
 run here, their outputs sent back as ``function_call_output`` until the model is done. A tool
 given only as a :class:`FunctionTool` is declared to the model and answered by the caller: the
 turn ends ``requires_action`` with the call in ``pending_calls``.
+
+Agents that live on the server itself (``/v1/managed-agents``: kept history and state, runs as
+durable jobs, schedules) are :class:`ManagedAgents`' (:mod:`agentloom.agents.managed_client`).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from openai.types.responses import (
 
 from agentloom.agents.base import AgentContext, AgentUsage, ToolOutcome
 from agentloom.agents.executor import ToolExecutor
+from agentloom.agents.managed_client import ManagedAgents
 from agentloom.agents.tools.base import Tool
 from agentloom.agents.turns import (
     HostedToolCall,
@@ -60,7 +64,7 @@ from agentloom.agents.turns import (
 from agentloom.errors import UpstreamError
 from agentloom.llm.types import FunctionTool, Message, MessageToolCall
 
-__all__ = ["Agent", "AgentTool", "TurnInput", "TurnMessage"]
+__all__ = ["Agent", "AgentTool", "ManagedAgents", "TurnInput", "TurnMessage"]
 
 AgentTool: TypeAlias = Tool | FunctionTool | ToolParam
 TurnMessage: TypeAlias = Message | EasyInputMessageParam | ToolOutput

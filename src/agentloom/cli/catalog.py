@@ -1,4 +1,5 @@
-"""``agentloom agents`` and ``agentloom tools``: what the registry offers."""
+"""``agentloom agents`` and ``agentloom tools``: what the registry offers (``agentloom agents``
+with a command manages agents on a server: :mod:`agentloom.cli.managed`)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,13 @@ import click
 __all__ = ["agents", "tools"]
 
 
-@click.command()
-def agents() -> None:
-    """List the agent strategies (for --agent)."""
+@click.group(invoke_without_command=True)
+@click.pass_context
+def agents(context: click.Context) -> None:
+    """List the agent strategies (for --agent); with a command, manage the agents that live on
+    a server (create, list, send, run, logs)."""
+    if context.invoked_subcommand is not None:
+        return
     from agentloom.agents.builders import AGENTS
 
     _table((name, entry.description) for name, entry in AGENTS.items())

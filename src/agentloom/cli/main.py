@@ -15,6 +15,7 @@ from agentloom.cli.admin import keys, projects
 from agentloom.cli.ask import ask
 from agentloom.cli.catalog import agents, tools
 from agentloom.cli.chat import chat
+from agentloom.cli.managed import COMMANDS as MANAGED_AGENT_COMMANDS
 from agentloom.config import ConfigError, Settings, load_settings
 
 
@@ -144,6 +145,8 @@ def _logging(settings: Settings, log_format: str | None, access_log: bool | None
 main.add_command(ask)
 main.add_command(chat)
 main.add_command(agents)
+for command in MANAGED_AGENT_COMMANDS:
+    agents.add_command(command)
 main.add_command(tools)
 main.add_command(keys)
 main.add_command(projects)
