@@ -25,7 +25,7 @@ from agentloom.errors import ConflictError, NotFoundError
 from agentloom.ids import new_id
 from agentloom.services.agent_factory import AgentFactory, BuiltAgent
 from agentloom.services.agent_runs import AgentRuns
-from agentloom.services.agent_stream import Frame, TurnStream, turn_frames
+from agentloom.services.agent_stream import DONE, Frame, TurnStream, turn_frames
 from agentloom.services.agent_wire import message_page, message_wire
 from agentloom.services.managed_agents import ManagedAgentsService, config_of, not_found
 from agentloom.storage.base import Order
@@ -79,21 +79,27 @@ class AgentMessages:
         self, built: BuiltAgent, history: Sequence[MessageRow], message: MessageRow
     ) -> AsyncGenerator[Frame, None]:
         """The turn's frames. The message is written as the turn starts (the write and the
-        model's first call overlap) and stored before any frame is let out."""
+        model's first call overlap) and stored before any frame is let out; the reply is stored
+        before ``[DONE]`` is (or, the client gone, when the turn stops)."""
         stored = asyncio.ensure_future(self._store.add_message(message))
         turn = TurnStream(built.model)
+        ended = False
         try:
             frames = turn_frames(built, turn, built.input(history, [message.content]))
             async with aclosing(frames):
                 async for frame in frames:
                     if not stored.done():
                         await stored
+                    if frame is DONE:
+                        await self._store.end_turn(message.agent_id, _end(turn, message.agent_id))
+                        ended = True
                     yield frame
         finally:
             with anyio.CancelScope(shield=True):
                 try:
                     await stored  # raises (no reply is stored) if the message could not be
-                    await self._store.end_turn(message.agent_id, _end(turn, message.agent_id))
+                    if not ended:
+                        await self._store.end_turn(message.agent_id, _end(turn, message.agent_id))
                 finally:
                     await built.aclose()
 

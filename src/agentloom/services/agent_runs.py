@@ -184,27 +184,32 @@ class AgentRuns:
         try:
             built = await self._factory.build(agent.id, agent.agent_type, config)
         except AgentloomError as exc:
-            await _write(writer, turn.failed(exc))
+            failure = turn.failed(exc)[:-1]
+            await _write(writer, failure)
             await self._end(agent, run, turn)
+            await writer.add(_stored(len(failure), DONE), last=True)
             return
         turn.model = built.model
         texts = [message.content for message in taken.messages] or [_tick_text(config)]
         marked = False
+        number = 0
         try:
             frames = turn_frames(built, turn, built.input(taken.history, texts))
             async with aclosing(frames):
-                number = 0
                 async for frame in frames:
+                    if frame is DONE:
+                        break  # written once the run's end is stored
                     if not marked and turn.tools_used - REPEATABLE_TOOLS:
                         await self._jobs.mark_irreversible(job.id, self._instance)
                         marked = True
-                    await writer.add(_stored(number, frame), last=frame is DONE)
+                    await writer.add(_stored(number, frame))
                     number += 1
         finally:
             with anyio.CancelScope(shield=True):
                 await writer.flush()
                 await built.aclose()
         await self._end(agent, run, turn)
+        await writer.add(_stored(number, DONE), last=True)
 
     async def _end(self, agent: AgentRow, run: RunRow, turn: TurnStream) -> None:
         failed = turn.error is not None
@@ -270,7 +275,8 @@ def _stored(number: int, frame: Frame) -> StoredEvent:
 
 async def _write(writer: EventWriter, frames: list[Frame], start: int = 0) -> None:
     for number, frame in enumerate(frames, start):
-        await writer.add(_stored(number, frame), last=frame is frames[-1])
+        await writer.add(_stored(number, frame))
+    await writer.flush()
 
 
 def _error_frame(error: RunError) -> Frame:
