@@ -14,7 +14,7 @@ async for event in agents.follow(agent.id, run.id): ...        # its stream, fro
 
 The objects are the server's wire models (:mod:`agentloom.api.managed_agents`); a streamed reply
 is its frames (:mod:`agentloom.api.managed_agent_stream`), and an error frame is raised as an
-:class:`~agentloom.errors.UpstreamError`.
+:class:`~agentloom.errors.UpstreamError` when the stream has ended.
 """
 
 from __future__ import annotations
@@ -221,8 +221,9 @@ class ManagedAgents:
 
 
 async def _events(reply: httpx2.Response) -> AsyncGenerator[AgentStreamEvent, None]:
-    """The frames of a managed agent's stream until ``[DONE]``; an error frame is raised."""
-    event = ""
+    """The frames of a managed agent's stream until ``[DONE]``. An error frame is raised once
+    the stream has ended (by then the server has stored what the turn left)."""
+    event, failure = "", None
     try:
         async for line in reply.aiter_lines():
             if line.startswith("event: "):
@@ -230,14 +231,20 @@ async def _events(reply: httpx2.Response) -> AsyncGenerator[AgentStreamEvent, No
             elif line.startswith("data: "):
                 data = line.removeprefix("data: ")
                 if data == "[DONE]":
-                    return
-                yield _event(event, data)
+                    break
+                parsed = _event(event, data)
+                if isinstance(parsed, UpstreamError):
+                    failure = parsed
+                else:
+                    yield parsed
                 event = ""
     finally:
         await reply.aclose()
+    if failure is not None:
+        raise failure
 
 
-def _event(name: str, data: str) -> AgentStreamEvent:
+def _event(name: str, data: str) -> AgentStreamEvent | UpstreamError:
     if name == TOOL_CALLS:
         return ToolCallsEvent.model_validate_json(data)
     if name == TOOL_RESULT:
@@ -245,7 +252,7 @@ def _event(name: str, data: str) -> AgentStreamEvent:
     parsed = json.loads(data)
     if "error" in parsed:
         error = parsed["error"]
-        raise UpstreamError(error.get("message", "the agent failed"), code=error.get("code"))
+        return UpstreamError(error.get("message", "the agent failed"), code=error.get("code"))
     return AgentChunk.model_validate(parsed)
 
 

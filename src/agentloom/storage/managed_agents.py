@@ -96,6 +96,7 @@ class TurnEnd:
 
 
 _AGENT = tuple(A.c[name] for name in AgentRow.__slots__)
+_MESSAGE = tuple(M.c[name] for name in MessageRow.__slots__)
 _SCHEDULE = (
     S.c.id.label("schedule_ref"),
     S.c.next_run_at,
@@ -104,7 +105,40 @@ _SCHEDULE = (
     S.c.cron,
 )
 _WITH_SCHEDULE = A.outerjoin(S, S.c.id == A.c.schedule_id)
-_MESSAGE = tuple(M.c[name] for name in MessageRow.__slots__)
+# A turn's statements, built once (a statement built per call costs more than its query).
+_AGENT_ROW = sa.select(*_AGENT).where(
+    A.c.id == sa.bindparam("agent_id"), A.c.project_id == sa.bindparam("project")
+)
+_LATEST = (
+    sa.select(*_MESSAGE)
+    .where(
+        M.c.agent_id == sa.bindparam("agent_id"),
+        M.c.project_id == sa.bindparam("project"),
+        M.c.status.in_(SEEN),
+    )
+    .order_by(M.c.seq.desc())
+    .limit(sa.bindparam("limit", type_=sa.Integer))
+)
+_INSERT_MESSAGE = M.insert()
+_EARLIER = M.alias("earlier")
+_RECENT = (
+    sa.select(_EARLIER.c.seq)
+    .where(
+        _EARLIER.c.agent_id == sa.bindparam("agent_id"),
+        _EARLIER.c.project_id == sa.bindparam("project"),
+        _EARLIER.c.status.in_(SEEN),
+    )
+    .order_by(_EARLIER.c.seq.desc())
+    .limit(sa.bindparam("limit", type_=sa.Integer))
+)
+_SAID = tuple(c.label(f"said_{c.name}") for c in _MESSAGE)
+# the agent, and a row per message of its latest conversation (one round trip)
+_TURN_CONTEXT = (
+    sa.select(*_AGENT, *_SAID)
+    .select_from(A.outerjoin(M, sa.and_(M.c.agent_id == A.c.id, M.c.seq.in_(_RECENT))))
+    .where(A.c.id == sa.bindparam("agent_id"), A.c.project_id == sa.bindparam("project"))
+    .order_by(M.c.seq)
+)
 
 
 class SqlManagedAgentStore:
@@ -135,7 +169,7 @@ class SqlManagedAgentStore:
         return await self._runner.write(partial(_delete, current_project(), agent_id))
 
     async def add_message(self, row: MessageRow) -> None:
-        await self._runner.write(partial(_add_message, current_project(), row))
+        await self._runner.write_statement(partial(_add_message, current_project(), row))
 
     async def turn_context(
         self, agent_id: str, history: int
@@ -196,7 +230,7 @@ def _get(project: str, agent_id: str, conn: Connection) -> StoredAgent | None:
 
 
 def _row(project: str, agent_id: str, conn: Connection) -> AgentRow | None:
-    row = conn.execute(sa.select(*_AGENT).where(_mine(project, agent_id))).first()
+    row = conn.execute(_AGENT_ROW, {"agent_id": agent_id, "project": project}).first()
     return None if row is None else _agent(row)
 
 
@@ -240,7 +274,7 @@ def _delete(project: str, agent_id: str, conn: Connection) -> bool:
 
 
 def _add_message(project: str, row: MessageRow, conn: Connection) -> None:
-    conn.execute(M.insert().values(project_id=project, **asdict(row)))
+    conn.execute(_INSERT_MESSAGE, {"project_id": project, **asdict(row)})
 
 
 def _history(
@@ -250,22 +284,25 @@ def _history(
     message numbered ``before``, oldest first."""
     if limit <= 0:
         return []
-    query = sa.select(*_MESSAGE).where(
-        M.c.agent_id == agent_id, M.c.project_id == project, M.c.status.in_(SEEN)
-    )
-    if before is not None:
-        query = query.where(M.c.seq < before)
-    rows = conn.execute(query.order_by(M.c.seq.desc()).limit(limit)).all()
+    query = _LATEST if before is None else _LATEST.where(M.c.seq < before)
+    params = {"agent_id": agent_id, "project": project, "limit": limit}
+    rows = conn.execute(query, params).all()
     return [_message(row) for row in reversed(rows)]
 
 
 def _turn_context(
     project: str, agent_id: str, history: int, conn: Connection
 ) -> tuple[AgentRow, list[MessageRow]] | None:
-    agent = _row(project, agent_id, conn)
-    if agent is None:
+    params = {"agent_id": agent_id, "project": project, "limit": max(history, 0)}
+    rows = conn.execute(_TURN_CONTEXT, params).all()
+    if not rows:
         return None
-    return agent, _history(project, agent_id, None, history, conn)
+    said = [
+        MessageRow(*(getattr(row, label.name) for label in _SAID))
+        for row in rows
+        if row.said_id is not None
+    ]
+    return _agent(rows[0]), said
 
 
 def take_queued(
