@@ -489,6 +489,22 @@ async def test_an_operatives_state_and_ticks(
     assert state["agent"]["id"] == agent["id"]
 
 
+async def test_the_default_monitor_operative_keeps_its_plan_and_memory_on_the_server(
+    http: httpx2.AsyncClient, backend: FakeBackend
+) -> None:
+    body = {"name": "watcher", "config": {"model": backend.model, "task": "Watch the logs."}}
+    agent = (await http.post("/managed-agents", json=body)).json()  # echoes: no script
+
+    found = await send(http, agent["id"], "Anything new?", stream=True)
+    state = (await http.get(f"/managed-agents/{agent['id']}/state")).json()
+
+    assert agent["agent_type"] == "monitor_operative"
+    assert found[-1] == ("", "[DONE]")
+    assert state["state"]["monitor.phased"]["phases"][0]["title"] == "Watch the logs."
+    assert "monitor.causality_graph" in state["state"]
+    assert [t["status"] for t in state["ticks"]] == ["ok"]
+
+
 async def test_the_task_list(http: httpx2.AsyncClient, backend: FakeBackend) -> None:
     agent = await made(http, backend)
     path = f"/managed-agents/{agent['id']}/tasks"

@@ -41,7 +41,8 @@ class UnknownNameError(InvalidRequestError):
 @dataclass(frozen=True, slots=True)
 class AgentOptions:
     """How a strategy is built. Operatives keep their sessions in ``sessions`` (default: the
-    ``agents.db`` file in ``data_dir``) under ``agent_name`` (default: the strategy's name)."""
+    ``agents.db`` file in ``data_dir``) under ``agent_name`` (default: the strategy's name), and
+    work on ``task`` (shown in their system prompt; their tick's input when given none)."""
 
     instructions: str | None = None
     max_turns: int = 10
@@ -50,6 +51,7 @@ class AgentOptions:
     sandbox: SandboxSpec = field(default_factory=SandboxSpec)  # the sandboxed agent's
     sessions: SessionStore | None = None
     agent_name: str | None = None
+    task: str | None = None
 
     def session_store(self) -> SessionStore:
         from agentloom.agents.sessions import SessionStore
@@ -123,7 +125,9 @@ def _operative(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> BaseAg
 
     store, name = options.session_store(), options.agent_name or "operative"
     i, n = options.instructions, options.max_turns
-    return OperativeAgent(llm, tools, store=store, agent_name=name, instructions=i, max_turns=n)
+    return OperativeAgent(
+        llm, tools, store=store, agent_name=name, task=options.task, instructions=i, max_turns=n
+    )
 
 
 def _monitor_operative(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> BaseAgent:
@@ -133,7 +137,14 @@ def _monitor_operative(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -
     store, name = options.session_store(), options.agent_name or "monitor_operative"
     i, n = options.instructions, options.max_turns
     return MonitorOperativeAgent(
-        llm, tools, store=store, agent_name=name, strategies=strategies, instructions=i, max_turns=n
+        llm,
+        tools,
+        store=store,
+        agent_name=name,
+        task=options.task,
+        strategies=strategies,
+        instructions=i,
+        max_turns=n,
     )
 
 

@@ -170,6 +170,7 @@ class AgentFactory:
             strategies=dict(config.strategies or {}),
             sessions=self._sessions,
             agent_name=agent_id,
+            task=config.task,
         )
 
 
