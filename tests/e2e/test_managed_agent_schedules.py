@@ -76,6 +76,7 @@ def test_two_processes_tick_once_per_fire_and_a_restart_carries_on(
     ):
         path = f"/managed-agents/{agent['id']}"
         _wait_runs(http, agent["id"], len(before) + 2)
+        replayed = http.get(f"{path}/runs/{before[0]['id']}", params={"stream": "true"}).text
         fired = http.get(path).json()["schedule"]["runs"]
         http.patch(path, json={"config": {"model": backend.model}})  # no more ticks
         after = _wait_runs(http, agent["id"], fired)
@@ -87,3 +88,6 @@ def test_two_processes_tick_once_per_fire_and_a_restart_carries_on(
     assert all(r["trigger"] == "schedule" for r in after)
     assert len(after) in (fired, fired + 1)  # a fire between the count and the change
     assert len(received(backend)) == len(after)
+    # a run of the first processes, followed from the third: its frames as they were made
+    assert '"content":"All quiet."' in replayed
+    assert replayed.endswith("data: [DONE]\n\n")

@@ -20,6 +20,7 @@ from agentloom.errors import UpstreamError
 from agentloom.inference.scripted import ScriptedModel, delay, raise_error, tool_call
 from agentloom.testing.backend import FakeBackend
 from tests.e2e.support import received
+from tests.plugins.server import audited_client
 
 SETTLED = {"completed", "failed", "cancelled"}
 Frames = list[tuple[str, Any]]
@@ -391,6 +392,24 @@ async def test_queued_messages_run_as_a_job_that_can_be_followed(
     assert stored[2]["id"] == run["reply_id"]
     totals = (await http.get(f"/managed-agents/{agent['id']}")).json()
     assert (totals["total_runs"], totals["status"]) == (1, "idle")
+
+
+async def test_a_run_is_followed_live_from_another_server_on_the_database(
+    http: httpx2.AsyncClient, backend: FakeBackend, scripted: ScriptedModel, settings: Settings
+) -> None:
+    scripted.add_turn("Working on it", delay(0.3), " - done.")
+    agent = await made(http, backend)
+    run = (await http.post(f"/managed-agents/{agent['id']}/run")).json()
+
+    async with audited_client(settings) as other:  # another process would be the same
+        await started_run(http, agent["id"], run["id"])
+        path = f"/managed-agents/{agent['id']}/runs/{run['id']}"
+        followed = frames((await other.get(path, params={"stream": "true"})).text)
+        ended = (await other.get(path)).json()
+
+    assert contents(followed) == ["Working on it", " - done."]
+    assert followed[-1] == ("", "[DONE]")
+    assert ended["status"] == "completed"
 
 
 async def test_one_run_at_a_time_and_an_immediate_message_starts_one(

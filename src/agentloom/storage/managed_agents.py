@@ -331,6 +331,8 @@ def take_queued(
 
 
 def _end_turn(project: str, agent_id: str, end: TurnEnd, conn: Connection) -> None:
+    if _row(project, agent_id, conn) is None:
+        return  # deleted while it ran: nothing of it is kept
     if end.reply is not None:
         _add_message(project, end.reply, conn)
     values: dict[str, Any] = {
