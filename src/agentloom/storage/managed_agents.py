@@ -120,25 +120,27 @@ _LATEST = (
     .limit(sa.bindparam("limit", type_=sa.Integer))
 )
 _INSERT_MESSAGE = M.insert()
-_EARLIER = M.alias("earlier")
-_RECENT = (
-    sa.select(_EARLIER.c.seq)
-    .where(
-        _EARLIER.c.agent_id == sa.bindparam("agent_id"),
-        _EARLIER.c.project_id == sa.bindparam("project"),
-        _EARLIER.c.status.in_(SEEN),
+_AGENT_WIDTH = len(AgentRow.__slots__)
+
+
+def _turn_context_sql(mark: str) -> str:
+    """The agent (``{mark}1`` its id, ``{mark}2`` its project) and a row per message of its
+    latest conversation (``{mark}3`` of them), in the driver's own SQL."""
+    agent = ", ".join(f"a.{name}" for name in AgentRow.__slots__)
+    said = ", ".join(f"m.{name}" for name in MessageRow.__slots__)
+    seen = ", ".join(f"'{status}'" for status in SEEN)
+    return (
+        f"SELECT {agent}, {said} FROM managed_agents a"
+        " LEFT JOIN managed_agent_messages m ON m.agent_id = a.id AND m.seq IN ("
+        " SELECT e.seq FROM managed_agent_messages e"
+        f" WHERE e.agent_id = {mark}1 AND e.project_id = {mark}2 AND e.status IN ({seen})"
+        f" ORDER BY e.seq DESC LIMIT {mark}3)"
+        f" WHERE a.id = {mark}1 AND a.project_id = {mark}2 ORDER BY m.seq"
     )
-    .order_by(_EARLIER.c.seq.desc())
-    .limit(sa.bindparam("limit", type_=sa.Integer))
-)
-_SAID = tuple(c.label(f"said_{c.name}") for c in _MESSAGE)
-# the agent, and a row per message of its latest conversation (one round trip)
-_TURN_CONTEXT = (
-    sa.select(*_AGENT, *_SAID)
-    .select_from(A.outerjoin(M, sa.and_(M.c.agent_id == A.c.id, M.c.seq.in_(_RECENT))))
-    .where(A.c.id == sa.bindparam("agent_id"), A.c.project_id == sa.bindparam("project"))
-    .order_by(M.c.seq)
-)
+
+
+_PG_TURN_CONTEXT = _turn_context_sql("$")
+_SQLITE_TURN_CONTEXT = _turn_context_sql("?")
 
 
 class SqlManagedAgentStore:
@@ -175,8 +177,15 @@ class SqlManagedAgentStore:
         self, agent_id: str, history: int
     ) -> tuple[AgentRow, list[MessageRow]] | None:
         """The agent and the ``history`` latest messages of its conversation, oldest first
-        (``None`` when there is no such agent), in one read."""
-        return await self._runner.read(partial(_turn_context, current_project(), agent_id, history))
+        (``None`` when there is no such agent): one query, on the driver itself (a streamed
+        turn reads this before its first token)."""
+        sql = _PG_TURN_CONTEXT if self._runner.dialect == "postgresql" else _SQLITE_TURN_CONTEXT
+        rows = await self._runner.fetch(sql, agent_id, current_project(), max(history, 0))
+        if not rows:
+            return None
+        values = [tuple(row) for row in rows]
+        said = [MessageRow(*row[_AGENT_WIDTH:]) for row in values if row[_AGENT_WIDTH] is not None]
+        return AgentRow(*values[0][:_AGENT_WIDTH]), said
 
     async def end_turn(self, agent_id: str, end: TurnEnd) -> None:
         await self._runner.write(partial(_end_turn, current_project(), agent_id, end))
@@ -288,21 +297,6 @@ def _history(
     params = {"agent_id": agent_id, "project": project, "limit": limit}
     rows = conn.execute(query, params).all()
     return [_message(row) for row in reversed(rows)]
-
-
-def _turn_context(
-    project: str, agent_id: str, history: int, conn: Connection
-) -> tuple[AgentRow, list[MessageRow]] | None:
-    params = {"agent_id": agent_id, "project": project, "limit": max(history, 0)}
-    rows = conn.execute(_TURN_CONTEXT, params).all()
-    if not rows:
-        return None
-    said = [
-        MessageRow(*(getattr(row, label.name) for label in _SAID))
-        for row in rows
-        if row.said_id is not None
-    ]
-    return _agent(rows[0]), said
 
 
 def take_queued(

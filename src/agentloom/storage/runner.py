@@ -79,6 +79,10 @@ class Runner(Protocol):
         """Run one (atomic) statement written in the driver's own SQL and placeholders
         (``$1`` for asyncpg, ``?`` for sqlite3) on the driver itself: the hot path."""
 
+    async def fetch(self, sql: str, *args: object) -> list[Sequence[Any]]:
+        """The rows of one query written in the driver's own SQL (as :meth:`execute`'s), read
+        on the driver itself: a hot path's read."""
+
     async def aclose(self) -> None: ...
 
 
@@ -138,6 +142,9 @@ class ThreadRunner:
 
     async def execute(self, sql: str, *args: object) -> None:
         await self.write(partial(_execute, sql, args))
+
+    async def fetch(self, sql: str, *args: object) -> list[Sequence[Any]]:
+        return await self.read(partial(_fetch, sql, args))
 
     def _read(self, fn: Callable[[Connection], T]) -> T:
         with self.engine.connect() as conn:
@@ -210,6 +217,12 @@ def _execute(sql: str, args: tuple[object, ...], conn: Connection) -> None:
     cursor.execute(sql, args)
 
 
+def _fetch(sql: str, args: tuple[object, ...], conn: Connection) -> list[Sequence[Any]]:
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    cursor.execute(sql, args)
+    return list(cursor.fetchall())
+
+
 # PostgreSQL's text holds no NUL character (SQLite's does): its refusal is the caller's
 # mistake, a 400, not a fault of the server.
 _UNSTORABLE_TEXT = frozenset({"22021", "22P05"})  # character_not_in_repertoire, untranslatable
@@ -271,6 +284,22 @@ class AsyncRunner:
             except Exception as exc:
                 if connection_lost(exc):
                     # the pool opens another in its place (one closed is already released)
+                    with contextlib.suppress(asyncpg.InterfaceError):
+                        conn.terminate()
+                raise
+
+    async def fetch(self, sql: str, *args: object) -> list[Sequence[Any]]:
+        return await _twice_if(connection_lost, partial(self._fetch, sql, args))
+
+    async def _fetch(self, sql: str, args: tuple[object, ...]) -> list[Sequence[Any]]:
+        pool = self._pool or await self._first_pool()
+        async with pool.acquire() as conn:
+            try:
+                with _storable_text():
+                    rows: list[Sequence[Any]] = await conn.fetch(sql, *args)
+                    return rows
+            except Exception as exc:
+                if connection_lost(exc):
                     with contextlib.suppress(asyncpg.InterfaceError):
                         conn.terminate()
                 raise
@@ -419,6 +448,10 @@ class TracedRunner:
     async def execute(self, sql: str, *args: object) -> None:
         with self._span(sql.split(None, 1)[0].upper() if sql.strip() else "execute"):
             await self._runner.execute(sql, *args)
+
+    async def fetch(self, sql: str, *args: object) -> list[Sequence[Any]]:
+        with self._span(sql.split(None, 1)[0].upper() if sql.strip() else "fetch"):
+            return await self._runner.fetch(sql, *args)
 
     async def aclose(self) -> None:
         await self._runner.aclose()

@@ -1,0 +1,87 @@
+"""The managed agents' store on SQLite and PostgreSQL: a turn's one read (on the driver itself),
+queued messages taken by one run, and a deletion that leaves nothing of the agent behind."""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+
+import pytest
+
+from agentloom.errors import InvalidRequestError
+from agentloom.storage import schema
+from agentloom.storage.database import Database
+from agentloom.storage.managed_agents import AgentRow, MessageRow, take_queued
+from agentloom.storage.runner import scalar_count
+from agentloom.tenancy import acting_for
+
+NOW = 1_760_000_000.0
+
+
+def agent(agent_id: str = "magent_1") -> AgentRow:
+    return AgentRow(agent_id, "a", "simple", '{"model": "m"}', "idle", NOW, NOW)
+
+
+def message(n: int, status: str = "delivered", direction: str = "user_to_agent") -> MessageRow:
+    return MessageRow(f"amsg_{n}", "magent_1", direction, f"said {n}", "queued", status, NOW + n)
+
+
+async def test_a_turn_reads_the_agent_and_its_latest_conversation(database: Database) -> None:
+    store = database.managed_agents
+    with acting_for("proj_a"):
+        await store.create(agent())
+        empty = await store.turn_context("magent_1", 3)
+        for n in range(5):
+            await store.add_message(message(n))
+        await store.add_message(message(5, status="pending"))  # not taken yet: not seen
+        found = await store.turn_context("magent_1", 3)
+        none = await store.turn_context("magent_1", 0)
+        missing = await store.turn_context("magent_2", 3)
+    with acting_for("proj_b"):
+        other = await store.turn_context("magent_1", 3)
+
+    assert empty == (agent(), [])
+    assert found is not None
+    assert found[0] == agent()
+    assert [m.content for m in found[1]] == ["said 2", "said 3", "said 4"]
+    assert found[1][0] == message(2)
+    assert none == (agent(), [])
+    assert missing is None
+    assert other is None  # another project's agent
+
+
+async def test_queued_messages_go_to_one_run(database: Database) -> None:
+    store = database.managed_agents
+    with acting_for("proj_a"):
+        await store.create(agent())
+        await store.add_message(message(0))
+        await store.add_message(message(1, status="pending"))
+        await store.add_message(message(2, status="pending"))
+        first = await database.runner.write(
+            partial(take_queued, "proj_a", "magent_1", "arun_1", 10)
+        )
+
+    assert [m.content for m in first.messages] == ["said 1", "said 2"]
+    assert [m.content for m in first.history] == ["said 0"]
+    assert {m.run_id for m in first.messages} == {"arun_1"}
+
+
+async def test_deleting_an_agent_leaves_nothing_of_it(database: Database) -> None:
+    store = database.managed_agents
+    with acting_for("proj_a"):
+        await store.create(agent())
+        await store.add_message(message(0))
+        await database.agent_sessions.save_history("magent_1", "magent_1", "[]", now=time.time())
+        assert await store.delete("magent_1")
+        assert not await store.delete("magent_1")
+
+    for table in (schema.managed_agents, schema.managed_agent_messages, schema.agent_sessions):
+        assert await database.runner.read(scalar_count(table)) == 0
+
+
+async def test_text_postgresql_cannot_hold_is_a_400(database: Database) -> None:
+    if database.dialect != "postgresql":
+        pytest.skip("SQLite holds a NUL")
+    with acting_for("proj_a"), pytest.raises(InvalidRequestError):
+        await database.managed_agents.turn_context("magent_\x00", 3)
+    assert await database.runner.read(scalar_count(schema.managed_agents)) == 0
