@@ -207,10 +207,13 @@ async def test_a_schedule_is_added_changed_and_removed_with_the_config(
     cron = {"config": {"schedule": {"type": "cron", "cron": "0 9 * * mon"}}}
 
     every = agent["schedule"]
+    same = {"config": {"schedule": {"type": "interval", "every": 3600}, "max_turns": 3}}
+    kept = (await http.patch(path, json=same)).json()["schedule"]
     moved = (await http.patch(path, json=cron)).json()["schedule"]
     removed = (await http.patch(path, json={"config": {"max_turns": 2}})).json()
 
     assert (every["every"], every["runs"]) == (3600.0, 0)
+    assert kept == every  # the same period: its next run stays
     assert moved["id"] == every["id"]
     assert moved["cron"] == "0 9 * * mon"
     assert "schedule" not in removed

@@ -133,7 +133,8 @@ class ManagedAgentsService:
         return agent_page([agent_wire(s) for s in page.data], has_more=page.has_more)
 
     async def update(self, agent_id: str, request: UpdateManagedAgentRequest) -> ManagedAgent:
-        row = (await self.stored(agent_id)).row
+        stored = await self.stored(agent_id)
+        row = stored.row
         agent_type = request.agent_type or row.agent_type
         config = request.config or ManagedAgentConfig.model_validate_json(row.config)
         self._factory.check(agent_type, config)
@@ -141,27 +142,30 @@ class ManagedAgentsService:
         if request.name is not None:
             values["name"] = request.name
         if request.config is not None:
-            values["schedule_id"] = await self._reschedule(row, schedule_of(config))
+            values["schedule_id"] = await self._reschedule(stored, schedule_of(config))
         values["updated_at"] = time.time()
         updated = await self._store.update(agent_id, values)
         if updated is None:
             raise not_found(agent_id)
         return agent_wire(updated)
 
-    async def _reschedule(self, row: AgentRow, period: Period | None) -> str | None:
-        """The agent's schedule for ``period``: changed, made, or deleted (``None``)."""
-        if row.schedule_id is not None and period is None:
-            await self._schedules.delete(row.schedule_id)
+    async def _reschedule(self, stored: StoredAgent, period: Period | None) -> str | None:
+        """The agent's schedule for ``period``: kept (the same period: its next run stays),
+        changed, made, or deleted (``None``)."""
+        current = stored.schedule
+        if current is not None and period is None:
+            await self._schedules.delete(current.id)
             return None
         if period is None:
             return None
-        if row.schedule_id is not None:
-            changed = await self._schedules.change(
-                row.schedule_id, every=period.every, cron=period.cron
+        if current is None:
+            made = await self._schedules.create(
+                TICK_JOB, stored.row.id, every=period.every, cron=period.cron
             )
-            return changed.id
-        made = await self._schedules.create(TICK_JOB, row.id, every=period.every, cron=period.cron)
-        return made.id
+            return made.id
+        if Period(current.every, current.cron) != period:
+            await self._schedules.change(current.id, every=period.every, cron=period.cron)
+        return current.id
 
     async def delete(self, agent_id: str) -> DeletedManagedAgent:
         if not await self._store.delete(agent_id):
