@@ -157,7 +157,8 @@ class AgentFactory:
             session_id=agent_id,
             memory=self._memory,
         )
-        (folder / WORKSPACE).mkdir(parents=True, exist_ok=True)
+        if "file_read" in names:  # its workspace, made on first use (empty until files come)
+            await anyio.to_thread.run_sync(_make_folder, folder / WORKSPACE)
         if any(name.startswith(MCP_PREFIX) for name in names):  # it connects: off the loop
             return await anyio.to_thread.run_sync(build_tools, list(names), environment)
         return build_tools(list(names), environment)
@@ -185,6 +186,10 @@ class _Placeholder(Tool):
 
     async def call(self, arguments: JSONObject, context: AgentContext) -> str:
         raise NotImplementedError("a placeholder is never called")
+
+
+def _make_folder(path: Path) -> None:
+    path.mkdir(parents=True, exist_ok=True)
 
 
 def _message(row: MessageRow) -> Message:
