@@ -57,6 +57,7 @@ class BuiltAgent:
     model: str  # the served model it calls
     context: AgentContext
     tools: list[Tool]
+    closed: bool = False
 
     @property
     def keeps_history(self) -> bool:
@@ -73,6 +74,10 @@ class BuiltAgent:
         return [*said, *(Message.user(text) for text in new)]
 
     async def aclose(self) -> None:
+        """Close its tools (once, however often it is called)."""
+        if self.closed:
+            return
+        self.closed = True
         if isinstance(self.agent, ToolUsingAgent | OperativeAgent):
             await self.agent.aclose()  # its tools with it
             return

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
+from dataclasses import dataclass
 
 import anyio
 
@@ -32,7 +33,13 @@ from agentloom.services.managed_agents import ManagedAgentsService, config_of, n
 from agentloom.storage.base import Order
 from agentloom.storage.managed_agents import MessageRow, SqlManagedAgentStore, TurnEnd
 
-__all__ = ["AgentMessages"]
+__all__ = ["AgentMessages", "StreamedTurn"]
+
+
+@dataclass(frozen=True, slots=True)
+class StreamedTurn:
+    frames: AsyncGenerator[Frame, None]
+    release: Callable[[], Awaitable[None]]  # closes the agent's tools (once)
 
 
 class AgentMessages:
@@ -64,17 +71,17 @@ class AgentMessages:
             return message_wire(message)
         return message_wire(message).model_copy(update={"run_id": run.id})
 
-    async def stream(
-        self, agent_id: str, request: SendMessageRequest
-    ) -> AsyncGenerator[Frame, None]:
-        """Run the agent on the message now; its frames. Everything that can be refused is
-        refused before this returns."""
+    async def stream(self, agent_id: str, request: SendMessageRequest) -> StreamedTurn:
+        """Run the agent on the message now: its frames, and what releases what the turn holds
+        (for a client gone before they were read). Everything that can be refused is refused
+        before this returns."""
         found = await self._store.turn_context(agent_id, self._history)
         if found is None:
             raise not_found(agent_id)
         row, history = found
         built = await self._factory.build(agent_id, row.agent_type, config_of(row))
-        return self._turn(built, history, _message(agent_id, request, "delivered"))
+        frames = self._turn(built, history, _message(agent_id, request, "delivered"))
+        return StreamedTurn(frames, built.aclose)
 
     async def _turn(
         self, built: BuiltAgent, history: Sequence[MessageRow], message: MessageRow

@@ -4,6 +4,7 @@ retrieve, update, delete; messages (queued, or answered at once with the reply s
 
 from __future__ import annotations
 
+from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -94,7 +95,9 @@ async def send_message(request: Request) -> Response:
     body = await parse_body(request, SendMessageRequest)
     messages = _managed(request).messages
     if body.stream:
-        return EventStream(encode_frames(await messages.stream(_agent_id(request), body)))
+        turn = await messages.stream(_agent_id(request), body)
+        # a client gone before the stream started never runs it: release what it holds
+        return EventStream(encode_frames(turn.frames), background=BackgroundTask(turn.release))
     return json_response(await messages.queue(_agent_id(request), body))
 
 
