@@ -53,7 +53,8 @@ async def talk(url: str) -> None:
         watcher = await agents.create(
             "watcher", agent_type="orchestrator", schedule=every, task="Check the queue."
         )
-        while not (ticks := await agents.runs(watcher.id)) or ticks[0].status != "completed":
+        # the server's state is polled over HTTP: no local event can say when it changes
+        while not (ticks := await agents.runs(watcher.id)) or ticks[0].status != "completed":  # noqa: ASYNC110
             await asyncio.sleep(0.1)
         print(f"scheduled tick: {ticks[0].trigger} run {ticks[0].status}")
         await agents.delete(watcher.id)
