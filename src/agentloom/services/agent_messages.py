@@ -3,11 +3,11 @@
 A streamed message (``stream: true``) is checked first (the agent, its model, its tools: a
 mistake is an error answer, not a broken stream; the agent and its conversation are one read),
 then the agent runs with its tokens streamed as the model makes them
-(:mod:`agentloom.services.agent_stream`). The message is written as the turn starts, before the
-model is called: the write and the model's first call go together (a streamed turn adds no
-database write before its first token), and no tool runs and no turn ends before the message is
-stored. The reply is stored when the turn ends, before ``[DONE]``, also when the client goes away
-first (what was said so far, ``incomplete``). A message
+(:mod:`agentloom.services.agent_stream`). The message is written as the turn starts: the write
+and the model's first call go together, and no frame reaches the client before the message is
+stored (the first token waits for whichever of the two is slower). The reply is stored when the
+turn ends, before ``[DONE]``, also when the client goes away first (what was said so far,
+``incomplete``). A message
 that is not streamed is stored ``pending``: the agent's next run takes it, and ``mode:
 "immediate"`` starts that run at once unless one is queued or going already.
 """
@@ -87,10 +87,9 @@ class AgentMessages:
         self, built: BuiltAgent, history: Sequence[MessageRow], message: MessageRow
     ) -> AsyncGenerator[Frame, None]:
         """The turn's frames. The message is written as the turn starts: the write and the
-        model's first call go together, and the model's text streams meanwhile, but no tool runs
-        (the strategy waits while its tool calls are let out) and nothing ends before it is
-        stored. The reply is stored before ``[DONE]`` is let out (or, the client gone, when the
-        turn stops)."""
+        model's first call go together, and no frame is let out (no text, no tool call, no end)
+        before the message is stored. The reply is stored before ``[DONE]`` is let out (or, the
+        client gone, when the turn stops)."""
         stored = asyncio.ensure_future(self._store.add_message(message))
         turn = TurnStream(built.model)
         ended = False
@@ -98,7 +97,7 @@ class AgentMessages:
             frames = turn_frames(built, turn, built.input(history, [message.content]))
             async with aclosing(frames):
                 async for frame in frames:
-                    if (frame.event or frame is DONE) and not stored.done():
+                    if not stored.done():  # nothing reaches the client before it is stored
                         await stored
                     if frame is DONE:
                         await self._store.end_turn(message.agent_id, _end(turn, message.agent_id))
