@@ -48,6 +48,9 @@ def _content(event: str, data: Any) -> bool:
     return event == "" and isinstance(data, dict) and "content" in data["choices"][0]["delta"]
 
 
+OPTIONAL_RUNTIMES = ("claude_code", "openhands")  # agents whose runtime is an optional install
+
+
 async def made(http: httpx2.AsyncClient, backend: FakeBackend, **fields: Any) -> dict[str, Any]:
     """An agent (an orchestrator on the fake model unless told otherwise)."""
     config = {"model": backend.model, **fields.pop("config", {})}
@@ -149,8 +152,23 @@ async def test_the_default_type_is_openjarviss_and_every_registered_one_is_accep
 
     assert default["agent_type"] == "monitor_operative"
     for agent_type in AGENTS:  # aliases included (native_react, native_openhands)
+        if agent_type in OPTIONAL_RUNTIMES:
+            continue
         agent = await made(http, backend, agent_type=agent_type)
         assert agent["agent_type"] == agent_type
+
+
+async def test_an_agent_whose_runtime_is_missing_is_a_400_naming_what_to_install(
+    http: httpx2.AsyncClient, backend: FakeBackend
+) -> None:
+    for agent_type in OPTIONAL_RUNTIMES:  # neither Claude Code's SDK nor OpenHands is here
+        body = {"name": "ext", "agent_type": agent_type, "config": {"model": backend.model}}
+        reply = await http.post("/managed-agents", json=body)
+
+        assert reply.status_code == 400, reply.text
+        error = reply.json()["error"]
+        assert error["param"] == "agent_type"
+        assert "install" in error["message"]
 
 
 async def test_a_template_gives_the_type_and_config(

@@ -117,7 +117,12 @@ class AgentFactory:
             self._check_tool(name)
         options = self._options("check", config)
         placeholders = [_Placeholder(name) for name in config.tools]
-        build_agent(agent_type, LLM("check", provider=None), placeholders, options)
+        try:
+            build_agent(agent_type, LLM("check", provider=None), placeholders, options)
+        except InvalidRequestError as exc:  # the strategy's refusal (a runtime to install ...)
+            if exc.param is not None:
+                raise
+            raise InvalidRequestError(exc.message, param="agent_type", code=exc.code) from exc
 
     def _check_tool(self, name: str) -> None:
         if name in TOOLS:
