@@ -79,9 +79,14 @@ async def test_deleting_an_agent_leaves_nothing_of_it(database: Database) -> Non
         assert await database.runner.read(scalar_count(table)) == 0
 
 
-async def test_text_postgresql_cannot_hold_is_a_400(database: Database) -> None:
-    if database.dialect != "postgresql":
-        pytest.skip("SQLite holds a NUL")
-    with acting_for("proj_a"), pytest.raises(InvalidRequestError):
-        await database.managed_agents.turn_context("magent_\x00", 3)
-    assert await database.runner.read(scalar_count(schema.managed_agents)) == 0
+async def test_text_postgresql_cannot_hold_is_a_400(postgres_url: str) -> None:
+    """PostgreSQL only: SQLite holds a NUL."""
+    database = await Database.connect(postgres_url, instance_id="inst_nul")
+    try:
+        await database.migrate()
+        before = await database.runner.read(scalar_count(schema.managed_agents))
+        with acting_for("proj_a"), pytest.raises(InvalidRequestError):
+            await database.managed_agents.turn_context("magent_\x00", 3)
+        assert await database.runner.read(scalar_count(schema.managed_agents)) == before
+    finally:
+        await database.aclose()

@@ -139,6 +139,19 @@ def _turn_context_sql(mark: str) -> str:
     )
 
 
+_MESSAGE_COLUMNS = tuple(MessageRow.__slots__)
+
+
+def _add_message_sql(mark: str) -> str:
+    """The insert of a message (``{mark}1`` its project, then its row's fields), in the
+    driver's own SQL."""
+    columns = ("project_id", *_MESSAGE_COLUMNS)
+    places = ", ".join(f"{mark}{n}" if mark == "$" else "?" for n in range(1, len(columns) + 1))
+    return f"INSERT INTO managed_agent_messages ({', '.join(columns)}) VALUES ({places})"
+
+
+_PG_ADD_MESSAGE = _add_message_sql("$")
+_SQLITE_ADD_MESSAGE = _add_message_sql("?")
 _PG_TURN_CONTEXT = _turn_context_sql("$")
 _SQLITE_TURN_CONTEXT = _turn_context_sql("?")
 
@@ -171,7 +184,10 @@ class SqlManagedAgentStore:
         return await self._runner.write(partial(_delete, current_project(), agent_id))
 
     async def add_message(self, row: MessageRow) -> None:
-        await self._runner.write_statement(partial(_add_message, current_project(), row))
+        """One statement on the driver itself (a streamed turn's first token waits for it)."""
+        sql = _PG_ADD_MESSAGE if self._runner.dialect == "postgresql" else _SQLITE_ADD_MESSAGE
+        values = (current_project(), *(getattr(row, name) for name in _MESSAGE_COLUMNS))
+        await self._runner.execute(sql, *values)
 
     async def turn_context(
         self, agent_id: str, history: int
