@@ -25,10 +25,11 @@ from agentloom import __version__
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
-    from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SpanExporter
-    from opentelemetry.trace import Span, SpanKind, Tracer
+    from opentelemetry.trace import Span, SpanKind
     from opentelemetry.util.types import AttributeValue
+
+    from agentloom.span_recorder import SpanRecorder
 
 __all__ = ["Attributes", "Leaf", "Tracing", "activate", "active", "enabled_by_environment"]
 
@@ -60,17 +61,18 @@ def enabled_by_environment(environ: Mapping[str, str] = os.environ) -> bool:
 
 
 class Tracing:
-    """A tracer and its provider (shut down, and so flushed, by :meth:`shutdown`)."""
+    """Where the server's spans go (:mod:`agentloom.span_recorder`: lean spans, exported by the
+    SDK's batch processor); :meth:`shutdown` exports what is left."""
 
-    def __init__(self, provider: TracerProvider) -> None:
-        from opentelemetry import trace
+    def __init__(self, recorder: SpanRecorder) -> None:
+        from opentelemetry import context, trace
         from opentelemetry.propagators.textmap import DefaultGetter
         from opentelemetry.trace import SpanKind, Status, StatusCode
         from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-        self._provider = provider
-        self._tracer: Tracer = provider.get_tracer(INSTRUMENTATION, __version__)
+        self._recorder = recorder
         self._trace = trace
+        self._context = context
         self._propagator = TraceContextTextMapPropagator()
         self._getter = DefaultGetter()
         self._error = Status(StatusCode.ERROR)
@@ -85,20 +87,26 @@ class Tracing:
 
     @classmethod
     def exporting(cls, exporter: SpanExporter) -> Tracing:
+        """Spans batched to ``exporter`` (``OTEL_BSP_*``), sampled by ``OTEL_TRACES_SAMPLER``,
+        described by ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``."""
         from opentelemetry.sdk.resources import SERVICE_NAME, Resource
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
+        from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
-        resource = Resource.create()  # OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES
+        from agentloom.span_recorder import SpanRecorder
+
+        resource = Resource.create()
         if str(resource.attributes.get(SERVICE_NAME, "")).startswith("unknown_service"):
             resource = Resource.create({SERVICE_NAME: "agentloom"})
-        provider = TracerProvider(resource=resource)
-        provider.add_span_processor(BatchSpanProcessor(exporter))
-        return cls(provider)
+        sampler = TracerProvider(resource=resource).sampler  # the one the variables name
+        scope = InstrumentationScope(INSTRUMENTATION, __version__)
+        processor = BatchSpanProcessor(exporter)
+        return cls(SpanRecorder(processor, resource, scope, sampler))
 
     def shutdown(self) -> None:
         """Export what is left, then stop."""
-        self._provider.shutdown()
+        self._recorder.shutdown()
 
     # --- making spans ----------------------------------------------------------------------
 
@@ -112,9 +120,7 @@ class Tracing:
     ) -> Span:
         """A span started now (ended by the caller), a child of ``parent`` or of the current
         span."""
-        return self._tracer.start_span(
-            name, context=parent, kind=kind or self.kind.INTERNAL, attributes=attributes
-        )
+        return self._recorder.start(name, attributes, kind or self.kind.INTERNAL, parent)
 
     def record(
         self,
@@ -127,9 +133,8 @@ class Tracing:
     ) -> None:
         """A span of work that began at ``started_ns`` (``time.time_ns()``) and ends now, a
         child of the current span; ``failed``: why the work failed."""
-        span = self._tracer.start_span(
-            name, kind=kind or self.kind.INTERNAL, attributes=attributes, start_time=started_ns
-        )
+        kind = kind or self.kind.INTERNAL
+        span = self._recorder.start(name, attributes, kind, None, started_ns)
         if failed is not None:
             span.record_exception(failed)
             span.set_status(self._error)
@@ -148,10 +153,16 @@ class Tracing:
     ) -> Iterator[Span]:
         """A span current for the block (in a coroutine: not across a ``yield``), its error
         recorded when the block raises."""
-        with self._tracer.start_as_current_span(
-            name, kind=kind or self.kind.INTERNAL, attributes=attributes
-        ) as span:
+        span = self.start(name, attributes, kind=kind)
+        token = self._context.attach(self._trace.set_span_in_context(span))
+        try:
             yield span
+        except BaseException as exc:
+            self.failed(span, exc)
+            raise
+        finally:
+            self._context.detach(token)
+            span.end()
 
     async def steps(
         self,
@@ -164,8 +175,7 @@ class Tracing:
     ) -> AsyncGenerator[T, None]:
         """``events``, each step run with a span current, from the first step to the last;
         ``ended`` gives the attributes known at the end (usage, status)."""
-        from opentelemetry import context
-
+        context = self._context
         span = self.start(name, attributes, kind=kind)
         current = self._trace.set_span_in_context(span)
         try:

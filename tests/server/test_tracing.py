@@ -214,3 +214,30 @@ async def test_without_tracing_no_header_is_sent(
 )
 def test_the_standard_variables_turn_tracing_on(environ: dict[str, str], on: bool) -> None:
     assert enabled_by_environment(environ) is on
+
+
+async def test_the_configured_sampler_and_the_callers_flag_decide(
+    settings: Settings,
+    collector: Collector,
+    backend: FakeBackend,
+    scripted: ScriptedModel,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``OTEL_TRACES_SAMPLER=parentbased_always_off``: nothing of a new trace is recorded, the
+    ids still travel (flags ``00``); a caller's sampled ``traceparent`` is recorded whole."""
+    monkeypatch.setenv("OTEL_TRACES_SAMPLER", "parentbased_always_off")
+    scripted.add_turn("Not traced.")
+    scripted.add_turn("Traced.")
+    async with traced(settings, collector) as raw:
+        body = {"model": backend.model, "input": "Hi"}
+        quiet = await raw.post("/responses", json=body)
+        sampled = await raw.post(
+            "/responses",
+            json=body,
+            headers={"traceparent": f"00-{PARENT_TRACE}-{PARENT_SPAN}-01"},
+        )
+
+    assert quiet.headers["traceresponse"].endswith("-00")
+    assert sampled.headers["traceresponse"].endswith("-01")
+    assert {_hex(span.trace_id) for span in collector.spans} == {PARENT_TRACE}
+    assert collector.one(f"invoke_agent {backend.model}")
