@@ -52,6 +52,22 @@ def order_param(
     )
 
 
+def starting_after_param(params: QueryParams, counted: str) -> int:
+    """``starting_after``: the number of the last event (``counted``: what the numbers count)
+    a stream's follower has seen; -1 when it has seen none."""
+    raw = params.get("starting_after")
+    if raw is None:
+        return -1
+    value = whole_number(raw, MAX_SEQUENCE)
+    if value is None:
+        raise InvalidRequestError(
+            f"Invalid 'starting_after': expected {counted}, got '{raw[:100]}'.",
+            param="starting_after",
+            code="invalid_value",
+        )
+    return value
+
+
 def optional_param(params: QueryParams, name: str) -> str | None:
     value = params.get(name)
     return value if value else None

@@ -27,14 +27,13 @@ from agentloom.api.managed_agents import (
     UpdateManagedAgentRequest,
     UpdateTaskRequest,
 )
-from agentloom.errors import InvalidRequestError
 from agentloom.server.body import parse_body
 from agentloom.server.query import (
     MAX_SEQUENCE,
     limit_param,
     optional_param,
     order_param,
-    whole_number,
+    starting_after_param,
 )
 from agentloom.server.render import json_response
 from agentloom.server.runtime import runtime_of
@@ -135,23 +134,9 @@ async def retrieve_run(request: Request) -> Response:
     run_id: str = request.path_params["run_id"]
     run = await runs.get(_agent_id(request), run_id)  # a 404 before any stream
     if request.query_params.get("stream") in ("true", "1"):
-        after = _starting_after(request)
+        after = starting_after_param(request.query_params, "a frame's number")
         return EventStream(encode_frames(runs.follow(_agent_id(request), run_id, after)))
     return json_response(run)
-
-
-def _starting_after(request: Request) -> int:
-    raw = request.query_params.get("starting_after")
-    if raw is None:
-        return -1
-    value = whole_number(raw, MAX_SEQUENCE)
-    if value is None:
-        raise InvalidRequestError(
-            f"Invalid 'starting_after': expected a frame's number, got '{raw[:100]}'.",
-            param="starting_after",
-            code="invalid_value",
-        )
-    return value
 
 
 # --- tasks -----------------------------------------------------------------------------------

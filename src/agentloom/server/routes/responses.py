@@ -18,7 +18,6 @@ from agentloom.api.response import DeletedResponse
 from agentloom.api.response import Response as ResponseObject
 from agentloom.api.token_count import InputTokenCount, InputTokensRequest
 from agentloom.engine.service import ItemPageQuery
-from agentloom.errors import InvalidRequestError
 from agentloom.inference.base import TokenCountMethod
 from agentloom.server.body import parse_body, parse_body_and_raw
 from agentloom.server.query import (
@@ -27,7 +26,7 @@ from agentloom.server.query import (
     limit_param,
     optional_param,
     order_param,
-    whole_number,
+    starting_after_param,
 )
 from agentloom.server.render import json_response
 from agentloom.server.runtime import runtime_of
@@ -106,7 +105,7 @@ async def retrieve_response(request: Request) -> Response:
     runtime = runtime_of(request)
     response_id = request.path_params["response_id"]
     if request.query_params.get("stream") in ("true", "1"):
-        after = _starting_after(request)
+        after = starting_after_param(request.query_params, "a sequence number")
         events = runtime.background.follow(response_id, after)
         first = await anext(events, None)  # its mistakes (404, not background) as errors
 
@@ -118,20 +117,6 @@ async def retrieve_response(request: Request) -> Response:
 
         return _sse(encode_stored(frames()))
     return json_response(await runtime.responses.get(response_id))
-
-
-def _starting_after(request: Request) -> int:
-    raw = request.query_params.get("starting_after")
-    if raw is None:
-        return -1
-    value = whole_number(raw, MAX_SEQUENCE)
-    if value is None:
-        raise InvalidRequestError(
-            f"Invalid 'starting_after': expected a sequence number, got '{raw[:100]}'.",
-            param="starting_after",
-            code="invalid_value",
-        )
-    return value
 
 
 async def delete_response(request: Request) -> Response:
