@@ -144,10 +144,35 @@ _MESSAGE_COLUMNS = tuple(MessageRow.__slots__)
 
 def _add_message_sql(mark: str) -> str:
     """The insert of a message (``{mark}1`` its project, then its row's fields), in the
-    driver's own SQL."""
+    driver's own SQL.
+
+    On PostgreSQL the insert commits without waiting for its WAL to reach the disk
+    (``synchronous_commit`` off for this statement's transaction alone, set by the statement
+    itself: still one round trip). A streamed turn's first token waits for this write; the
+    turn's end (its reply, :meth:`SqlManagedAgentStore.end_turn`) commits as usual, and the WAL
+    is flushed in order, so once a turn has ended its message is as durable as any write. Only
+    a crash of the database in the turn's first moments can lose the message of a turn whose
+    stream then breaks off without its end."""
     columns = ("project_id", *_MESSAGE_COLUMNS)
-    places = ", ".join(f"{mark}{n}" if mark == "$" else "?" for n in range(1, len(columns) + 1))
-    return f"INSERT INTO managed_agent_messages ({', '.join(columns)}) VALUES ({places})"
+    if mark == "?":
+        places = ", ".join("?" for _ in columns)
+        return f"INSERT INTO managed_agent_messages ({', '.join(columns)}) VALUES ({places})"
+    typed = (f"${n}::{_pg_type(M.c[name].type)}" for n, name in enumerate(columns, 1))
+    return (
+        "WITH lazy AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true))"
+        f" INSERT INTO managed_agent_messages ({', '.join(columns)})"
+        f" SELECT {', '.join(typed)} FROM lazy"
+    )
+
+
+def _pg_type(kind: sa.types.TypeEngine[Any]) -> str:
+    """A parameter's type: a string's is ``text`` (the column's own length is checked on
+    assignment; a cast to ``varchar(n)`` would cut a longer value short)."""
+    if isinstance(kind, sa.String):
+        return "text"
+    if isinstance(kind, sa.Float):
+        return "double precision"
+    raise TypeError(f"no parameter type for a {kind!r} column")  # a new column's: add it here
 
 
 _PG_ADD_MESSAGE = _add_message_sql("$")
