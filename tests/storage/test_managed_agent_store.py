@@ -3,7 +3,9 @@ queued messages taken by one run, and a deletion that leaves nothing of the agen
 
 from __future__ import annotations
 
+import asyncio
 import time
+from dataclasses import replace
 from functools import partial
 
 import pytest
@@ -90,3 +92,29 @@ async def test_text_postgresql_cannot_hold_is_a_400(postgres_url: str) -> None:
         assert await database.runner.read(scalar_count(schema.managed_agents)) == before
     finally:
         await database.aclose()
+
+
+async def test_a_messages_lazy_commit_stays_in_its_own_transaction(postgres_url: str) -> None:
+    """PostgreSQL only (SQLite has no such setting): the message's insert turns
+    ``synchronous_commit`` off for itself alone; every pooled connection still commits as
+    usual afterwards."""
+    database = await Database.connect(postgres_url, instance_id="inst_lazy")
+    said = [replace(message(n), id=f"amsg_lazy_{n}", agent_id="magent_lazy") for n in range(8)]
+    try:
+        await database.migrate()
+        store = database.managed_agents
+        with acting_for("proj_a"):
+            await store.create(agent("magent_lazy"))
+            for row in said:
+                await store.add_message(row)
+            shown = await asyncio.gather(
+                *(database.runner.fetch("SHOW synchronous_commit") for _ in range(8))
+            )
+            found = await store.turn_context("magent_lazy", 8)
+            await store.delete("magent_lazy")
+    finally:
+        await database.aclose()
+
+    assert {row[0][0] for row in shown} == {"on"}
+    assert found is not None
+    assert found[1] == said
