@@ -91,7 +91,12 @@ WRONG: list[tuple[str, str, str]] = [
     ("repeated id", ROUTED + ROUTED, "[[models]] ids must be unique; repeated: backup, chat"),
     (
         "unknown key",
-        MODEL + 'deployments = [{ provider = "a", model = "m", weight = 2 }]',
+        MODEL + 'deployments = [{ provider = "a", model = "m", priority = 2 }]',
+        "priority",
+    ),
+    (
+        "weight not above zero",
+        MODEL + 'deployments = [{ provider = "a", model = "m", weight = 0 }]',
         "weight",
     ),
     (

@@ -458,10 +458,12 @@ class ProviderSettings(_Strict):
 
 
 class DeploymentSettings(_Strict):
-    """One deployment of a routed model: a provider (by name) and the id its backend knows."""
+    """One deployment of a routed model: a provider (by name), the id its backend knows, and
+    its share of the calls (``weight``, relative to the others'; 1 by default)."""
 
     provider: str = Field(min_length=1)
     model: str = Field(min_length=1)
+    weight: float = Field(default=1.0, gt=0, allow_inf_nan=False)
 
 
 class RoutedModelSettings(_Strict):
@@ -483,7 +485,7 @@ class RoutedModelSettings(_Strict):
     def to_config(self) -> RouteConfig:
         return RouteConfig(
             id=self.id,
-            deployments=tuple(Deployment(d.provider, d.model) for d in self.deployments),
+            deployments=tuple(Deployment(d.provider, d.model, d.weight) for d in self.deployments),
             fallbacks=tuple(self.fallbacks),
             cooldown=self.cooldown,
             kind=self.kind,

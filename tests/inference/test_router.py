@@ -1,6 +1,7 @@
-"""The model router: least busy deployment first (round robin on ties), failover before the first
-chunk with a cooldown, fallbacks, no retry of a refused request or of a started answer; real
-providers against fake backends over HTTP, the routed model found through the real catalog."""
+"""The model router: least busy deployment for its weight first (weighted round robin on ties),
+failover before the first chunk with a cooldown, fallbacks, no retry of a refused request or of
+a started answer; real providers against fake backends over HTTP, the routed model found through
+the real catalog."""
 
 from __future__ import annotations
 
@@ -150,6 +151,34 @@ async def test_a_busy_deployment_is_passed_over_until_its_call_ends(router: Rout
     await _answers(chat, 2)  # a consumer that stopped early released its deployment
 
     assert (len(router.a.requests), len(router.b.requests)) == (2, 3)
+
+
+async def test_idle_deployments_take_turns_by_weight(router: Router) -> None:
+    weighted = RouteConfig("chat", (Deployment("a", "model-a", 3), Deployment("b", "model-b")))
+    chat = router.route(weighted)
+
+    await _answers(chat, 8)
+
+    asked = {str(r["messages"][-1]["content"]): r["model"] for r in router.a.requests}
+    asked |= {str(r["messages"][-1]["content"]): r["model"] for r in router.b.requests}
+    order = [asked[f"call {i}"] for i in range(8)]
+    assert order == ["model-a", "model-a", "model-b", "model-a"] * 2  # smooth, not A A A B
+
+
+async def test_a_heavier_deployment_holds_more_calls_at_once(router: Router) -> None:
+    router.a.reset(ScriptedModel([[delay(5), "held"]] * 4))
+    router.b.reset(ScriptedModel([[delay(5), "held"]] * 4))
+    weighted = RouteConfig("chat", (Deployment("a", "model-a", 2), Deployment("b", "model-b")))
+    chat = router.route(weighted)
+
+    held = [asyncio.create_task(collect(chat, ask(f"call {i}"))) for i in range(6)]
+    await asyncio.sleep(0.3)  # every call waiting on its backend
+    counts = (len(router.a.requests), len(router.b.requests))
+    for task in held:
+        task.cancel()
+    await asyncio.gather(*held, return_exceptions=True)
+
+    assert counts == (4, 2)
 
 
 async def test_a_cancelled_call_releases_its_deployment(router: Router) -> None:

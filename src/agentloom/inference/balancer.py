@@ -1,8 +1,13 @@
 """The routing of one routed model's calls, whatever serves them (chat providers, embedding
-models): least calls in flight first, failover before an answer, cooldown, fallbacks.
+models): least calls in flight for its weight first, failover before an answer, cooldown,
+fallbacks.
 
-Each call goes to the replica with the fewest calls in flight among those not cooling down
-(ties: round robin). A replica that fails before anything was handed on (it could not be
+Each call goes to the replica with the fewest calls in flight for its weight among those not
+cooling down (a replica of weight 3 takes three calls at once for one of a replica of weight 1);
+ties go by smooth weighted round robin, so idle replicas take turns in proportion to their
+weights (3, 1: A A B A, A A B A ...; equal weights: plain round robin).
+
+A replica that fails before anything was handed on (it could not be
 reached, timed out, or answered 5xx or 429) is left out for ``cooldown`` seconds and the call
 is tried on the next one; when every replica has failed, the fallbacks are tried in order, each
 routed its own way, and the last error is raised. A request the backend refused (400: the
@@ -41,8 +46,10 @@ class Replica(Generic[P]):
     server: P
     model: str  # the id its backend knows
     label: str  # for the log: "provider/model", or a fallback's id
+    weight: float = 1.0  # its share of the calls (> 0)
     in_flight: int = 0
     cooling_until: float = -math.inf
+    credit: float = 0.0  # the smooth weighted round robin's count
 
     @contextmanager
     def busy(self) -> Iterator[None]:
@@ -75,7 +82,6 @@ class Balancer(Generic[P]):
         self._cooldown = cooldown
         self._find = find
         self._clock = clock
-        self._turn = 0  # where the round robin starts
 
     async def routed(self, start: Callable[[P, str], AsyncIterator[T]]) -> AsyncGenerator[T, None]:
         """What ``start`` gives on the first target that answers; a failure before its first
@@ -121,21 +127,17 @@ class Balancer(Generic[P]):
                 yield fallback
 
     def _pick(self, tried: list[Replica[P]]) -> Replica[P] | None:
-        """The least busy deployment not tried yet and not cooling down (ties: round robin);
-        if every one is cooling down and none was tried, the one whose cooldown ends first."""
+        """The least busy deployment for its weight, not tried yet and not cooling down (ties:
+        smooth weighted round robin); if every one is cooling down and none was tried, the one
+        whose cooldown ends first."""
         now = self._clock()
-        count = len(self.replicas)
-        rotation = [self.replicas[(self._turn + i) % count] for i in range(count)]
-        left = [r for r in rotation if r not in tried]
+        left = [r for r in self.replicas if r not in tried]
         ready = [r for r in left if r.cooling_until <= now]
         if ready:
-            chosen = min(ready, key=_load)
-        elif left and not tried:
-            chosen = min(left, key=_cooldown_end)
-        else:
-            return None
-        self._turn = self.replicas.index(chosen) + 1
-        return chosen
+            return _weighted_turn(ready)
+        if left and not tried:
+            return min(left, key=_cooldown_end)
+        return None
 
     def _failed(self, target: Replica[P], exc: UpstreamError) -> UpstreamError:
         """``exc``, after putting ``target`` in cooldown; raised if no other target may help."""
@@ -168,8 +170,26 @@ def retryable(exc: UpstreamError) -> bool:
     return exc.status is None or exc.status == 429 or exc.status >= 500
 
 
-def _load(replica: Replica[P]) -> int:
-    return replica.in_flight
+def _load(replica: Replica[P]) -> float:
+    return replica.in_flight / replica.weight
+
+
+def _weighted_turn(ready: list[Replica[P]]) -> Replica[P]:
+    """The least loaded of ``ready`` for its weight; among equals, the one whose turn it is by
+    smooth weighted round robin (each gains its weight, the chosen one gives back the total)."""
+    least = min(_load(r) for r in ready)
+    tied = [r for r in ready if _load(r) == least]
+    if len(tied) == 1:
+        return tied[0]
+    for replica in tied:
+        replica.credit += replica.weight
+    chosen = max(tied, key=_credit)
+    chosen.credit -= sum(r.weight for r in tied)
+    return chosen
+
+
+def _credit(replica: Replica[P]) -> float:
+    return replica.credit
 
 
 def _cooldown_end(replica: Replica[P]) -> float:

@@ -40,6 +40,7 @@ DEFAULT_COOLDOWN: Final = 30.0
 class Deployment:
     provider: str  # a provider's name
     model: str  # the id that provider's backend knows
+    weight: float = 1.0  # its share of the calls
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +134,8 @@ def _replica(
     provider = providers.get(deployment.provider)
     if provider is None:
         raise ValueError(f"model {model_id!r}: no provider named {deployment.provider!r}")
-    return Replica(provider, deployment.model, f"{deployment.provider}/{deployment.model}")
+    label = f"{deployment.provider}/{deployment.model}"
+    return Replica(provider, deployment.model, label, weight=deployment.weight)
 
 
 def routed_models(

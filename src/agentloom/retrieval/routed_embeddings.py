@@ -55,7 +55,7 @@ class RoutedEmbeddingModel:
         self._info = EmbeddingModelInfo(config.id, ROUTER)
         self._deployments = deployments
         replicas: list[Replica[EmbeddingModel]] = [
-            Replica(model, d.model, f"{d.provider}/{d.model}")
+            Replica(model, d.model, f"{d.provider}/{d.model}", weight=d.weight)
             for model, d in zip(deployments, config.deployments, strict=True)
         ]
         self._balancer = Balancer(
