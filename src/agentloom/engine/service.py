@@ -21,6 +21,7 @@ from agentloom.api.lists import ListPage
 from agentloom.api.requests import CreateResponseRequest
 from agentloom.api.response import DeletedResponse, Response
 from agentloom.api.token_count import InputTokensRequest
+from agentloom.api.traces import ResponseTrace
 from agentloom.engine.attachments import Attachments
 from agentloom.engine.compaction import Compactions, compact
 from agentloom.engine.context import History
@@ -286,6 +287,17 @@ class ResponsesService:
             raise _not_found(response_id)
         return _response(stored.response, stored.output)
 
+    async def trace(self, response_id: str) -> ResponseTrace:
+        """The stored response's run as recorded when it ended (:mod:`agentloom.timeline`)."""
+        stored = await self._store.trace(response_id)
+        if stored is None:
+            raise _not_found(response_id)
+        if stored.trace is None:
+            raise _no_trace(response_id, stored.status)
+        body = json_codec.loads(stored.trace)
+        assert isinstance(body, dict), "a stored trace is a JSON object"
+        return ResponseTrace.model_validate({**body, "response_id": response_id})
+
     async def reset(self, row: ResponseRow) -> None:
         """Rewrite a background response's row (back to the queue, or settled by its job's
         runner), its items dropped."""
@@ -346,6 +358,18 @@ def _joins(response: Response) -> bool:
 
 def _not_found(response_id: str) -> NotFoundError:
     return NotFoundError(f"Response with id '{response_id}' not found.", param="response_id")
+
+
+def _no_trace(response_id: str, status: str) -> NotFoundError:
+    """No trace for a stored response: it has not ended yet, or none was recorded."""
+    if status in ("queued", "in_progress"):
+        message = f"Response '{response_id}' is {status}: its trace is stored when it ends."
+        return NotFoundError(message, param="response_id", code="trace_not_ready")
+    message = (
+        f"No trace was recorded for response '{response_id}' (stored before traces were kept, "
+        "or not run by agentloom's agent loop)."
+    )
+    return NotFoundError(message, param="response_id", code="trace_not_found")
 
 
 def _as_stored(item: OutputItem) -> StoredItem:
