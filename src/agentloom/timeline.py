@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Final, Literal, TypeAlias
 
 from agentloom import json_codec
 
-__all__ = ["MAX_ENTRIES", "AttributeValue", "Entry", "EntryKind", "Timeline"]
+__all__ = ["MAX_ENTRIES", "AttributeValue", "Entry", "EntryKind", "Timeline", "milliseconds"]
 
 MAX_ENTRIES: Final = 256
 EntryKind: TypeAlias = Literal["response", "model_call", "tool_call", "guardrail", "compaction"]
@@ -42,8 +43,8 @@ class Entry:
         entry: dict[str, object] = {
             "name": self.name,
             "kind": self.kind,
-            "start_ms": round((self.start - origin) * 1000, 3),
-            "duration_ms": round((self.end - self.start) * 1000, 3),
+            "start_ms": milliseconds(self.start - origin),
+            "duration_ms": milliseconds(self.end - self.start),
             "status": "ok" if self.error is None else "error",
             "attributes": self.attributes,
         }
@@ -87,12 +88,12 @@ class Timeline:
         """The timeline as stored (JSON, once): ``run`` (the whole response, ending now)
         first, then the entries in start order."""
         origin = self.started
-        entries = sorted(self._entries, key=_start)
+        entries = sorted(self._entries, key=_START)
         if self._dropped:
             run.attributes["dropped_spans"] = self._dropped
         document: dict[str, object] = {
             "started_at": self.started_at,
-            "duration_ms": round((run.end - origin) * 1000, 3),
+            "duration_ms": milliseconds(run.end - origin),
             "truncated": self._dropped > 0,
             "spans": [run.encoded(origin), *(entry.encoded(origin) for entry in entries)],
         }
@@ -101,5 +102,9 @@ class Timeline:
         return json_codec.dumps(document).decode()
 
 
-def _start(entry: Entry) -> float:
-    return entry.start
+def milliseconds(seconds: float) -> float:
+    """``seconds`` in milliseconds, to the microsecond (cheaper than ``round``)."""
+    return int(seconds * 1_000_000) / 1000
+
+
+_START = attrgetter("start")

@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from agentloom.config import McpSettings, Settings
 from agentloom.errors import UpstreamError
-from agentloom.inference.scripted import ScriptedModel, delay, raise_error, tool_call
+from agentloom.inference.scripted import ScriptedModel, delay, raise_error, tool_call, usage
 from agentloom.safety.settings import RulesShieldSettings, SafetySettings
 from agentloom.server.app import create_app
 from agentloom.storage import schema
@@ -202,6 +202,37 @@ async def test_a_failed_model_call_is_an_error_span(
         "failed",
     )
     assert (call["status"], call["error"]) == ("error", "UpstreamError")
+
+
+async def test_a_compaction_is_a_span_before_the_model_call(
+    client: openai.AsyncOpenAI,
+    http: httpx2.AsyncClient,
+    backend: FakeBackend,
+    scripted: ScriptedModel,
+) -> None:
+    scripted.add_turn("An earlier, long answer. " * 20)
+    first = await client.responses.create(model=backend.model, input="Tell me a long story")
+    scripted.add_turns(("Story summary.", usage(50, 5)), ("The end.", usage(20, 3)))
+
+    second = await client.responses.create(
+        model=backend.model,
+        previous_response_id=first.id,
+        input="And the end?",
+        context_management=[{"type": "compaction", "compact_threshold": 50}],
+    )
+    trace = await trace_of(http, second.id)
+
+    check_shape(trace, second.id)
+    assert [span["kind"] for span in trace["spans"]] == ["response", "compaction", "model_call"]
+    compaction = trace["spans"][1]
+    assert compaction["name"] == f"compaction {backend.model}"
+    assert (
+        compaction["attributes"]["input_tokens"],
+        compaction["attributes"]["output_tokens"],
+    ) == (
+        50,
+        5,
+    )
 
 
 async def test_a_background_response_has_its_trace_once_it_ended(

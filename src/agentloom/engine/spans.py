@@ -29,7 +29,7 @@ from agentloom.api.response import Response
 from agentloom.engine.turn import TurnResult
 from agentloom.inference import base as inf
 from agentloom.timeline import Attributes as EntryAttributes
-from agentloom.timeline import Entry, Timeline
+from agentloom.timeline import Entry, Timeline, milliseconds
 from agentloom.tracing import Attributes, active
 
 if TYPE_CHECKING:
@@ -131,8 +131,8 @@ class ModelCall:
             if usage.reasoning_tokens:
                 attributes["reasoning_tokens"] = usage.reasoning_tokens
         if self.first_output:
-            first = (self.first_output - self.started) * 1000
-            attributes["time_to_first_token_ms"] = round(first, 3)
+            first = milliseconds(self.first_output - self.started)
+            attributes["time_to_first_token_ms"] = first
         return attributes
 
 
