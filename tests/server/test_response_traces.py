@@ -6,7 +6,6 @@ project's, none recorded, not ended yet); the OpenTelemetry trace id when traces
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +19,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from agentloom.config import McpSettings, Settings
 from agentloom.errors import UpstreamError
-from agentloom.inference.scripted import ScriptedModel, delay, raise_error, tool_call, usage
+from agentloom.inference.scripted import ScriptedModel, delay, raise_error, tool_call
 from agentloom.safety.settings import RulesShieldSettings, SafetySettings
 from agentloom.server.app import create_app
 from agentloom.storage import schema
@@ -29,6 +28,9 @@ from agentloom.testing.serving import serve
 from agentloom.tracing import Tracing
 from tests.plugins.server import BASE_URL, make_settings, running
 from tests.plugins.tenants import Tenant
+from tests.server.test_background import settled
+from tests.server.test_compaction import compacted_on_create
+from tests.server.test_errors import the_error
 
 SPAN_KEYS = {"name", "kind", "start_ms", "duration_ms", "status", "attributes"}
 WEATHER: Any = {
@@ -73,10 +75,7 @@ async def trace_of(http: httpx2.AsyncClient, response_id: str) -> dict[str, Any]
 
 
 async def not_found(http: httpx2.AsyncClient, response_id: str) -> dict[str, Any]:
-    reply = await http.get(f"/responses/{response_id}/trace")
-    assert reply.status_code == 404, reply.text
-    error: dict[str, Any] = reply.json()["error"]
-    return error
+    return the_error(await http.get(f"/responses/{response_id}/trace"), 404)
 
 
 def check_shape(trace: dict[str, Any], response_id: str) -> None:
@@ -210,16 +209,7 @@ async def test_a_compaction_is_a_span_before_the_model_call(
     backend: FakeBackend,
     scripted: ScriptedModel,
 ) -> None:
-    scripted.add_turn("An earlier, long answer. " * 20)
-    first = await client.responses.create(model=backend.model, input="Tell me a long story")
-    scripted.add_turns(("Story summary.", usage(50, 5)), ("The end.", usage(20, 3)))
-
-    second = await client.responses.create(
-        model=backend.model,
-        previous_response_id=first.id,
-        input="And the end?",
-        context_management=[{"type": "compaction", "compact_threshold": 50}],
-    )
+    second = await compacted_on_create(client, backend, scripted)
     trace = await trace_of(http, second.id)
 
     check_shape(trace, second.id)
@@ -245,10 +235,7 @@ async def test_a_background_response_has_its_trace_once_it_ended(
 
     queued = await client.responses.create(model=backend.model, input="Hi", background=True)
     early = await not_found(http, queued.id)
-    for _ in range(200):
-        if (await client.responses.retrieve(queued.id)).status == "completed":
-            break
-        await asyncio.sleep(0.02)
+    assert (await settled(client, queued.id)).status == "completed"
     trace = await trace_of(http, queued.id)
 
     assert early["code"] == "trace_not_ready"
