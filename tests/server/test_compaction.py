@@ -8,7 +8,7 @@ from typing import Any, cast
 import httpx2
 import openai
 import pytest
-from openai.types.responses import CompactedResponse, ResponseInputItemParam
+from openai.types.responses import CompactedResponse, Response, ResponseInputItemParam
 
 from agentloom.engine.compaction import SUMMARIZER
 from agentloom.engine.messages import SUMMARY_HEADING
@@ -190,20 +190,27 @@ async def test_a_changed_compaction_item_is_refused(
 # --- context_management on create ----------------------------------------------------------
 
 
-async def test_over_the_threshold_the_history_is_compacted_first(
-    client: openai.AsyncOpenAI, backend: FakeBackend, scripted: ScriptedModel
-) -> None:
+async def compacted_on_create(
+    client: openai.AsyncOpenAI, backend: FakeBackend, scripted: ScriptedModel, **params: Any
+) -> Response:
+    """A second turn over the threshold: its summary (50 tokens in, 5 out), then its answer
+    (20 in, 3 out)."""
     scripted.add_turn("An earlier, long answer. " * 20)
     first = await client.responses.create(model=backend.model, input="Tell me a long story")
     scripted.add_turns(("Story summary.", usage(50, 5)), ("The end.", usage(20, 3)))
-
-    second = await client.responses.create(
+    return await client.responses.create(
         model=backend.model,
         previous_response_id=first.id,
         input="And the end?",
-        instructions="Be brief.",
         context_management=[{"type": "compaction", "compact_threshold": 50}],
+        **params,
     )
+
+
+async def test_over_the_threshold_the_history_is_compacted_first(
+    client: openai.AsyncOpenAI, backend: FakeBackend, scripted: ScriptedModel
+) -> None:
+    second = await compacted_on_create(client, backend, scripted, instructions="Be brief.")
 
     assert [item.type for item in second.output] == ["compaction", "message"]
     assert second.output_text == "The end."

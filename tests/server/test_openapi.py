@@ -201,6 +201,7 @@ async def test_what_the_server_answers_is_what_the_document_says(
     await call("POST", "/responses", json={"model": model, "input": "hi", "stream": True})
     await call("GET", f"/responses/{rid}", "/responses/{response_id}")
     await call("GET", f"/responses/{rid}/input_items", "/responses/{response_id}/input_items")
+    await call("GET", f"/responses/{rid}/trace", "/responses/{response_id}/trace")
     await call("GET", "/responses")
     await call("POST", "/responses/input_tokens", json={"model": model, "input": "hi"})
     background = await call(
@@ -241,7 +242,7 @@ async def test_what_the_server_answers_is_what_the_document_says(
     await call("GET", "/webhook_event_types")
     await call("GET", "/shields")
 
-    assert len(checked) == 30
+    assert len(checked) == 31
 
 
 def test_a_json_schema_text_format_is_documented_as_it_is_echoed(settings: Settings) -> None:

@@ -45,6 +45,7 @@ from agentloom.inference import base as inf
 from agentloom.safety.base import Role, Verdict
 from agentloom.safety.categories import moderation_scores
 from agentloom.safety.service import ALLOWED, Decision, SafetyService, combine
+from agentloom.timeline import Timeline
 from agentloom.tools.base import ToolResult
 from agentloom.tools.server_tools import TOOL_ITEMS
 
@@ -167,10 +168,12 @@ def input_text(items: Sequence[StoredItem]) -> str:
 
 
 class Guard:
-    """A plan at work in one response; keeps what the moderation shield said."""
+    """A plan at work in one response; keeps what the moderation shield said. Each shield's
+    check is an entry of the response's ``timeline``."""
 
-    def __init__(self, plan: GuardPlan) -> None:
+    def __init__(self, plan: GuardPlan, timeline: Timeline | None = None) -> None:
         self.plan = plan
+        self.timeline = timeline
         self.refused = False  # the input or a model call's output was blocked: a refusal
         self._input_verdicts: list[Verdict] = []
         self._output_verdicts: list[Verdict] = []
@@ -179,7 +182,7 @@ class Guard:
         """The new input, before the model is called (and scored when moderation scores)."""
         guarding = self.plan.input_shields()
         checks = [(guarding, self.plan.input_text), (self._scoring(guarding), self.plan.input_text)]
-        decisions = await _concurrently(self.plan.safety, checks, "user")
+        decisions = await _concurrently(self.plan.safety, checks, "user", self.timeline)
         self._keep(decisions, self._input_verdicts)
         self.refused = decisions[0].blocked
         return decisions[0]
@@ -199,14 +202,16 @@ class Guard:
 
     async def blocks_call(self, arguments: str) -> bool:
         """Whether a server tool's call must not run."""
-        decision = await self.plan.safety.check(self.plan.output_shields(), arguments, "assistant")
+        shields = self.plan.output_shields()
+        decision = await self.plan.safety.check(shields, arguments, "assistant", self.timeline)
         return decision.blocked
 
     async def screen(self, result: ToolResult) -> ToolResult:
         """A server tool's result, its output redacted when blocked."""
         if result.awaits_client:
             return result
-        decision = await self.plan.safety.check(self.plan.input_shields(), result.output, "tool")
+        shields = self.plan.input_shields()
+        decision = await self.plan.safety.check(shields, result.output, "tool", self.timeline)
         if not decision.blocked:
             return result
         return ToolResult(item=redacted(result.item), output=BLOCKED_OUTPUT)
@@ -220,7 +225,7 @@ class Guard:
         scoring = self._scoring(self.plan.output_shields())
         if scoring:
             text = response.output_text()
-            decision = await self.plan.safety.check(scoring, text, "assistant")
+            decision = await self.plan.safety.check(scoring, text, "assistant", self.timeline)
             self._output_verdicts += decision.verdicts
         results = ResponseModeration(
             input=_outcome(moderation.shield, self._input_verdicts),
@@ -229,7 +234,8 @@ class Guard:
         return response.model_copy(update={"moderation": results})
 
     async def _check_output(self, texts: Sequence[tuple[str, Role]]) -> Decision:
-        decisions = await self.plan.safety.check_all(self.plan.output_shields(), texts)
+        shields = self.plan.output_shields()
+        decisions = await self.plan.safety.check_all(shields, texts, self.timeline)
         self._keep(decisions, self._output_verdicts)
         return combine(decisions)
 
@@ -248,14 +254,17 @@ class Guard:
 
 
 async def _concurrently(
-    safety: SafetyService, checks: Sequence[tuple[tuple[str, ...], str]], role: Role
+    safety: SafetyService,
+    checks: Sequence[tuple[tuple[str, ...], str]],
+    role: Role,
+    timeline: Timeline | None,
 ) -> list[Decision]:
     """``safety.check`` of each ``(ids, text)`` at once; the decisions in the same order."""
     decisions: list[Decision] = [ALLOWED] * len(checks)
 
     async def run(index: int) -> None:
         ids, text = checks[index]
-        decisions[index] = await safety.check(ids, text, role)
+        decisions[index] = await safety.check(ids, text, role, timeline)
 
     async with anyio.create_task_group() as tasks:
         for index, (ids, _) in enumerate(checks):

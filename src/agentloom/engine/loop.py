@@ -17,14 +17,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, TypeAlias
 
 from agentloom.api import events as ev
-from agentloom.api.items import (
-    CodeInterpreterCall,
-    FileSearchCall,
-    McpCall,
-    OutputItem,
-    StoredItem,
-    WebSearchCall,
-)
+from agentloom.api.items import OutputItem, StoredItem
 from agentloom.api.response import (
     IncompleteDetails,
     IncompleteReason,
@@ -52,6 +45,7 @@ from agentloom.engine.usage import response_usage
 from agentloom.errors import ContextLengthExceededError, DatabaseUnavailableError, UpstreamError
 from agentloom.ids import new_id
 from agentloom.inference import base as inf
+from agentloom.timeline import Timeline
 from agentloom.tools.base import Listed, ToolCallContext, ToolResult, Toolset, ToolsetContext
 from agentloom.tools.mcp.approvals import approved_calls
 
@@ -132,8 +126,9 @@ class AgentLoop:
         self._awaiting = False  # a tool call waits for the client (an approval request)
         self.failure: Failure | None = None  # why the response failed, if it did
         self.model_calls = 0  # model calls made so far
-        self.started = time.perf_counter()  # when the run was set up
-        self._guard = None if config.guards is None else Guard(config.guards)
+        self.timeline = Timeline()  # the run's own trace, stored with the response
+        self.started = self.timeline.started  # when the run was set up
+        self._guard = None if config.guards is None else Guard(config.guards, self.timeline)
 
     async def run(self) -> AsyncGenerator[ev.StreamEvent, None]:
         yield ev.ResponseCreated(sequence_number=self._seq(), response=self.response)
@@ -174,9 +169,9 @@ class AgentLoop:
             )
             self._turn = turn
             self.model_calls += 1
-            call = spans.ModelCall(self.response.model, self._config.provider_name)
+            call = spans.ModelCall(self.response.model, self._config.provider_name, self.timeline)
             try:
-                async for event in self._call_model(turn, budget):
+                async for event in self._call_model(turn, budget, call):
                     yield event
             except UpstreamError as exc:
                 self._told(call, turn.result, exc)
@@ -296,9 +291,9 @@ class AgentLoop:
         yield ev.CompactionCompacting(
             sequence_number=self._seq(), item_id=item_id, output_index=index
         )
-        done = await plan.compactions.summarize(
-            self._config.provider, self._config.request.model, items[:start]
-        )
+        model, started = self._config.request.model, time.perf_counter()
+        done = await plan.compactions.summarize(self._config.provider, model, items[:start])
+        spans.compacted(self.timeline, started, model, done.usage)
         through = items[start - 1].id
         item = plan.compactions.item(Summary(done.text, through)).model_copy(update={"id": item_id})
         self._messages = plan.context.extended([item]).chat.render(plan.head)
@@ -332,7 +327,7 @@ class AgentLoop:
         call.record(result, error)
 
     async def _call_model(
-        self, turn: TurnStreamer, budget: int | None
+        self, turn: TurnStreamer, budget: int | None, call: spans.ModelCall
     ) -> AsyncIterator[ev.StreamEvent]:
         retries = self._config.truncation_retries
         while True:
@@ -344,7 +339,9 @@ class AgentLoop:
                     hosted = self._tools.policy.hosted
                     chunks = self._guard.output(chunks, hosted, turn.keep_refusal_only)
                 async for event in turn.run(chunks):
-                    started = True
+                    if not started:
+                        started = True
+                        call.first_output = time.perf_counter()
                     yield event
                 return
             except ContextLengthExceededError:
@@ -411,11 +408,11 @@ class AgentLoop:
     ) -> AsyncIterator[ev.StreamEvent]:
         kind = self._tools.server[call.name].kind
         running = self._server_tool(call, approval_request_id)
-        return spans.tool_call(running, call.name, kind, call.id)
+        return spans.tool_call(running, call.name, kind, call.id, self.timeline)
 
     async def _server_tool(
         self, call: inf.ToolCall, approval_request_id: str | None
-    ) -> AsyncIterator[ev.StreamEvent]:
+    ) -> AsyncGenerator[ev.StreamEvent, None]:
         tool, started = self._tools.server[call.name], time.perf_counter()
         context = ToolCallContext(
             item_id=new_id(tool.item_prefix),
@@ -444,7 +441,7 @@ class AgentLoop:
         if self._guard is not None:
             result = await self._guard.screen(result)
         self._running = None
-        self._tool_told(tool.kind, _outcome(result.item), started)
+        self._tool_told(tool.kind, spans.tool_outcome(result.item), started)
         for event in self._tool_done(call, result, context):
             yield event
 
@@ -609,14 +606,3 @@ def _interrupted(item: OutputItem) -> OutputItem:
     if "status" not in type(item).model_fields:
         return item
     return item.model_copy(update={"status": "incomplete"})
-
-
-_STATUSED = (FileSearchCall, CodeInterpreterCall, WebSearchCall, McpCall)
-
-
-def _outcome(item: OutputItem) -> str:
-    """A server tool call's outcome, for the metrics: its item's status (``completed``,
-    ``failed``, ``incomplete`` ...), ``completed`` for an item that has none."""
-    if isinstance(item, _STATUSED) and item.status is not None:
-        return str(item.status)
-    return "completed"

@@ -111,13 +111,18 @@ class ResponseWriter:
             self._inputs = await off_loop(len(items) >= LARGE_WRITE, item_rows, items)
         return self._inputs
 
-    async def finish(self, response: Response, turn: ConversationTurn | None = None) -> None:
-        """Write the final state, ending the conversation ``turn`` in the same transaction
-        (shielded: a cancelled client does not lose the row). A write the database lost in
-        flight is settled by :meth:`_settle`."""
+    async def finish(
+        self,
+        response: Response,
+        turn: ConversationTurn | None = None,
+        trace: str | None = None,
+    ) -> None:
+        """Write the final state with the run's ``trace`` (encoded), ending the conversation
+        ``turn`` in the same transaction (shielded: a cancelled client does not lose the row).
+        A write the database lost in flight is settled by :meth:`_settle`."""
         self._timer.cancel()
         with anyio.CancelScope(shield=True):
-            final, outputs = response_row(response), item_rows(response.output)
+            final, outputs = response_row(response, trace), item_rows(response.output)
             try:
                 await self._write_final(final, outputs, turn)
             except DatabaseUnavailableError:
@@ -183,8 +188,9 @@ class ResponseWriter:
             await self._store.finish(final, outputs, turn)
 
 
-def response_row(response: Response) -> ResponseRow:
-    """The response's row: its output is stored as items, so the body's is empty."""
+def response_row(response: Response, trace: str | None = None) -> ResponseRow:
+    """The response's row: its output is stored as items, so the body's is empty;
+    ``trace``: its run's, encoded (:mod:`agentloom.timeline`)."""
     head = response.model_dump_json(exclude={"output"})
     body = head[:-1] + ',"output":[]}'
     return ResponseRow(
@@ -194,6 +200,7 @@ def response_row(response: Response) -> ResponseRow:
         status=response.status,
         previous_response_id=response.previous_response_id,
         body=body,
+        trace=trace,
     )
 
 

@@ -21,6 +21,7 @@ from agentloom.api.lists import ListPage
 from agentloom.api.requests import CreateResponseRequest
 from agentloom.api.response import DeletedResponse, Response
 from agentloom.api.token_count import InputTokensRequest
+from agentloom.api.traces import ResponseTrace
 from agentloom.engine.attachments import Attachments
 from agentloom.engine.compaction import Compactions, compact
 from agentloom.engine.context import History
@@ -30,7 +31,7 @@ from agentloom.engine.loop import AgentLoop, Failure
 from agentloom.engine.persist import LostWrites, ResponseWriter
 from agentloom.engine.prepare import EngineLimits, LocalChain, Prepared, Preparer
 from agentloom.engine.reasoning import SealedReasoning
-from agentloom.engine.spans import agent_run
+from agentloom.engine.spans import agent_run, run_trace
 from agentloom.errors import (
     AgentloomError,
     ContextLengthExceededError,
@@ -222,13 +223,14 @@ class ResponsesService:
         try:
             # closed here, in this task, when the consumer goes away: the loop's connections
             # (MCP sessions) close with it
-            async with aclosing(agent_run(loop.run(), lambda: loop.response)) as events:
+            running = agent_run(loop.run(), lambda: loop.response, loop.timeline)
+            async with aclosing(running) as events:
                 async for event in events:
                     if timed is not None and timed.waiting:
                         timed.saw(event, loop)
                     if isinstance(event, _TERMINAL_EVENTS):
                         finished = True  # a final write that fails is not made again as cancelled
-                        await self._finish(writer, prepared, event.response)
+                        await self._finish(writer, prepared, event.response, loop)
                         self._record(prepared, event.response, loop)
                     yield event
         finally:
@@ -238,20 +240,25 @@ class ResponsesService:
                     await self._conversations.release(prepared.hold.turn)
             if not finished:
                 abandoned = loop.abandoned()
-                await self._finish(writer, prepared, abandoned)
+                await self._finish(writer, prepared, abandoned, loop)
                 self._record(prepared, abandoned, loop)
             if timed is not None:
                 timed.ended(loop)
 
     async def _finish(
-        self, writer: ResponseWriter | None, prepared: Prepared, response: Response
+        self,
+        writer: ResponseWriter | None,
+        prepared: Prepared,
+        response: Response,
+        loop: AgentLoop,
     ) -> None:
-        """Store the final state (and end the conversation turn) before the terminal event is
-        released, so a client reacting to it finds both."""
+        """Store the final state with the run's trace (and end the conversation turn) before
+        the terminal event is released, so a client reacting to it finds both."""
         hold = prepared.hold
+        trace = None if writer is None else run_trace(loop.timeline, response)
         if hold is None:
             if writer is not None:
-                await writer.finish(response)
+                await writer.finish(response, trace=trace)
                 output = [_as_stored(item) for item in response.output]
                 self._histories.remember(response.id, prepared.seen.extended(output))
             return
@@ -261,7 +268,7 @@ class ResponsesService:
         if writer is None:
             await self._conversations.end_turn(hold.turn, after)
             return
-        await writer.finish(response, turn_row(hold.turn, appended(hold.turn, after)))
+        await writer.finish(response, turn_row(hold.turn, appended(hold.turn, after)), trace)
         self._conversations.ended(hold.turn, after)
 
     def _record(self, prepared: Prepared, response: Response, loop: AgentLoop) -> None:
@@ -279,6 +286,17 @@ class ResponsesService:
         if stored is None:
             raise _not_found(response_id)
         return _response(stored.response, stored.output)
+
+    async def trace(self, response_id: str) -> ResponseTrace:
+        """The stored response's run as recorded when it ended (:mod:`agentloom.timeline`)."""
+        stored = await self._store.trace(response_id)
+        if stored is None:
+            raise _not_found(response_id)
+        if stored.trace is None:
+            raise _no_trace(response_id, stored.status)
+        body = json_codec.loads(stored.trace)
+        assert isinstance(body, dict), "a stored trace is a JSON object"
+        return ResponseTrace.model_validate({**body, "response_id": response_id})
 
     async def reset(self, row: ResponseRow) -> None:
         """Rewrite a background response's row (back to the queue, or settled by its job's
@@ -340,6 +358,18 @@ def _joins(response: Response) -> bool:
 
 def _not_found(response_id: str) -> NotFoundError:
     return NotFoundError(f"Response with id '{response_id}' not found.", param="response_id")
+
+
+def _no_trace(response_id: str, status: str) -> NotFoundError:
+    """No trace for a stored response: it has not ended yet, or none was recorded."""
+    if status in ("queued", "in_progress"):
+        message = f"Response '{response_id}' is {status}: its trace is stored when it ends."
+        return NotFoundError(message, param="response_id", code="trace_not_ready")
+    message = (
+        f"No trace was recorded for response '{response_id}' (stored before traces were kept, "
+        "or not run by agentloom's agent loop)."
+    )
+    return NotFoundError(message, param="response_id", code="trace_not_found")
 
 
 def _as_stored(item: OutputItem) -> StoredItem:

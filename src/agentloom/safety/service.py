@@ -7,6 +7,7 @@ This is what guardrails, ``POST /v1/safety/run-shield`` and ``POST /v1/moderatio
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
@@ -15,6 +16,7 @@ import anyio
 
 from agentloom.errors import InvalidRequestError, NotFoundError, UpstreamError
 from agentloom.safety.base import Role, Shield, Verdict
+from agentloom.timeline import Attributes, Timeline
 from agentloom.tracing import active
 
 log = logging.getLogger(__name__)
@@ -112,29 +114,35 @@ class SafetyService:
             dict.fromkeys([*self.default_guardrails, *self.require(requested or (), param)])
         )
 
-    async def check(self, ids: Sequence[str], text: str, role: Role) -> Decision:
-        """Run the shields ``ids`` (known: see :meth:`require`) on ``text`` said by ``role``."""
+    async def check(
+        self, ids: Sequence[str], text: str, role: Role, timeline: Timeline | None = None
+    ) -> Decision:
+        """Run the shields ``ids`` (known: see :meth:`require`) on ``text`` said by ``role``;
+        each shield's check an entry of ``timeline`` (a response's)."""
         guarded = [self.get(shield_id) for shield_id in dict.fromkeys(ids)]
         if not guarded or not text.strip():
             return ALLOWED
         if len(guarded) == 1:
-            verdicts = [await _run(guarded[0], text, role)]
+            verdicts = [await _run(guarded[0], text, role, timeline)]
         else:
-            verdicts = await _run_all(guarded, text, role)
+            verdicts = await _run_all(guarded, text, role, timeline)
         if self._on_verdict is not None:
             for verdict in verdicts:
                 self._on_verdict(verdict.shield_id, verdict_name(verdict))
         return _decide(guarded, verdicts)
 
     async def check_all(
-        self, ids: Sequence[str], texts: Sequence[tuple[str, Role]]
+        self,
+        ids: Sequence[str],
+        texts: Sequence[tuple[str, Role]],
+        timeline: Timeline | None = None,
     ) -> list[Decision]:
         """:meth:`check` of each ``(text, role)``, concurrently; decisions in the same order."""
         decisions: list[Decision] = [ALLOWED] * len(texts)
 
         async def run(index: int) -> None:
             text, role = texts[index]
-            decisions[index] = await self.check(ids, text, role)
+            decisions[index] = await self.check(ids, text, role, timeline)
 
         async with anyio.create_task_group() as tasks:
             for index in range(len(texts)):
@@ -146,11 +154,13 @@ class SafetyService:
             await guarded.shield.aclose()
 
 
-async def _run_all(guarded: Sequence[GuardedShield], text: str, role: Role) -> list[Verdict]:
+async def _run_all(
+    guarded: Sequence[GuardedShield], text: str, role: Role, timeline: Timeline | None
+) -> list[Verdict]:
     verdicts: list[Verdict | None] = [None] * len(guarded)
 
     async def run(index: int) -> None:
-        verdicts[index] = await _run(guarded[index], text, role)
+        verdicts[index] = await _run(guarded[index], text, role, timeline)
 
     async with anyio.create_task_group() as tasks:
         for index in range(len(guarded)):
@@ -158,7 +168,22 @@ async def _run_all(guarded: Sequence[GuardedShield], text: str, role: Role) -> l
     return [v for v in verdicts if v is not None]
 
 
-async def _run(guarded: GuardedShield, text: str, role: Role) -> Verdict:
+async def _run(guarded: GuardedShield, text: str, role: Role, timeline: Timeline | None) -> Verdict:
+    """One shield's check: its span (with tracing on), its entry in ``timeline``."""
+    if timeline is None:
+        return await _traced(guarded, text, role)
+    started = time.perf_counter()
+    verdict = await _traced(guarded, text, role)
+    name = verdict_name(verdict)
+    attributes: Attributes = {"shield": guarded.shield.id, "role": role, "verdict": name}
+    if verdict.violations:
+        attributes["categories"] = ",".join(verdict.categories)
+    error = "shield_error" if name == "error" else None
+    timeline.add(f"guardrail {guarded.shield.id}", "guardrail", started, attributes, error)
+    return verdict
+
+
+async def _traced(guarded: GuardedShield, text: str, role: Role) -> Verdict:
     tracing = active()
     if tracing is None:
         return await _checked(guarded, text, role)

@@ -26,6 +26,7 @@ class ResponseRow:
     status: ResponseStatus
     previous_response_id: str | None
     body: str  # JSON of the Response object; its "output" is stored as items, not here
+    trace: str | None = None  # JSON of its run's timeline (agentloom.timeline), once it ended
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,14 @@ class ItemRow:
 class StoredResponse:
     response: ResponseRow
     output: list[ItemRow]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTrace:
+    """A stored response's status and its run's trace (``None``: none was recorded)."""
+
+    status: ResponseStatus
+    trace: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +100,9 @@ class ResponseStore(Protocol):
         conversation ``turn``), in one transaction."""
 
     async def get(self, response_id: str) -> StoredResponse | None: ...
+
+    async def trace(self, response_id: str) -> StoredTrace | None:
+        """The response's status and trace; ``None`` when the response does not exist."""
 
     async def exists(self, response_id: str) -> bool: ...
 

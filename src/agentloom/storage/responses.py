@@ -25,6 +25,7 @@ from agentloom.storage.base import (
     Page,
     ResponseRow,
     StoredResponse,
+    StoredTrace,
 )
 from agentloom.storage.conversations import end_turn
 from agentloom.storage.pages import keyset_page
@@ -51,6 +52,9 @@ _GET_OUTPUTS = (
         I.c.project_id == _PID,
     )
     .order_by(I.c.response_id, I.c.position)
+)
+_GET_TRACE = sa.select(R.c.status, R.c.trace).where(
+    R.c.id == sa.bindparam("rid"), R.c.project_id == _PID
 )
 _SEQ_OF = sa.select(R.c.seq).where(R.c.id == sa.bindparam("rid"), R.c.project_id == _PID)
 _FIND_ITEM = (
@@ -98,14 +102,16 @@ FROM unnest({ids}::text[], {kinds}::smallint[], {positions}::int[], {bodies}::te
 _PG_BEGIN = """
 WITH r AS (
     INSERT INTO responses
-        (id, created_at, model, status, previous_response_id, body, project_id, instance_id)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+        (id, created_at, model, status, previous_response_id, body, project_id, instance_id,
+         trace)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
     RETURNING id
-)""" + _pg_items(7, 9)
+)""" + _pg_items(7, 10)
 _PG_FINISH = """
 WITH r AS (
-    UPDATE responses SET status = $2, body = $3 WHERE id = $1 AND project_id = $4 RETURNING id
-)""" + _pg_items(4, 5)
+    UPDATE responses SET status = $2, body = $3, trace = $5
+    WHERE id = $1 AND project_id = $4 RETURNING id
+)""" + _pg_items(4, 6)
 
 
 class SqlResponseStore:
@@ -146,7 +152,7 @@ class SqlResponseStore:
         if self._runner.dialect == "postgresql":
             r = response
             items = _item_arrays((schema.OUTPUT, output_items))
-            args = (r.id, r.status, r.body, current_project(), *items)
+            args = (r.id, r.status, r.body, current_project(), r.trace, *items)
             await self._write_pg(_PG_FINISH, args, turn)
             return
         write = partial(_finish, response, output_items, current_project())
@@ -176,6 +182,7 @@ class SqlResponseStore:
             r.body,
             project,
             self._instance_id,
+            r.trace,
         )
 
     async def start(self, response: ResponseRow, input_items: Sequence[ItemRow]) -> None:
@@ -186,6 +193,9 @@ class SqlResponseStore:
 
     async def get(self, response_id: str) -> StoredResponse | None:
         return await self._runner.read(partial(_get, current_project(), response_id))
+
+    async def trace(self, response_id: str) -> StoredTrace | None:
+        return await self._runner.read(partial(_trace, current_project(), response_id))
 
     async def exists(self, response_id: str) -> bool:
         return await self._runner.read(partial(_exists, current_project(), response_id))
@@ -260,9 +270,11 @@ def _with_turn(
 # the transaction the runner opened; ``?`` placeholders serve SQLite, the only user of this path.
 _SQL_INSERT_RESPONSE = (
     "INSERT INTO responses (id, created_at, model, status, previous_response_id, instance_id,"
-    " body, project_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    " body, trace, project_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-_SQL_UPDATE_RESPONSE = "UPDATE responses SET status = ?, body = ? WHERE id = ? AND project_id = ?"
+_SQL_UPDATE_RESPONSE = (
+    "UPDATE responses SET status = ?, body = ?, trace = ? WHERE id = ? AND project_id = ?"
+)
 _SQL_INSERT_ITEMS = (
     "INSERT INTO items (id, response_id, kind, position, body, project_id)"
     " VALUES (?, ?, ?, ?, ?, ?)"
@@ -283,7 +295,7 @@ def _begin(
     cursor = _cursor(conn)
     r = response
     row = (r.id, r.created_at, r.model, r.status, r.previous_response_id, instance_id, r.body)
-    cursor.execute(_SQL_INSERT_RESPONSE, (*row, project))
+    cursor.execute(_SQL_INSERT_RESPONSE, (*row, r.trace, project))
     _insert_items(cursor, project, response.id, schema.INPUT, items)
 
 
@@ -302,8 +314,8 @@ def _save(
 def _finish(
     response: ResponseRow, items: Sequence[ItemRow], project: str, conn: Connection
 ) -> None:
-    cursor = _cursor(conn)
-    cursor.execute(_SQL_UPDATE_RESPONSE, (response.status, response.body, response.id, project))
+    r, cursor = response, _cursor(conn)
+    cursor.execute(_SQL_UPDATE_RESPONSE, (r.status, r.body, r.trace, r.id, project))
     _insert_items(cursor, project, response.id, schema.OUTPUT, items)
 
 
@@ -319,7 +331,8 @@ def _insert_items(
 
 def _update(project: str, response: ResponseRow, conn: Connection) -> None:
     mine = sa.and_(R.c.id == response.id, R.c.project_id == project)
-    conn.execute(R.update().where(mine).values(status=response.status, body=response.body))
+    values = {"status": response.status, "body": response.body, "trace": response.trace}
+    conn.execute(R.update().where(mine).values(values))
 
 
 def _start(
@@ -352,6 +365,11 @@ def _get(project: str, response_id: str, conn: Connection) -> StoredResponse | N
         return None
     output = [ItemRow.of(r) for r in conn.execute(_GET_OUTPUT, {"rid": response_id})]
     return StoredResponse(response=_response_row(row), output=output)
+
+
+def _trace(project: str, response_id: str, conn: Connection) -> StoredTrace | None:
+    row = conn.execute(_GET_TRACE, {"rid": response_id, "pid": project}).first()
+    return None if row is None else StoredTrace(status=row.status, trace=row.trace)
 
 
 def _exists(project: str, response_id: str, conn: Connection) -> bool:

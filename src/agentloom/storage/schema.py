@@ -27,6 +27,7 @@ responses = sa.Table(
     sa.Column("previous_response_id", sa.String(96), nullable=True),
     sa.Column("instance_id", sa.String(96), nullable=True),
     sa.Column("body", sa.Text, nullable=False),
+    sa.Column("trace", sa.Text, nullable=True),  # its run's timeline (agentloom.timeline)
     sa.Index("ix_responses_model_seq", "model", "seq"),
     sa.Index("ix_responses_status", "status"),
 )

@@ -1,4 +1,5 @@
-"""``/v1/responses``: create (JSON or SSE), retrieve, delete, list, input items, cancel."""
+"""``/v1/responses``: create (JSON or SSE), retrieve, delete, list, input items, cancel, and
+agentloom's trace of a stored response."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from agentloom.api.requests import CreateResponseRequest
 from agentloom.api.response import DeletedResponse
 from agentloom.api.response import Response as ResponseObject
 from agentloom.api.token_count import InputTokenCount, InputTokensRequest
+from agentloom.api.traces import ResponseTrace
 from agentloom.engine.service import ItemPageQuery
 from agentloom.inference.base import TokenCountMethod
 from agentloom.server.body import parse_body, parse_body_and_raw
@@ -119,6 +121,11 @@ async def retrieve_response(request: Request) -> Response:
     return json_response(await runtime.responses.get(response_id))
 
 
+async def response_trace(request: Request) -> Response:
+    runtime = runtime_of(request)
+    return json_response(await runtime.responses.trace(request.path_params["response_id"]))
+
+
 async def delete_response(request: Request) -> Response:
     runtime = runtime_of(request)
     return json_response(await runtime.responses.delete(request.path_params["response_id"]))
@@ -209,6 +216,19 @@ routes = [
     ),
     ApiRoute(
         "/v1/responses/{response_id}/cancel", POST=Op(cancel_response, returns=ResponseObject)
+    ),
+    ApiRoute(
+        "/v1/responses/{response_id}/trace",
+        GET=Op(
+            response_trace,
+            returns=ResponseTrace,
+            summary="Get a stored response's trace (agentloom)",
+            description="The run of a stored response as a timeline: the whole run, each model "
+            "call, server tool call, guardrail check and compaction, times in milliseconds "
+            "from its start. Recorded whether or not OpenTelemetry traces are on, stored with "
+            "the response's final state. 404 `trace_not_ready` while the response is queued "
+            "or in progress; 404 `trace_not_found` when none was recorded.",
+        ),
     ),
     ApiRoute(
         "/v1/responses/{response_id}/input_items",
