@@ -80,6 +80,15 @@ class ApiRoute(Route):
         self.operations: dict[str, Op] = operations
 
 
+class PageRoute(Route):
+    """A route of the console (:mod:`agentloom.server.routes.console`): pages and their assets
+    for a browser, no API operation, so the OpenAPI document leaves it out (its description
+    says where the console is). ``GET`` only (``HEAD`` answered as ``GET``)."""
+
+    def __init__(self, path: str, handler: Endpoint) -> None:
+        super().__init__(path, by_method(GET=handler), methods=["GET"])
+
+
 # --- parameters shared by list endpoints ---------------------------------------------------------
 
 AFTER = Param("after", {"type": "string"}, "Start the page after the object with this id.")
