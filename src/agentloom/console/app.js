@@ -68,6 +68,9 @@ async function drawSession() {
 }
 
 function signIn(reason) {
+  for (const leave of leaving) leave();
+  leaving = [];
+  clear(main);
   nav.replaceChildren();
   sessionBox.replaceChildren();
   import("./pages/signin.js").then(({ render }) => render(main, { reason, done: start }));

@@ -35,7 +35,7 @@ export function time(unix) {
 
 export function seconds(start, end) {
   if (!start || !end) return "—";
-  return `${Math.max(0, end - start)} s`;
+  return end - start < 1 ? "under 1 s" : `${end - start} s`;
 }
 
 export function bytes(n) {

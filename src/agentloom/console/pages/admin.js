@@ -34,14 +34,15 @@ function revokeButton(project, key, ctx, reload) {
   return button;
 }
 
-function newKeyBox(key) {
+function newKeyBox(account) {
+  const key = account.api_key;
   const value = h("code", { class: "secret" }, key.value);
   return h("div", { class: "card new-key", role: "status" },
-    h("strong", {}, `New key “${key.name}” (${key.id}): copy it now, it is shown only once.`), h("div", {}, value),
+    h("strong", {}, `New key of “${account.name}” (${key.id}): copy it now, it is shown only once.`), h("div", {}, value),
     h("button", { type: "button", class: "secondary", onclick: () => navigator.clipboard?.writeText(key.value) }, "Copy"));
 }
 
-async function keys(project, ctx) {
+async function keys(project, projectName, ctx) {
   const box = h("section", { "aria-labelledby": "keys-h" });
   const shown = h("div", {});
   const name = h("input", { type: "text", name: "key-name", required: true, placeholder: "ci" });
@@ -62,28 +63,31 @@ async function keys(project, ctx) {
     e.preventDefault();
     try {
       const account = await post(`${ORG}/projects/${project}/service_accounts`, { name: name.value.trim() }, noProject);
-      clear(shown, newKeyBox(account.api_key));
+      clear(shown, newKeyBox(account));
       form.reset();
       await reload();
     } catch (error) { ctx.banner(error); }
   } }, field("New key (a service account's)", name), h("button", { type: "submit" }, "Create key"));
-  clear(box, h("h2", { id: "keys-h" }, `API keys of ${project}`), form, shown, keyList);
+  clear(box, h("h2", { id: "keys-h" }, `API keys of ${projectName}`), h("p", { class: "mono muted" }, project), form, shown, keyList);
   await reload();
   return box;
 }
 
 async function usage(list) {
-  const start = Math.floor(Date.now() / 1000) - DAYS * 86400;
+  const today = Math.floor(Date.now() / 86_400_000) * 86400; // days start at 00:00 UTC
+  const start = today - (DAYS - 1) * 86400;
   const page = await get(query(`${ORG}/usage/completions`, { start_time: start, bucket_width: "1d", limit: DAYS + 1, group_by: ["project_id", "model"] }), noProject);
   const names = new Map(list.map((p) => [p.id, p.name]));
-  return h("section", { "aria-labelledby": "usage-h" }, h("h2", { id: "usage-h" }, `Usage, last ${DAYS} days`),
-    usageChart(page.data), usageRows(page.data, names));
+  const used = page.data.some((bucket) => bucket.results.length);
+  return h("section", { "aria-labelledby": "usage-h" }, h("h2", { id: "usage-h" }, `Token usage, last ${DAYS} days`),
+    used ? usageChart(page.data) : null, usageRows(page.data, names));
 }
 
 export async function render(root, ctx, project) {
   const list = await all(`${ORG}/projects`, {}, 500, noProject);
   const parts = [h("h1", {}, "Admin"), projects(list, project, ctx)];
-  if (project) parts.push(await keys(project, ctx));
+  const chosen = list.find((p) => p.id === project);
+  if (chosen) parts.push(await keys(project, chosen.name, ctx));
   parts.push(await usage(list));
   clear(root, parts);
 }

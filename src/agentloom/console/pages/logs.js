@@ -1,7 +1,7 @@
 // Logs: the stored responses, newest first, a page at a time (GET /v1/responses).
 
 import { get, query } from "../api.js";
-import { h, clear, field, table, time, badge } from "../dom.js";
+import { h, clear, field, table, time, seconds, badge } from "../dom.js";
 
 const STATUSES = ["", "completed", "in_progress", "queued", "incomplete", "failed", "cancelled"];
 const PAGE = 20;
@@ -12,10 +12,6 @@ function preview(r) {
   const calls = (r.output || []).filter((i) => i.type.endsWith("_call")).map((i) => i.name || i.type);
   const shown = [texts.join(" "), calls.length ? `→ ${calls.join(", ")}` : ""].join(" ").trim();
   return shown.length > 90 ? `${shown.slice(0, 90)}…` : shown;
-}
-
-function duration(r) {
-  return r.completed_at ? `${r.completed_at - r.created_at} s` : "—";
 }
 
 // metadata filter text "k=v, k2=v2": the responses whose metadata has all of them.
@@ -30,7 +26,7 @@ const COLUMNS = [
   ["Model", (r) => r.model],
   ["Status", (r) => badge(r.status)],
   ["Tokens", (r) => (r.usage ? String(r.usage.total_tokens) : "—")],
-  ["Duration", duration],
+  ["Duration", (r) => seconds(r.created_at, r.completed_at)],
   ["Output", preview],
 ];
 

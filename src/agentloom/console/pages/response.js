@@ -2,7 +2,7 @@
 // waterfall, and for a background response still running, its live progress and a cancel button.
 
 import { get, post, all, events } from "../api.js";
-import { h, clear, time, badge, code, pretty } from "../dom.js";
+import { h, clear, time, seconds, badge, code, pretty } from "../dom.js";
 import { items as drawItems, usage } from "../render.js";
 import { newState, apply } from "../stream.js";
 import { waterfall } from "../waterfall.js";
@@ -15,7 +15,7 @@ function facts(r) {
     ["Model", r.model],
     ["Created", time(r.created_at)],
     ["Completed", time(r.completed_at)],
-    ["Duration", r.completed_at ? `${r.completed_at - r.created_at} s` : "—"],
+    ["Duration", seconds(r.created_at, r.completed_at)],
     ["Background", r.background ? "yes" : "no"],
     ["Previous", r.previous_response_id ? h("a", { href: `#/logs/${r.previous_response_id}` }, r.previous_response_id) : "—"],
     ["Conversation", r.conversation?.id ? h("a", { href: `#/conversations/${r.conversation.id}` }, r.conversation.id) : "—"],
