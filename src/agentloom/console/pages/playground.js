@@ -147,7 +147,7 @@ export async function render(root, ctx) {
   h("fieldset", {}, h("legend", {}, "Server tools"),
     check("file_search", c.fileSearch), stores.length ? field("Vector stores", c.stores) : h("p", { class: "muted" }, "No vector stores yet."),
     check("web_search", c.webSearch), check("code_interpreter", c.codeInterpreter)),
-  field("Function tools (JSON)", c.functions, "An array of function tools; their calls are answered by hand below the answer."),
+  field("Function tools (JSON)", c.functions, "An array of tools (type defaults to function; an mcp tool works too). Function calls are answered by hand below the answer."),
   h("div", { class: "row" }, field("Reasoning effort", c.effort), check("store", c.store), check("background", c.background)),
   field("Conversation", c.conversation, "Empty: each turn chains to the one before with previous_response_id."),
   field("Input", c.input),
