@@ -13,19 +13,6 @@ from agentloom.inference.scripted import ScriptedModel, delay, reasoning, text, 
 from agentloom.testing.backend import FakeBackend
 from tests.e2e.support import received
 
-WEATHER_TOOL = [
-    {
-        "type": "function",
-        "name": "get_weather",
-        "description": "The weather in a city",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-        },
-    }
-]
-
 
 def test_a_streamed_turn_with_a_function_call_answered_by_hand(
     page: Any, origin: str, scripted: ScriptedModel, backend: FakeBackend, shoot: Any
@@ -38,7 +25,8 @@ def test_a_streamed_turn_with_a_function_call_answered_by_hand(
     page.goto(f"{origin}/console/")
 
     expect(page.get_by_label("Model")).to_have_value(backend.model)
-    page.get_by_label("Function tools (JSON)").fill(json.dumps(WEATHER_TOOL))
+    tools = page.get_by_label("Function tools (JSON)")
+    tools.fill(tools.get_attribute("placeholder"))  # the example the page offers: get_weather
     page.get_by_label("Input").fill("What is the weather in Paris?")
     page.get_by_role("button", name="Send").click()
 
@@ -82,7 +70,9 @@ def test_a_streamed_turn_with_a_function_call_answered_by_hand(
     shoot("logs")
 
 
-def test_a_trace_is_drawn_as_a_waterfall(page: Any, origin: str, scripted: ScriptedModel) -> None:
+def test_a_trace_is_drawn_as_a_waterfall(
+    page: Any, origin: str, scripted: ScriptedModel, shoot: Any
+) -> None:
     scripted.add_turn("Traced.")
     trace = {
         "object": "response.trace",
@@ -139,6 +129,23 @@ def test_a_trace_is_drawn_as_a_waterfall(page: Any, origin: str, scripted: Scrip
     width = spans.nth(1).locator(".bar").evaluate("el => el.style.width")
     assert width == "50%"
     expect(page.locator(".waterfall")).to_contain_text("4bf92f3577b34da6a3ce929d0e0e4736")
+    shoot("trace")
+
+
+def test_the_answer_is_drawn_while_it_streams(
+    page: Any, origin: str, scripted: ScriptedModel
+) -> None:
+    scripted.add_turn(reasoning("Counting."), "One, two,", delay(1.0), " three.")
+    page.goto(f"{origin}/console/")
+    page.get_by_label("Input").fill("Count to three")
+    page.get_by_role("button", name="Send").click()
+
+    turn = page.locator(".turn")
+    expect(turn.locator("[data-type=message]")).to_contain_text("One, two,")
+    expect(turn).to_have_attribute("data-status", "streaming")  # the rest is a second away
+    expect(turn.locator("[data-type=message]")).not_to_contain_text("three")
+    expect(turn).to_have_attribute("data-status", "completed")
+    expect(turn.locator("[data-type=message]")).to_contain_text("One, two, three.")
 
 
 def test_a_background_response_runs_live_and_is_cancelled(

@@ -92,15 +92,17 @@ async function route() {
   document.title = `${spec.title} · agentloom`;
   const controller = new AbortController();
   leaving.push(() => controller.abort());
-  const ctx = { ...access, signal: controller.signal, banner, onLeave: (fn) => leaving.push(fn) };
+  const ctx = { ...access, signal: controller.signal, banner, onLeave: (fn) => leaving.push(fn), refresh: drawSession };
+  // Each visit draws into a view of its own: a slow page left behind draws into a detached one.
+  const view = h("div", { class: "view" }, h("p", { class: "muted" }, "Loading…"));
+  clear(main, view);
   if (access.admin && !session.project && !spec.admin) {
-    clear(main, h("h1", {}, spec.title), h("p", { class: "notice" }, "The admin key works in a project only when one is named: pick one above (or sign in with a project key)."));
+    clear(view, h("h1", {}, spec.title), h("p", { class: "notice" }, "The admin key works in a project only when one is named: pick one above (or sign in with a project key)."));
     return;
   }
-  const module = await (id && spec.detail ? spec.detail : spec.page)();
-  clear(main);
   try {
-    await module.render(main, ctx, id);
+    const module = await (id && spec.detail ? spec.detail : spec.page)();
+    await module.render(view, ctx, id);
   } catch (error) {
     if (!controller.signal.aborted) banner(error);
   }

@@ -80,14 +80,14 @@ export function badge(status) {
   return h("span", { class: `badge ${status || ""}` }, status || "—");
 }
 
-// Runs `tick` every `ms` until it returns false or the returned stop() is called.
-export function every(ms, tick) {
+// Runs `tick` every `ms` until it returns false, throws (handed to `failed`) or stop() is called.
+export function every(ms, tick, failed) {
   let stopped = false;
   let timer = null;
   const run = async () => {
     if (stopped) return;
-    let again = true;
-    try { again = await tick(); } catch { again = true; }
+    let again;
+    try { again = await tick(); } catch (error) { stopped = true; failed(error); return; }
     if (!stopped && again !== false) timer = setTimeout(run, ms);
   };
   timer = setTimeout(run, 0);

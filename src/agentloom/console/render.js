@@ -7,10 +7,15 @@ function text(value) {
   return h("div", { class: "text" }, value);
 }
 
+// A link only for http(s) URLs: a model's output must not make a javascript: link.
+function link(url, label) {
+  return /^https?:\/\//i.test(url || "") ? h("a", { href: url, rel: "noreferrer noopener", target: "_blank" }, label || url) : label || url;
+}
+
 function citations(annotations) {
   if (!annotations?.length) return null;
   return h("ol", { class: "citations", "aria-label": "Citations" }, annotations.map((a) => h("li", {},
-    a.type === "url_citation" ? h("a", { href: a.url, rel: "noreferrer noopener", target: "_blank" }, a.title || a.url)
+    a.type === "url_citation" ? link(a.url, a.title)
       : a.type === "file_citation" ? `${a.filename || a.file_id} (${a.file_id})`
         : pretty(a))));
 }
@@ -61,7 +66,7 @@ function webSearch(item) {
   const sources = action.sources || [];
   return card(item, "web_search",
     h("div", { class: "muted" }, `${action.type || "search"}: ${action.query || action.url || "…"}`),
-    sources.length ? h("ul", {}, sources.map((s) => h("li", {}, s.url))) : null);
+    sources.length ? h("ul", {}, sources.map((s) => h("li", {}, link(s.url)))) : null);
 }
 
 function codeInterpreter(item) {

@@ -17,7 +17,7 @@ function bar(span, total) {
 function row(span, total) {
   const attributes = Object.keys(span.attributes || {}).length ? h("details", {}, h("summary", {}, "attributes"), code(pretty(span.attributes))) : null;
   return h("li", { class: "span", "data-kind": span.kind },
-    h("div", { class: "label" }, h("span", { class: `kind ${span.kind}` }, span.kind), " ", span.name,
+    h("div", { class: "span-name" }, h("span", { class: `kind ${span.kind}` }, span.kind), " ", span.name,
       span.status === "error" ? h("span", { class: "error" }, ` error${span.error ? `: ${span.error}` : ""}`) : null,
       attributes),
     h("div", { class: "track", title: `${span.name}: starts at ${ms(span.start_ms)}, lasts ${ms(span.duration_ms)}` }, bar(span, total)),

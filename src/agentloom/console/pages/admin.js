@@ -15,6 +15,7 @@ function projects(list, current, ctx) {
     e.preventDefault();
     try {
       const made = await post(`${ORG}/projects`, { name: name.value.trim() }, noProject);
+      await ctx.refresh(); // the project picker at the top lists it too
       location.hash = `#/admin/${made.id}`; // the page is drawn again for it
     } catch (error) { ctx.banner(error); }
   } }, field("New project", name), h("button", { type: "submit" }, "Create project"));

@@ -8,6 +8,7 @@ import { newState, apply } from "../stream.js";
 import { waterfall } from "../waterfall.js";
 
 const RUNNING = new Set(["queued", "in_progress"]);
+const RESUMES = 5;
 
 function facts(r) {
   const rows = [
@@ -39,22 +40,26 @@ async function trace(id) {
   }
 }
 
-// Follows a running background response's stream; redraws `output` as events arrive.
+// Follows a running background response's stream, redrawing `output` as events arrive; a
+// stream cut short is resumed after the last event seen (starting_after), a few times at most.
 async function follow(r, output, liveStatus, ctx, done) {
   const state = newState();
   state.response = r;
   state.status = r.status;
-  try {
-    for await (const event of events("GET", `/v1/responses/${r.id}?stream=true`, undefined, { signal: ctx.signal })) {
-      apply(state, event);
-      clear(liveStatus, badge(state.status), ` ${state.lastSequence + 1} events`);
-      clear(output, drawItems(state.items));
+  for (let attempt = 0; !state.done && attempt < RESUMES; attempt += 1) {
+    const after = state.lastSequence >= 0 ? `&starting_after=${state.lastSequence}` : "";
+    try {
+      for await (const event of events("GET", `/v1/responses/${r.id}?stream=true${after}`, undefined, { signal: ctx.signal })) {
+        apply(state, event);
+        clear(liveStatus, badge(state.status), ` ${state.lastSequence + 1} events`);
+        clear(output, drawItems(state.items));
+      }
+    } catch (error) {
+      if (ctx.signal.aborted) return;
+      if (error.status) { ctx.banner(error); return; } // the server said no: no use asking again
     }
-  } catch (error) {
-    if (!ctx.signal.aborted) ctx.banner(error);
-    return;
   }
-  done();
+  if (!ctx.signal.aborted) done();
 }
 
 export async function render(root, ctx, id) {

@@ -75,7 +75,7 @@ export async function render(root, ctx, id) {
     return files.some((f) => f.status === "in_progress");
   }
   let stop = () => {};
-  const watch = () => { stop(); stop = every(POLL_MS, refresh); ctx.onLeave(() => stop()); };
+  const watch = () => { stop(); stop = every(POLL_MS, refresh, ctx.banner); ctx.onLeave(() => stop()); };
 
   async function add(fileId) {
     await post(`/v1/vector_stores/${id}/files`, { file_id: fileId });
