@@ -89,58 +89,26 @@ function drawTurn(view, state) {
   view.turn.dataset.status = state.done ? state.status : "streaming";
 }
 
-export async function render(root, ctx) {
-  const [models, stores] = await Promise.all([get("/v1/models"), all("/v1/vector_stores").catch(() => [])]);
-  const c = controls(models.data, stores);
-  const transcript = h("section", { class: "transcript", "aria-label": "Conversation", "aria-live": "polite" });
-  const pythonBox = h("code", { class: "python" });
-  const curlBox = h("code", { class: "curl" });
-  const snippets = h("details", { class: "snippets" }, h("summary", {}, "Equivalent code"),
-    h("h3", {}, "openai (Python)"), h("pre", { class: "code" }, pythonBox), h("h3", {}, "curl"), h("pre", { class: "code" }, curlBox));
-  let previous = null;
-  let busy = false;
+// The "equivalent code" panel: show(body) writes the Python and curl of what was sent.
+function snippetsPanel() {
+  const py = h("code", { class: "python" });
+  const sh = h("code", { class: "curl" });
+  const el = h("details", { class: "snippets" }, h("summary", {}, "Equivalent code"),
+    h("h3", {}, "openai (Python)"), h("pre", { class: "code" }, py), h("h3", {}, "curl"), h("pre", { class: "code" }, sh));
+  const show = (sent) => {
+    py.textContent = python(sent, `${location.origin}/v1`);
+    sh.textContent = curl(sent, `${location.origin}/v1`, session.project);
+  };
+  return { el, show };
+}
 
-  async function turn(input) {
-    if (busy) return;
-    busy = true;
-    ctx.banner(null);
-    let sent;
-    try { sent = body(c, input, previous); } catch (error) { ctx.banner(error); busy = false; return; }
-    pythonBox.textContent = python(sent, `${location.origin}/v1`);
-    curlBox.textContent = curl(sent, `${location.origin}/v1`, session.project);
-    const view = { status: h("div", { class: "turn-status" }), output: h("div", { class: "output" }) };
-    view.turn = h("div", { class: "turn", "data-status": "streaming" }, userInput(input), view.output, view.status);
-    transcript.append(view.turn);
-    const state = newState();
-    let frame = 0;
-    const redraw = () => { frame = 0; drawTurn(view, state); };
-    try {
-      for await (const event of events("POST", "/v1/responses", sent, { signal: ctx.signal })) {
-        apply(state, event);
-        frame ||= requestAnimationFrame(redraw);
-      }
-    } catch (error) {
-      if (ctx.signal.aborted) return;
-      state.error = { message: error.message };
-      state.done = true;
-    } finally {
-      busy = false;
-    }
-    cancelAnimationFrame(frame);
-    drawTurn(view, state);
-    if (state.response && sent.store !== false) previous = state.response.id;
-    const calls = pendingCalls(state);
-    if (calls.length) view.turn.append(answerForm(calls, turn));
-    view.turn.scrollIntoView({ block: "end" });
-  }
-
-  const send = h("button", { type: "submit" }, "Send");
+function settingsForm(c, stores, { send, reset }) {
   const form = h("form", { class: "settings", onsubmit: (e) => {
     e.preventDefault();
     const input = c.input.value.trim();
     if (!input) { c.input.focus(); return; }
     c.input.value = "";
-    turn(input);
+    send(input);
   } },
   field("Model", c.model),
   field("Instructions", c.instructions),
@@ -151,11 +119,66 @@ export async function render(root, ctx) {
   h("div", { class: "row" }, field("Reasoning effort", c.effort), check("store", c.store), check("background", c.background)),
   field("Conversation", c.conversation, "Empty: each turn chains to the one before with previous_response_id."),
   field("Input", c.input),
-  h("div", { class: "row" }, send,
-    h("button", { type: "button", class: "secondary", onclick: () => { previous = null; transcript.replaceChildren(); } }, "New chat")));
+  h("div", { class: "row" }, h("button", { type: "submit" }, "Send"),
+    h("button", { type: "button", class: "secondary", onclick: reset }, "New chat")));
   c.input.addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) form.requestSubmit(); });
+  return form;
+}
 
-  clear(root, h("h1", {}, "Playground"), h("div", { class: "playground" }, form, h("div", { class: "chat" }, transcript, snippets)));
+// Streams one turn into `view`, redrawn at most once a frame; the accumulated state at the end.
+async function streamTurn(sent, view, signal) {
+  const state = newState();
+  let frame = 0;
+  const redraw = () => { frame = 0; drawTurn(view, state); };
+  try {
+    for await (const event of events("POST", "/v1/responses", sent, { signal })) {
+      apply(state, event);
+      frame ||= requestAnimationFrame(redraw);
+    }
+  } catch (error) {
+    if (signal.aborted) throw error;
+    state.error = { message: error.message };
+    state.done = true;
+  }
+  cancelAnimationFrame(frame);
+  drawTurn(view, state);
+  return state;
+}
+
+function turnView(input) {
+  const view = { status: h("div", { class: "turn-status" }), output: h("div", { class: "output" }) };
+  view.turn = h("div", { class: "turn", "data-status": "streaming" }, userInput(input), view.output, view.status);
+  return view;
+}
+
+export async function render(root, ctx) {
+  const [models, stores] = await Promise.all([get("/v1/models"), all("/v1/vector_stores").catch(() => [])]);
+  const c = controls(models.data, stores);
+  const transcript = h("section", { class: "transcript", "aria-label": "Conversation", "aria-live": "polite" });
+  const snippets = snippetsPanel();
+  let previous = null;
+  let busy = false;
+
+  async function send(input) {
+    if (busy) return;
+    ctx.banner(null);
+    let sent;
+    try { sent = body(c, input, previous); } catch (error) { ctx.banner(error); return; }
+    busy = true;
+    snippets.show(sent);
+    const view = turnView(input);
+    transcript.append(view.turn);
+    let state;
+    try { state = await streamTurn(sent, view, ctx.signal); } catch { return; } finally { busy = false; }
+    if (state.response && sent.store !== false) previous = state.response.id;
+    const calls = pendingCalls(state);
+    if (calls.length) view.turn.append(answerForm(calls, send));
+    view.turn.scrollIntoView({ block: "end" });
+  }
+
+  const reset = () => { previous = null; transcript.replaceChildren(); };
+  clear(root, h("h1", {}, "Playground"), h("div", { class: "playground" },
+    settingsForm(c, stores, { send, reset }), h("div", { class: "chat" }, transcript, snippets.el)));
 }
 
 // One output field per pending function call; submitting sends them as the next turn's input.
