@@ -191,6 +191,8 @@ def _param(param: Param) -> JsonSchema:
         described["description"] = param.description
     if param.schema.get("type") == "array":
         described["style"], described["explode"] = "form", True  # include=a&include=b
+    if param.schema.get("type") == "object":
+        described["style"], described["explode"] = "deepObject", True  # metadata[key]=value
     return described
 
 
