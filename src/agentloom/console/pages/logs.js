@@ -14,10 +14,25 @@ function preview(r) {
   return shown.length > 90 ? `${shown.slice(0, 90)}…` : shown;
 }
 
-// metadata filter text "k=v, k2=v2": the responses whose metadata has all of them.
-function metadataTest(text) {
-  const pairs = text.split(",").map((p) => p.split("=").map((s) => s.trim())).filter(([k]) => k);
-  return (r) => pairs.every(([k, v]) => r.metadata && (v === undefined ? k in r.metadata : r.metadata[k] === v));
+// A datetime-local value (the browser's time zone) as unix seconds, or undefined when empty.
+function unixSeconds(value) {
+  return value ? Math.floor(new Date(value).getTime() / 1000) : undefined;
+}
+
+// metadata[key]=value for each pair filled in (the server wants every one to match).
+function metadataParams(rows) {
+  const params = {};
+  for (const row of rows.querySelectorAll(".pair")) {
+    const [key, value] = [...row.querySelectorAll("input")].map((i) => i.value.trim());
+    if (key) params[`metadata[${key}]`] = value;
+  }
+  return params;
+}
+
+function pairRow() {
+  return h("div", { class: "row pair" },
+    field("Metadata key", h("input", { type: "text", name: "metadata-key", placeholder: "key" })),
+    field("Metadata value", h("input", { type: "text", name: "metadata-value", placeholder: "value" })));
 }
 
 const COLUMNS = [
@@ -34,25 +49,31 @@ export async function render(root, ctx) {
   const models = await get("/v1/models").catch(() => ({ data: [] }));
   const model = h("select", { name: "model" }, h("option", { value: "" }, "(any)"), models.data.map((m) => h("option", { value: m.id }, m.id)));
   const status = h("select", { name: "status" }, STATUSES.map((s) => h("option", { value: s }, s || "(any)")));
-  const metadata = h("input", { type: "text", name: "metadata", placeholder: "key=value, …" });
+  const from = h("input", { type: "datetime-local", name: "created-after" });
+  const to = h("input", { type: "datetime-local", name: "created-before" });
+  const pairs = h("div", { class: "pairs" }, pairRow());
   const results = h("div", { class: "results" });
   const cursors = [];
   let after;
 
-  async function load() {
-    const page = await get(query("/v1/responses", { limit: PAGE, after, model: model.value }));
-    const shown = page.data.filter((r) => !status.value || r.status === status.value).filter(metadataTest(metadata.value));
-    const newer = h("button", { type: "button", class: "secondary", disabled: !cursors.length, onclick: () => { after = cursors.pop(); load().catch(ctx.banner); } }, "← Newer");
-    const older = h("button", { type: "button", class: "secondary", disabled: !page.has_more, onclick: () => { cursors.push(after); after = page.last_id; load().catch(ctx.banner); } }, "Older →");
-    clear(results, table(COLUMNS, shown, "No stored responses match."), h("div", { class: "row pager" }, newer, older,
-      h("span", { class: "muted" }, `${shown.length} of ${page.data.length} on this page`)));
+  function filters() {
+    return { model: model.value, status: status.value, created_after: unixSeconds(from.value), created_before: unixSeconds(to.value), ...metadataParams(pairs) };
   }
 
-  const form = h("form", { class: "filters row", onsubmit: (e) => { e.preventDefault(); cursors.length = 0; after = undefined; load().catch(ctx.banner); } },
-    field("Model", model), field("Status", status), field("Metadata", metadata),
-    h("button", { type: "submit" }, "Filter"));
+  async function load() {
+    const page = await get(query("/v1/responses", { limit: PAGE, after, ...filters() }));
+    const newer = h("button", { type: "button", class: "secondary", disabled: !cursors.length, onclick: () => { after = cursors.pop(); load().catch(ctx.banner); } }, "← Newer");
+    const older = h("button", { type: "button", class: "secondary", disabled: !page.has_more, onclick: () => { cursors.push(after); after = page.last_id; load().catch(ctx.banner); } }, "Older →");
+    clear(results, table(COLUMNS, page.data, "No stored responses match."), h("div", { class: "row pager" }, newer, older,
+      h("span", { class: "muted" }, `${page.data.length} on this page`)));
+  }
+
+  const more = h("button", { type: "button", class: "link", onclick: () => pairs.append(pairRow()) }, "+ metadata pair");
+  const form = h("form", { class: "filters", onsubmit: (e) => { e.preventDefault(); cursors.length = 0; after = undefined; load().catch(ctx.banner); } },
+    h("div", { class: "row" }, field("Model", model), field("Status", status), field("Created from", from), field("Created before", to)),
+    pairs, h("div", { class: "row" }, more, h("button", { type: "submit" }, "Filter")));
   clear(root, h("h1", {}, "Logs"),
-    h("p", { class: "muted" }, "Stored responses, newest first. The server filters by model; status and metadata filter the page shown."),
+    h("p", { class: "muted" }, "Stored responses, newest first, filtered by the server: every filter filled in must match (times in this browser's time zone)."),
     form, results);
   await load();
 }
