@@ -99,3 +99,34 @@ def test_a_refused_key_returns_to_sign_in(page: Any, keyed_origin: str) -> None:
 
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
     expect(page.get_by_role("alert")).to_contain_text("refused the key")
+
+
+def test_rate_limits_edited_and_the_audit_log(page: Any, keyed_origin: str, shoot: Any) -> None:
+    org = f"{keyed_origin}/v1/organization"
+    admin = {"authorization": f"Bearer {ADMIN}"}
+    project = httpx2.post(f"{org}/projects", json={"name": "limited"}, headers=admin).json()
+    page.goto(f"{keyed_origin}/console/")
+    sign_in(page, ADMIN)
+    page.goto(f"{keyed_origin}/console/#/admin/{project['id']}")
+
+    limits = page.locator("section").filter(has_text="Rate limits")
+    row = limits.locator("tbody tr").filter(has_text="fake-model")
+    expect(row.get_by_label("Requests / minute of fake-model")).to_have_value("0")
+    row.get_by_label("Requests / minute of fake-model").fill("7")
+    row.get_by_label("Requests / day of fake-model").fill("900")
+    row.get_by_role("button", name="Save fake-model").click()
+    expect(row.get_by_role("status")).to_have_text("Saved")
+
+    listed = httpx2.get(f"{org}/projects/{project['id']}/rate_limits", headers=admin).json()
+    limit = next(r for r in listed["data"] if r["model"] == "fake-model")
+    assert (limit["max_requests_per_1_minute"], limit["max_requests_per_1_day"]) == (7, 900)
+    assert limit["max_tokens_per_1_minute"] == 0
+    page.reload()
+    expect(row.get_by_label("Requests / minute of fake-model")).to_have_value("7")
+    events = page.locator("section").filter(has_text="Recent events in this project")
+    expect(events.locator("tbody tr").first).to_contain_text("rate_limit.updated")
+    expect(events.locator("tbody tr").first).to_contain_text(
+        '{"changes_requested":{"max_requests_per_1_minute":7,"max_requests_per_1_day":900}}'
+    )
+    expect(events.locator("tbody tr").last).to_contain_text("project.created")
+    shoot("admin-limits")

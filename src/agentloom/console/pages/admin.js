@@ -1,9 +1,12 @@
 // Admin (the admin key, with keys on): projects, their API keys (a new key is shown once;
-// revoking takes a confirming second click) and token usage per project and model.
+// revoking takes a confirming second click) and rate limits, token usage per project and model,
+// and the audit log's recent events.
 
 import { get, post, del, all, query } from "../api.js";
 import { h, clear, field, table, time, badge } from "../dom.js";
 import { usageChart, usageRows } from "../usage.js";
+import { limitsSection } from "../limits.js";
+import { auditSection } from "../audit.js";
 
 const ORG = "/v1/organization";
 const noProject = { project: false }; // the organization's routes are the admin key's, in no project
@@ -88,7 +91,7 @@ export async function render(root, ctx, project) {
   const list = await all(`${ORG}/projects`, {}, 500, noProject);
   const parts = [h("h1", {}, "Admin"), projects(list, project, ctx)];
   const chosen = list.find((p) => p.id === project);
-  if (chosen) parts.push(await keys(project, chosen.name, ctx));
-  parts.push(await usage(list));
+  if (chosen) parts.push(await keys(project, chosen.name, ctx), await limitsSection(ORG, project, ctx, noProject));
+  parts.push(await usage(list), await auditSection(ORG, chosen ? project : null, noProject));
   clear(root, parts);
 }
