@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agentloom.config import AuthSettings, Settings
+from agentloom.config import AuthSettings, CodeInterpreterSettings, McpSettings, Settings
 from agentloom.server.app import create_app
 from agentloom.testing.backend import FakeBackend
 from agentloom.testing.serving import serve
@@ -37,9 +37,16 @@ def settings_keyed(
 
 @pytest.fixture
 def console_settings(tmp_path: Path, backend: FakeBackend) -> Settings:
-    return make_settings(
+    """Keys off; MCP servers on loopback allowed (the test servers), code_interpreter's
+    containers under ``tmp_path``."""
+    plain = make_settings(
         backend, f"sqlite:///{tmp_path / 'console.db'}", files_directory=tmp_path / "f"
     )
+    mcp = McpSettings(allow_loopback=True, connect_timeout=3.0, call_timeout=3.0)
+    code = CodeInterpreterSettings(
+        directory=tmp_path / "containers", wall_seconds=5, cpu_seconds=5, output_kb=64
+    )
+    return plain.model_copy(update={"mcp": mcp, "code_interpreter": code})
 
 
 def _origin(config: Settings) -> Iterator[str]:

@@ -121,6 +121,12 @@ export function pendingCalls(state) {
   return state.items.filter((item) => item && item.type === "function_call");
 }
 
+// The MCP tool calls of a finished response that wait for the client's approval.
+export function pendingApprovals(state) {
+  if (!state.done || state.status !== "completed") return [];
+  return state.items.filter((item) => item && item.type === "mcp_approval_request");
+}
+
 // The output text of the messages so far, joined.
 export function outputText(state) {
   return state.items

@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { newState, apply, pendingCalls, outputText } from "../../../src/agentloom/console/stream.js";
+import { newState, apply, pendingCalls, pendingApprovals, outputText } from "../../../src/agentloom/console/stream.js";
 import { SSEParser } from "../../../src/agentloom/console/sse.js";
 import { python, curl, pythonValue } from "../../../src/agentloom/console/snippet.js";
 
@@ -102,4 +102,15 @@ test("the equivalent code says what was sent", () => {
   assert.match(sh, /^curl 'http:\/\/h\/v1\/responses'/);
   assert.match(sh, /-H 'OpenAI-Project: proj_1'/);
   assert.match(sh, /"input": "it'\\''s"/);
+});
+
+test("the approval requests of a completed response wait for an answer", () => {
+  const request = { type: "mcp_approval_request", id: "mcpr_1", server_label: "calc", name: "add", arguments: "{}" };
+  const state = play([
+    { type: "response.created", response: response("in_progress") },
+    { type: "response.output_item.added", output_index: 0, item: request },
+  ]);
+  assert.deepEqual(pendingApprovals(state), []); // not before the response is done
+  apply(state, { type: "response.completed", response: response("completed", [request]) });
+  assert.deepEqual(pendingApprovals(state).map((item) => item.id), ["mcpr_1"]);
 });

@@ -1,82 +1,26 @@
 // Playground: one conversation with a model. Each turn streams (POST /v1/responses, stream: true)
 // and is drawn as it arrives; follow-ups chain with previous_response_id (or a conversation);
-// function calls are answered by hand with function_call_output items.
+// function calls are answered by hand with function_call_output items, MCP calls waiting for
+// approval with mcp_approval_response items (pages/playground_answers.js).
 
 import { get, all, events, session } from "../api.js";
-import { h, clear, field, check, badge } from "../dom.js";
-import { newState, apply, pendingCalls } from "../stream.js";
+import { h, clear, badge } from "../dom.js";
+import { newState, apply, pendingCalls, pendingApprovals } from "../stream.js";
 import { items as drawItems, usage } from "../render.js";
 import { python, curl } from "../snippet.js";
+import { requestBody } from "../request.js";
+import { controls, settingsForm, settingsOf } from "./playground_form.js";
+import { answerForm, approvalForm } from "./playground_answers.js";
 
-const EFFORTS = ["", "none", "minimal", "low", "medium", "high"];
-const EXAMPLE_TOOLS = `[
-  {
-    "type": "function",
-    "name": "get_weather",
-    "description": "The weather in a city",
-    "parameters": {
-      "type": "object",
-      "properties": {"city": {"type": "string"}},
-      "required": ["city"]
-    }
-  }
-]`;
-
-function controls(models, stores) {
-  return {
-    model: h("select", { name: "model" }, models.map((m) => h("option", { value: m.id }, m.id))),
-    instructions: h("textarea", { name: "instructions", rows: 2, placeholder: "You are a helpful assistant." }),
-    input: h("textarea", { name: "input", rows: 4, placeholder: "Ask something…" }),
-    fileSearch: h("input", { type: "checkbox", name: "file_search" }),
-    stores: h("select", { name: "vector_stores", multiple: true, size: Math.min(4, Math.max(2, stores.length)) },
-      stores.map((s) => h("option", { value: s.id }, `${s.name || "(unnamed)"} · ${s.id}`))),
-    webSearch: h("input", { type: "checkbox", name: "web_search" }),
-    codeInterpreter: h("input", { type: "checkbox", name: "code_interpreter" }),
-    functions: h("textarea", { name: "functions", rows: 6, class: "mono", placeholder: EXAMPLE_TOOLS }),
-    effort: h("select", { name: "effort" }, EFFORTS.map((e) => h("option", { value: e }, e || "(model default)"))),
-    store: h("input", { type: "checkbox", name: "store", checked: true }),
-    background: h("input", { type: "checkbox", name: "background" }),
-    conversation: h("input", { type: "text", name: "conversation", placeholder: "conv_… (optional)" }),
-  };
-}
-
-function tools(c) {
-  const chosen = [];
-  if (c.fileSearch.checked) {
-    const ids = [...c.stores.selectedOptions].map((o) => o.value);
-    if (!ids.length) throw new Error("file_search needs at least one vector store.");
-    chosen.push({ type: "file_search", vector_store_ids: ids });
-  }
-  if (c.webSearch.checked) chosen.push({ type: "web_search" });
-  if (c.codeInterpreter.checked) chosen.push({ type: "code_interpreter", container: { type: "auto" } });
-  const text = c.functions.value.trim();
-  if (text) {
-    let parsed;
-    try { parsed = JSON.parse(text); } catch (error) { throw new Error(`Function tools are not JSON: ${error.message}`); }
-    for (const tool of Array.isArray(parsed) ? parsed : [parsed]) chosen.push({ type: "function", ...tool });
-  }
-  return chosen;
-}
-
-// The body of a turn: the form's settings, the input, and the chain to the turn before.
-function body(c, input, previous) {
-  const sent = { model: c.model.value, input };
-  if (c.instructions.value.trim()) sent.instructions = c.instructions.value.trim();
-  const chosen = tools(c);
-  if (chosen.length) sent.tools = chosen;
-  if (c.effort.value) sent.reasoning = { effort: c.effort.value };
-  if (!c.store.checked) sent.store = false;
-  if (c.background.checked) sent.background = true;
-  if (c.conversation.value.trim()) sent.conversation = c.conversation.value.trim();
-  else if (previous) sent.previous_response_id = previous;
-  sent.stream = true;
-  return sent;
-}
+const ANSWERS = {
+  function_call_output: (i) => `${i.call_id}: ${i.output}`,
+  mcp_approval_response: (i) => `${i.approval_request_id}: ${i.approve ? "approved" : "denied"}`,
+};
 
 function userInput(input) {
   if (typeof input === "string") return h("div", { class: "user" }, h("strong", {}, "user"), h("div", { class: "text" }, input));
-  return h("div", { class: "user" }, h("strong", {}, "function outputs"),
-    input.map((i) => h("div", { class: "mono" }, `${i.call_id}: ${i.output}`)));
+  const title = input[0]?.type === "mcp_approval_response" ? "approvals" : "function outputs";
+  return h("div", { class: "user" }, h("strong", {}, title), input.map((i) => h("div", { class: "mono" }, ANSWERS[i.type](i))));
 }
 
 function drawTurn(view, state) {
@@ -100,29 +44,6 @@ function snippetsPanel() {
     sh.textContent = curl(sent, `${location.origin}/v1`, session.project);
   };
   return { el, show };
-}
-
-function settingsForm(c, stores, { send, reset }) {
-  const form = h("form", { class: "settings", onsubmit: (e) => {
-    e.preventDefault();
-    const input = c.input.value.trim();
-    if (!input) { c.input.focus(); return; }
-    c.input.value = "";
-    send(input);
-  } },
-  field("Model", c.model),
-  field("Instructions", c.instructions),
-  h("fieldset", {}, h("legend", {}, "Server tools"),
-    check("file_search", c.fileSearch), stores.length ? field("Vector stores", c.stores) : h("p", { class: "muted" }, "No vector stores yet."),
-    check("web_search", c.webSearch), check("code_interpreter", c.codeInterpreter)),
-  field("Function tools (JSON)", c.functions, "An array of tools (type defaults to function; an mcp tool works too). Function calls are answered by hand below the answer."),
-  h("div", { class: "row" }, field("Reasoning effort", c.effort), check("store", c.store), check("background", c.background)),
-  field("Conversation", c.conversation, "Empty: each turn chains to the one before with previous_response_id."),
-  field("Input", c.input),
-  h("div", { class: "row" }, h("button", { type: "submit" }, "Send"),
-    h("button", { type: "button", class: "secondary", onclick: reset }, "New chat")));
-  c.input.addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) form.requestSubmit(); });
-  return form;
 }
 
 // Streams one turn into `view`, redrawn at most once a frame; the accumulated state at the end.
@@ -163,7 +84,7 @@ export async function render(root, ctx) {
     if (busy) return;
     ctx.banner(null);
     let sent;
-    try { sent = body(c, input, previous); } catch (error) { ctx.banner(error); return; }
+    try { sent = requestBody(settingsOf(c), input, previous); } catch (error) { ctx.banner(error); return; }
     busy = true;
     snippets.show(sent);
     const view = turnView(input);
@@ -173,24 +94,12 @@ export async function render(root, ctx) {
     if (state.response && sent.store !== false) previous = state.response.id;
     const calls = pendingCalls(state);
     if (calls.length) view.turn.append(answerForm(calls, send));
+    const approvals = pendingApprovals(state);
+    if (approvals.length) view.turn.append(approvalForm(approvals, send));
     view.turn.scrollIntoView({ block: "end" });
   }
 
   const reset = () => { previous = null; transcript.replaceChildren(); };
   clear(root, h("h1", {}, "Playground"), h("div", { class: "playground" },
     settingsForm(c, stores, { send, reset }), h("div", { class: "chat" }, transcript, snippets.el)));
-}
-
-// One output field per pending function call; submitting sends them as the next turn's input.
-function answerForm(calls, turn) {
-  const outputs = calls.map((call) => h("textarea", { rows: 2, name: `output-${call.call_id}`, "data-call-id": call.call_id }));
-  const form = h("form", { class: "answer card", onsubmit: (e) => {
-    e.preventDefault();
-    form.remove();
-    turn(calls.map((call, i) => ({ type: "function_call_output", call_id: call.call_id, output: outputs[i].value })));
-  } },
-  h("h3", {}, "Answer the function calls"),
-  calls.map((call, i) => field(`${call.name}(${call.arguments}) · ${call.call_id}`, outputs[i])),
-  h("button", { type: "submit" }, "Submit outputs"));
-  return form;
 }
