@@ -55,12 +55,21 @@ function temperature(text) {
   return value;
 }
 
+// What the server tools found is shown, so it is asked for (the server leaves it out otherwise).
+const INCLUDES = { file_search: "file_search_call.results", code_interpreter: "code_interpreter_call.outputs" };
+
+function includesOf(tools) {
+  return [...new Set(tools.map((tool) => INCLUDES[tool.type]).filter(Boolean))];
+}
+
 // The body of a turn: the settings, the input, and the chain to the turn before.
 export function requestBody(s, input, previous) {
   const sent = { model: s.model, input };
   if (s.instructions) sent.instructions = s.instructions;
   const tools = toolsOf(s);
   if (tools.length) sent.tools = tools;
+  const include = includesOf(tools);
+  if (include.length) sent.include = include;
   if (s.toolChoice) sent.tool_choice = s.toolChoice;
   const t = temperature(s.temperature);
   if (t !== undefined) sent.temperature = t;

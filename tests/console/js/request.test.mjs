@@ -46,3 +46,9 @@ test("a named schema keeps its name and strictness; bad JSON says which box", ()
 test("an approval answers its request by id", () => {
   assert.deepEqual(approvalResponse({ id: "mcpr_1" }, false), { type: "mcp_approval_response", approval_request_id: "mcpr_1", approve: false });
 });
+
+test("the results of file_search and the outputs of code_interpreter are included", () => {
+  const sent = requestBody({ ...blank, fileSearch: true, vectorStores: ["vs_1"], codeInterpreter: true }, "Hi");
+  assert.deepEqual(sent.include, ["file_search_call.results", "code_interpreter_call.outputs"]);
+  assert.throws(() => requestBody({ ...blank, fileSearch: true }, "Hi"), /at least one vector store/);
+});
