@@ -1,6 +1,6 @@
 // The API client: every call goes to this server's public /v1 API, with the signed-in key.
 
-import { jsonEvents } from "./sse.js";
+import { jsonEvents, sseEvents } from "./sse.js";
 
 const KEY = "agentloom.console.key";
 const PROJECT = "agentloom.console.project";
@@ -74,11 +74,22 @@ export function query(path, params) {
   return text ? `${path}?${text}` : path;
 }
 
-// The events of a streamed call (POST /v1/responses with stream: true, or a resumed GET).
-export async function* events(method, path, body, { signal } = {}) {
+async function opened(method, path, body, signal) {
   const reply = await request(method, path, body, { signal });
   if (!reply.ok) throw await failure(reply);
-  yield* jsonEvents(reply.body);
+  return reply.body;
+}
+
+// The events of a streamed call (POST /v1/responses with stream: true, or a resumed GET).
+export async function* events(method, path, body, { signal } = {}) {
+  yield* jsonEvents(await opened(method, path, body, signal));
+}
+
+// The named events of a stream that has them (a managed agent's): {event, data} with data parsed.
+export async function* namedEvents(method, path, body, { signal } = {}) {
+  for await (const { event, data } of sseEvents(await opened(method, path, body, signal))) {
+    yield { event, data: JSON.parse(data) };
+  }
 }
 
 // A multipart upload with progress (fetch reports none for uploads): onProgress(sent, total).

@@ -43,20 +43,25 @@ export class SSEParser {
   }
 }
 
-// The JSON events of a Responses stream, read from a fetch ReadableStream until [DONE] or the end.
-export async function* jsonEvents(body) {
+// The events of a fetch ReadableStream ({event, data, id}, data as text) until [DONE] or the end.
+export async function* sseEvents(body) {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   const parser = new SSEParser();
   try {
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return;
-      for (const { data } of parser.push(value)) {
-        if (data === "[DONE]") return;
-        yield JSON.parse(data);
+      for (const event of parser.push(value)) {
+        if (event.data === "[DONE]") return;
+        yield event;
       }
     }
   } finally {
     reader.releaseLock();
   }
+}
+
+// The JSON events of a Responses stream (its frames' data, parsed).
+export async function* jsonEvents(body) {
+  for await (const { data } of sseEvents(body)) yield JSON.parse(data);
 }

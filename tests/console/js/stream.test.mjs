@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 
 import { newState, apply, pendingCalls, pendingApprovals, outputText } from "../../../src/agentloom/console/stream.js";
 import { SSEParser } from "../../../src/agentloom/console/sse.js";
+import { newAgentState, applyAgent } from "../../../src/agentloom/console/agent_stream.js";
 import { python, curl, pythonValue } from "../../../src/agentloom/console/snippet.js";
 
 const response = (status, output = []) => ({ id: "resp_1", status, output, model: "m" });
@@ -113,4 +114,22 @@ test("the approval requests of a completed response wait for an answer", () => {
   assert.deepEqual(pendingApprovals(state), []); // not before the response is done
   apply(state, { type: "response.completed", response: response("completed", [request]) });
   assert.deepEqual(pendingApprovals(state).map((item) => item.id), ["mcpr_1"]);
+});
+
+test("a managed agent's stream: text, a tool call with its result, the usage at the end", () => {
+  const state = newAgentState();
+  const frames = [
+    { event: "tool_calls", data: { tool_calls: [{ id: "call_1", type: "function", function: { name: "calculator", arguments: '{"expression": "17 * 23"}' } }] } },
+    { event: "tool_result", data: { tool_call_id: "call_1", tool: "calculator", result: "391", success: true, latency: 0.2 } },
+    { event: "message", data: { choices: [{ index: 0, delta: { content: "17 * 23" }, finish_reason: null }] } },
+    { event: "message", data: { choices: [{ index: 0, delta: { content: " = 391." }, finish_reason: null }] } },
+  ];
+  frames.forEach((frame) => applyAgent(state, frame));
+  assert.equal(state.text, "17 * 23 = 391.");
+  assert.deepEqual(state.calls.map((c) => [c.name, c.result, c.success]), [["calculator", "391", true]]);
+  assert.equal(state.done, false);
+  applyAgent(state, { event: "message", data: { choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage: { total_tokens: 9 } } });
+  assert.deepEqual([state.done, state.usage.total_tokens], [true, 9]);
+  applyAgent(state, { event: "message", data: { error: { message: "down" } } });
+  assert.equal(state.error.message, "down");
 });
