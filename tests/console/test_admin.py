@@ -3,6 +3,7 @@ page makes a project and keys (each shown once) and revokes one; a project key s
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx2
@@ -130,3 +131,37 @@ def test_rate_limits_edited_and_the_audit_log(page: Any, keyed_origin: str, shoo
     )
     expect(events.locator("tbody tr").last).to_contain_text("project.created")
     shoot("admin-limits")
+
+
+def test_the_project_picker_switches_the_project_worked_in(
+    page: Any, keyed_origin: str, scripted: ScriptedModel
+) -> None:
+    v1 = f"{keyed_origin}/v1"
+    admin = {"authorization": f"Bearer {ADMIN}"}
+    made: dict[str, str] = {}
+    for name in ("north", "south"):
+        project = httpx2.post(f"{v1}/organization/projects", json={"name": name}, headers=admin)
+        scripted.add_turn(f"Hello from {name}.")
+        body = {"model": "fake-model", "input": "Hi", "metadata": {"from": name}}
+        reply = httpx2.post(
+            f"{v1}/responses", json=body, headers=admin | {"openai-project": project.json()["id"]}
+        )
+        assert reply.status_code == 200, reply.text
+        made[name] = reply.json()["id"]
+    page.goto(f"{keyed_origin}/console/#/logs")
+    sign_in(page, ADMIN)
+    expect(page.locator(".notice")).to_contain_text("pick one above")
+
+    picker = page.get_by_label("Project", exact=True)
+    rows = page.locator(".results tbody tr")
+    for name, other in (("north", "south"), ("south", "north")):
+        picker.select_option(
+            label=next(o for o in picker.locator("option").all_inner_texts() if o.startswith(name))
+        )
+        expect(rows).to_have_count(1)
+        expect(rows).to_contain_text(made[name])
+        expect(rows).to_contain_text(f"Hello from {name}.")
+        expect(page.locator(".results")).not_to_contain_text(made[other])
+    page.reload()  # the choice is kept for the tab
+    expect(picker).to_have_value(re.compile("^proj_"))
+    expect(rows).to_contain_text(made["south"])
