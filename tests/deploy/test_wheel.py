@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx2
 import openai
 import pytest
 
@@ -146,12 +147,15 @@ def test_the_installed_command_serves_and_stops_on_sigterm(
     models = [model.id for model in sdk.models.list()]
     embedding = sdk.embeddings.create(model="all-MiniLM-L6-v2", input="offline, embedded")
     response = sdk.responses.create(model=backend.model, input="Say hello")
+    console = httpx2.get(serving.base_url.removesuffix("/v1") + "/console/pages/playground.js")
     serving.process.send_signal(signal.SIGTERM)
     code = serving.process.wait(timeout=30)
 
     assert models == [backend.model, f"default/{backend.model}", "all-MiniLM-L6-v2"]
     assert len(embedding.data[0].embedding) == 384
     assert response.output_text == "Hello from the installed server."
+    assert console.status_code == 200  # the wheel ships the console's assets
+    assert console.headers["content-type"] == "text/javascript; charset=utf-8"
     # uvicorn re-raises the signal once it has shut down cleanly (status -15, or 143 in a shell)
     assert code in (0, -signal.SIGTERM), serving.log.read_text(errors="replace")
     assert "Application shutdown complete" in serving.log.read_text()

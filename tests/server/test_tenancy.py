@@ -268,7 +268,7 @@ _BODIES: dict[str, dict[str, Any]] = {
     "/v1/managed-agents/{managed_agent_id}/tasks": {"description": "another"},
     "/v1/managed-agents/{managed_agent_id}/tasks/{task_id}": {"status": "done"},
 }
-_UNOWNED = {"model_id", "shield_id"}
+_UNOWNED = {"model_id", "shield_id", "asset"}  # asset: the console's files, no project's
 
 
 def _filled(path: str, ids: dict[str, str]) -> str:

@@ -10,16 +10,23 @@ import sqlalchemy as sa
 
 from agentloom.errors import NotFoundError
 from agentloom.storage import schema
-from agentloom.storage.base import ItemRow, ResponseRow
+from agentloom.storage.base import ItemRow, ResponseQuery, ResponseRow
 from agentloom.storage.database import Database, DatabaseURLError, driver_url
 from agentloom.storage.runner import scalar_count
 
 
-def _response(rid: str, *, previous: str | None = None, model: str = "m") -> ResponseRow:
-    body = json.dumps({"id": rid, "status": "in_progress", "model": model})
+def _response(
+    rid: str,
+    *,
+    previous: str | None = None,
+    model: str = "m",
+    created_at: float = 1700000000.0,  # every row in the same second: order must come from the key
+    metadata: dict[str, str] | None = None,
+) -> ResponseRow:
+    body = json.dumps({"id": rid, "status": "in_progress", "model": model, "metadata": metadata})
     return ResponseRow(
         id=rid,
-        created_at=1700000000.0,  # every row in the same second: order must come from the key
+        created_at=created_at,
         model=model,
         status="in_progress",
         previous_response_id=previous,
@@ -76,7 +83,7 @@ async def test_list_pages_without_gaps_or_repeats(database: Database, order: str
     seen: list[str] = []
     after: str | None = None
     while True:
-        page = await store.list_page(after=after, limit=10, order=order, model=None)  # type: ignore[arg-type]
+        page = await store.list_page(ResponseQuery(after=after, limit=10, order=order))  # type: ignore[arg-type]
         seen += [r.id for r in page.data]
         if not page.has_more:
             break
@@ -88,14 +95,62 @@ async def test_list_filters_by_model(database: Database) -> None:
     store = database.responses
     for n in range(6):
         await store.begin(_response(f"resp_{n}", model="odd" if n % 2 else "even"), [])
-    page = await store.list_page(after=None, limit=100, order="asc", model="odd")
+    page = await store.list_page(ResponseQuery(limit=100, order="asc", model="odd"))
     assert [r.id for r in page.data] == ["resp_1", "resp_3", "resp_5"]
     assert page.has_more is False
 
 
+async def test_list_filters_by_status_and_time(database: Database) -> None:
+    store = database.responses
+    for n in range(6):
+        row = _response(f"resp_{n}", created_at=1700000000.0 + 10 * n)
+        await store.begin(row, [])
+        if n % 2:
+            await store.finish(_done(row), [])
+
+    async def ids(**filters: object) -> list[str]:
+        page = await store.list_page(ResponseQuery(limit=100, order="asc", **filters))  # type: ignore[arg-type]
+        return [r.id for r in page.data]
+
+    assert await ids(status="completed") == ["resp_1", "resp_3", "resp_5"]
+    assert await ids(status="in_progress") == ["resp_0", "resp_2", "resp_4"]
+    assert await ids(status="failed") == []
+    # created_after is inclusive, created_before exclusive
+    assert await ids(created_after=1700000020) == ["resp_2", "resp_3", "resp_4", "resp_5"]
+    assert await ids(created_before=1700000020) == ["resp_0", "resp_1"]
+    window = {"created_after": 1700000010, "created_before": 1700000040}
+    assert await ids(**window) == ["resp_1", "resp_2", "resp_3"]
+    assert await ids(**window, status="completed") == ["resp_1", "resp_3"]
+
+
+async def test_list_filters_by_metadata_pairs(database: Database) -> None:
+    store = database.responses
+    tags = [
+        {"team": "a", "run": "1"},
+        {"team": "b", "run": "1"},
+        {"team": "a", "run": "2"},
+        None,
+        {"team": "a", "run": "1", 'odd.key "$[0]': "it's"},
+        {"Team": "a"},
+    ]
+    for n, metadata in enumerate(tags):
+        await store.begin(_response(f"resp_{n}", metadata=metadata), [])
+
+    async def ids(*pairs: tuple[str, str], after: str | None = None, limit: int = 100) -> list[str]:
+        query = ResponseQuery(after=after, limit=limit, order="asc", metadata=pairs)
+        return [r.id for r in (await store.list_page(query)).data]
+
+    assert await ids(("team", "a")) == ["resp_0", "resp_2", "resp_4"]
+    assert await ids(("team", "a"), ("run", "1")) == ["resp_0", "resp_4"]
+    assert await ids(("team", "A")) == []  # values compare exactly
+    assert await ids(('odd.key "$[0]', "it's")) == ["resp_4"]  # a key is never a path
+    assert await ids(("team", "a"), limit=2) == ["resp_0", "resp_2"]
+    assert await ids(("team", "a"), after="resp_2") == ["resp_4"]  # pages walk the matches
+
+
 async def test_list_after_unknown_id_is_not_found(database: Database) -> None:
     with pytest.raises(NotFoundError) as info:
-        await database.responses.list_page(after="resp_nope", limit=5, order="desc", model=None)
+        await database.responses.list_page(ResponseQuery(after="resp_nope", limit=5))
     assert info.value.param == "after"
 
 

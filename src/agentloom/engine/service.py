@@ -47,7 +47,7 @@ from agentloom.metrics import Metrics
 from agentloom.services.conversations import ConversationsService, appended, turn_row
 from agentloom.services.prompts import PromptsService
 from agentloom.services.usage import UsageLedger
-from agentloom.storage.base import ItemRow, Order, ResponseRow, ResponseStore
+from agentloom.storage.base import ItemRow, Order, ResponseQuery, ResponseRow, ResponseStore
 from agentloom.tools.server_tools import ToolServices
 
 _TERMINAL_EVENTS = (ev.ResponseCompleted, ev.ResponseIncomplete, ev.ResponseFailed)
@@ -310,10 +310,8 @@ class ResponsesService:
             raise _not_found(response_id)
         return DeletedResponse(id=response_id)
 
-    async def list(
-        self, *, after: str | None, limit: int, order: Order, model: str | None
-    ) -> ListPage[Response]:
-        page = await self._store.list_page(after=after, limit=limit, order=order, model=model)
+    async def list(self, query: ResponseQuery) -> ListPage[Response]:
+        page = await self._store.list_page(query)
         outputs = await self._store.outputs([row.id for row in page.data])
         data = [_response(row, outputs.get(row.id, [])) for row in page.data]
         return ListPage[Response](

@@ -21,6 +21,7 @@ from agentloom.server.http_metrics import MetricsMiddleware
 from agentloom.server.request_id import RequestIdMiddleware
 from agentloom.server.routes import (
     chat_completions,
+    console,
     containers,
     conversations,
     docs,
@@ -105,6 +106,7 @@ def create_app(
             *managed_agents.routes,
             *metrics_routes.routes,
             *docs.routes,
+            *console.routes,
         ],
         middleware=middleware,
         exception_handlers={

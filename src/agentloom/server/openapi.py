@@ -24,7 +24,7 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 import agentloom
 from agentloom.api.errors import ErrorEnvelope
-from agentloom.server.spec import ApiRoute, JsonSchema, Op, Param, Upload
+from agentloom.server.spec import ApiRoute, JsonSchema, Op, PageRoute, Param, Upload
 
 Mode = Literal["validation", "serialization"]
 
@@ -56,6 +56,10 @@ backend, 500, 502 or 504.
 takes `{"type": "response.create", ...}` frames (the body of `POST /v1/responses`) and sends
 each response's events as JSON text frames; OpenAPI does not describe WebSockets, so it is not
 among the paths (see docs/websocket.md).
+
+**Console.** `GET /console/` is a web console for people (a playground, logs, files, vector
+stores, admin) made of static pages that use only this API; `/` leads there. Its pages are not
+operations of the API, so they are not among the paths (see docs/console.md).
 """
 
 
@@ -112,10 +116,11 @@ def document_bytes(routes: Iterable[BaseRoute], *, indent: int | None = None) ->
 
 def undocumented(routes: Iterable[BaseRoute]) -> list[str]:
     """``METHOD path`` of every HTTP route (or method) without an OpenAPI entry. WebSocket
-    routes are not HTTP operations; the document's description covers them."""
+    routes are not HTTP operations, nor are the console's pages; the document's description
+    covers them."""
     missing: list[str] = []
     for route in routes:
-        if isinstance(route, WebSocketRoute):
+        if isinstance(route, WebSocketRoute | PageRoute):
             continue
         if not isinstance(route, ApiRoute):
             methods = sorted(getattr(route, "methods", None) or {"?"})
@@ -186,6 +191,8 @@ def _param(param: Param) -> JsonSchema:
         described["description"] = param.description
     if param.schema.get("type") == "array":
         described["style"], described["explode"] = "form", True  # include=a&include=b
+    if param.schema.get("type") == "object":
+        described["style"], described["explode"] = "deepObject", True  # metadata[key]=value
     return described
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Literal
 
 from starlette.datastructures import QueryParams
 
+from agentloom.api.metadata import METADATA_MAX_KEY, METADATA_MAX_PAIRS, METADATA_MAX_VALUE
 from agentloom.api.requests import KNOWN_INCLUDES
 from agentloom.errors import InvalidRequestError
 
@@ -85,3 +87,61 @@ def include_param(params: QueryParams) -> list[str]:
             code="invalid_value",
         )
     return values
+
+
+def unix_seconds_param(params: QueryParams, name: str, *, required: bool = False) -> int | None:
+    """A time as whole unix seconds (``start_time=1700000000``)."""
+    raw = params.get(name)
+    if raw is None:
+        if required:
+            raise InvalidRequestError(
+                f"Missing required parameter: '{name}'.",
+                param=name,
+                code="missing_required_parameter",
+            )
+        return None
+    value = whole_number(raw, MAX_UNIX_SECONDS)
+    if value is None:
+        raise InvalidRequestError(
+            f"Invalid '{name}': expected unix seconds, got '{raw[:100]}'.",
+            param=name,
+            code="invalid_value",
+        )
+    return value
+
+
+def choice_param(params: QueryParams, name: str, choices: Collection[str]) -> str | None:
+    """One of ``choices``, or ``None`` when left out (or empty)."""
+    raw = optional_param(params, name)
+    if raw is None or raw in choices:
+        return raw
+    raise InvalidRequestError(
+        f"Invalid '{name}': expected one of {', '.join(choices)}, got '{raw[:100]}'.",
+        param=name,
+        code="invalid_value",
+    )
+
+
+def metadata_params(params: QueryParams) -> tuple[tuple[str, str], ...]:
+    """``metadata[key]=value`` pairs (any number, up to what metadata holds), as the list of chat
+    completions takes them: the objects whose metadata has every one."""
+    pairs = [(name[9:-1], value) for name, value in params.multi_items() if _is_metadata(name)]
+    if len(pairs) > METADATA_MAX_PAIRS:
+        raise InvalidRequestError(
+            f"Invalid 'metadata': at most {METADATA_MAX_PAIRS} pairs, got {len(pairs)}.",
+            param="metadata",
+            code="invalid_value",
+        )
+    for key, value in pairs:
+        if not key or len(key) > METADATA_MAX_KEY or len(value) > METADATA_MAX_VALUE:
+            raise InvalidRequestError(
+                f"Invalid 'metadata[{key[:100]}]': keys are 1 to {METADATA_MAX_KEY} characters,"
+                f" values at most {METADATA_MAX_VALUE}.",
+                param=f"metadata[{key[:100]}]",
+                code="invalid_value",
+            )
+    return tuple(pairs)
+
+
+def _is_metadata(name: str) -> bool:
+    return name.startswith("metadata[") and name.endswith("]")

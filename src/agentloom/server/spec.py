@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from starlette.routing import Route
 
 from agentloom.api.requests import KNOWN_INCLUDES
+from agentloom.server.query import MAX_UNIX_SECONDS
 from agentloom.server.routes.methods import Endpoint, by_method
 
 JsonSchema = dict[str, Any]
@@ -80,6 +81,15 @@ class ApiRoute(Route):
         self.operations: dict[str, Op] = operations
 
 
+class PageRoute(Route):
+    """A route of the console (:mod:`agentloom.server.routes.console`): pages and their assets
+    for a browser, no API operation, so the OpenAPI document leaves it out (its description
+    says where the console is). ``GET`` only (``HEAD`` answered as ``GET``)."""
+
+    def __init__(self, path: str, handler: Endpoint) -> None:
+        super().__init__(path, by_method(GET=handler), methods=["GET"])
+
+
 # --- parameters shared by list endpoints ---------------------------------------------------------
 
 AFTER = Param("after", {"type": "string"}, "Start the page after the object with this id.")
@@ -104,6 +114,12 @@ def limit(default: int = 20, maximum: int = 100) -> Param:
         {"type": "integer", "minimum": 1, "maximum": maximum, "default": default},
         f"How many objects a page holds, 1 to {maximum} (default {default}).",
     )
+
+
+def unix_seconds(name: str, description: str, *, required: bool = False) -> Param:
+    """A time as whole unix seconds (read by :func:`agentloom.server.query.unix_seconds_param`)."""
+    schema = {"type": "integer", "minimum": 0, "maximum": MAX_UNIX_SECONDS}
+    return Param(name, schema, description, required=required)
 
 
 LIMIT = limit()

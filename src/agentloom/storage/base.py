@@ -41,6 +41,22 @@ class ItemRow:
 
 
 @dataclass(frozen=True, slots=True)
+class ResponseQuery:
+    """A page of the stored responses: after the response ``after``, ``limit`` of them in
+    ``order``, those that match every filter given (``created_after`` inclusive,
+    ``created_before`` exclusive, unix seconds; ``metadata``: pairs that must all be there)."""
+
+    after: str | None = None
+    limit: int = 20
+    order: Order = "desc"
+    model: str | None = None
+    status: ResponseStatus | None = None
+    created_after: float | None = None
+    created_before: float | None = None
+    metadata: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class StoredResponse:
     response: ResponseRow
     output: list[ItemRow]
@@ -108,9 +124,8 @@ class ResponseStore(Protocol):
 
     async def delete(self, response_id: str) -> bool: ...
 
-    async def list_page(
-        self, *, after: str | None, limit: int, order: Order, model: str | None
-    ) -> Page[ResponseRow]: ...
+    async def list_page(self, query: ResponseQuery) -> Page[ResponseRow]:
+        """The project's responses that match ``query``, a page of them (in ``seq`` order)."""
 
     async def outputs(self, response_ids: Sequence[str]) -> dict[str, list[ItemRow]]:
         """The output items of each of ``response_ids``, in order (for a page of the list)."""

@@ -14,6 +14,7 @@ from functools import partial
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Connection
 
 from agentloom.errors import NotFoundError
@@ -23,6 +24,7 @@ from agentloom.storage.base import (
     ItemRow,
     Order,
     Page,
+    ResponseQuery,
     ResponseRow,
     StoredResponse,
     StoredTrace,
@@ -203,12 +205,8 @@ class SqlResponseStore:
     async def delete(self, response_id: str) -> bool:
         return await self._runner.write(partial(_delete, current_project(), response_id))
 
-    async def list_page(
-        self, *, after: str | None, limit: int, order: Order, model: str | None
-    ) -> Page[ResponseRow]:
-        return await self._runner.read(
-            partial(_list, current_project(), after, limit, order, model)
-        )
+    async def list_page(self, query: ResponseQuery) -> Page[ResponseRow]:
+        return await self._runner.read(partial(_list, current_project(), query))
 
     async def outputs(self, response_ids: Sequence[str]) -> dict[str, list[ItemRow]]:
         return await self._runner.read(partial(_outputs, current_project(), tuple(response_ids)))
@@ -384,21 +382,47 @@ def _delete(project: str, response_id: str, conn: Connection) -> bool:
     return True
 
 
-def _list(
-    project: str,
-    after: str | None,
-    limit: int,
-    order: Order,
-    model: str | None,
-    conn: Connection,
-) -> Page[ResponseRow]:
-    query = _SELECT_RESPONSE.where(R.c.project_id == project)
-    if model is not None:
-        query = query.where(R.c.model == model)
-    cursor = _seq_of(conn, project, after) if after is not None else None
+def _list(project: str, query: ResponseQuery, conn: Connection) -> Page[ResponseRow]:
+    select = _SELECT_RESPONSE.where(R.c.project_id == project, *_filters(query, conn.dialect.name))
+    cursor = _seq_of(conn, project, query.after) if query.after is not None else None
     return keyset_page(
-        conn, query, R.c.seq, order=order, limit=limit, row=_response_row, after=cursor
+        conn,
+        select,
+        R.c.seq,
+        order=query.order,
+        limit=query.limit,
+        row=_response_row,
+        after=cursor,
     )
+
+
+def _filters(query: ResponseQuery, dialect: str) -> list[sa.ColumnElement[bool]]:
+    """The conditions of ``query``'s filters: columns, and the stored body's ``metadata``."""
+    found: list[sa.ColumnElement[bool]] = []
+    if query.model is not None:
+        found.append(R.c.model == query.model)
+    if query.status is not None:
+        found.append(R.c.status == query.status)
+    if query.created_after is not None:
+        found.append(R.c.created_at >= query.created_after)
+    if query.created_before is not None:
+        found.append(R.c.created_at < query.created_before)
+    has_pair = _pg_has_pair if dialect == "postgresql" else _sqlite_has_pair
+    found += [has_pair(key, value) for key, value in query.metadata]
+    return found
+
+
+def _pg_has_pair(key: str, value: str) -> sa.ColumnElement[bool]:
+    """``body``'s metadata holds ``key: value`` (PostgreSQL: ``jsonb`` containment)."""
+    metadata = sa.cast(R.c.body, JSONB)["metadata"]
+    return metadata.contains(sa.func.jsonb_build_object(key, value))
+
+
+def _sqlite_has_pair(key: str, value: str) -> sa.ColumnElement[bool]:
+    """``body``'s metadata holds ``key: value`` (SQLite: ``json_each`` of the metadata, so a key
+    is compared as it is, never read as a JSON path)."""
+    pairs = sa.func.json_each(R.c.body, "$.metadata").table_valued("key", "value")
+    return sa.exists().where(pairs.c.key == key, pairs.c.value == value)
 
 
 def _outputs(

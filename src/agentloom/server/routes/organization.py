@@ -38,16 +38,24 @@ from agentloom.api.lists import ListPage
 from agentloom.errors import InvalidRequestError
 from agentloom.server.body import parse_body
 from agentloom.server.query import (
-    MAX_UNIX_SECONDS,
     limit_param,
     optional_param,
     order_param,
-    whole_number,
+    unix_seconds_param,
 )
 from agentloom.server.render import json_response
 from agentloom.server.routes.methods import Endpoint
 from agentloom.server.runtime import runtime_of
-from agentloom.server.spec import AFTER, BEFORE, LIMIT, ORDER_ASC, ApiRoute, Op, Param
+from agentloom.server.spec import (
+    AFTER,
+    BEFORE,
+    LIMIT,
+    ORDER_ASC,
+    ApiRoute,
+    Op,
+    Param,
+    unix_seconds,
+)
 from agentloom.services.projects import ProjectsService
 from agentloom.services.usage_reports import REPORTS, UsageRequest, usage_page
 from agentloom.storage.audit import AuditQuery
@@ -184,14 +192,14 @@ def _usage(kind: str) -> Endpoint:
 async def usage(request: Request, kind: str) -> Response:
     params = request.query_params
     usage_request = UsageRequest(
-        start_time=_int(params, "start_time", required=True) or 0,
-        end_time=_int(params, "end_time"),
+        start_time=unix_seconds_param(params, "start_time", required=True) or 0,
+        end_time=unix_seconds_param(params, "end_time"),
         bucket_width=params.get("bucket_width", "1d"),
         group_by=_list(params, "group_by"),
         project_ids=_list(params, "project_ids"),
         api_key_ids=_list(params, "api_key_ids"),
         models=_list(params, "models"),
-        limit=_int(params, "limit"),
+        limit=unix_seconds_param(params, "limit"),
         page=optional_param(params, "page"),
     )
     store = runtime_of(request).database.usage
@@ -208,8 +216,8 @@ async def audit_logs(request: Request) -> Response:
         types=_list(params, "event_types"),
         project_ids=_list(params, "project_ids"),
         actor_ids=_list(params, "actor_ids"),
-        since=_int(params, "effective_at[gte]"),
-        until=_int(params, "effective_at[lte]"),
+        since=unix_seconds_param(params, "effective_at[gte]"),
+        until=unix_seconds_param(params, "effective_at[lte]"),
     )
     return json_response(await _projects(request).audit.list(query))
 
@@ -217,26 +225,6 @@ async def audit_logs(request: Request) -> Response:
 def _list(params: QueryParams, name: str) -> tuple[str, ...]:
     """A repeated parameter, as ``name=a&name=b`` or ``name[]=a&name[]=b``."""
     return tuple(params.getlist(name) + params.getlist(f"{name}[]"))
-
-
-def _int(params: QueryParams, name: str, *, required: bool = False) -> int | None:
-    raw = params.get(name)
-    if raw is None:
-        if required:
-            raise InvalidRequestError(
-                f"Missing required parameter: '{name}'.",
-                param=name,
-                code="missing_required_parameter",
-            )
-        return None
-    value = whole_number(raw, MAX_UNIX_SECONDS)
-    if value is None:
-        raise InvalidRequestError(
-            f"Invalid '{name}': expected unix seconds, got '{raw[:100]}'.",
-            param=name,
-            code="invalid_value",
-        )
-    return value
 
 
 # --- admin keys ----------------------------------------------------------------------------
@@ -292,15 +280,10 @@ def _ids(name: str, what: str) -> Param:
     return Param(name, {"type": "array", "items": {"type": "string"}}, f"Only these {what}.")
 
 
-def _seconds(name: str, description: str, *, required: bool = False) -> Param:
-    schema = {"type": "integer", "minimum": 0, "maximum": MAX_UNIX_SECONDS}
-    return Param(name, schema, description, required=required)
-
-
 _PAGE = (AFTER, LIMIT)
 _USAGE = (
-    _seconds("start_time", "Start of the first bucket (unix seconds).", required=True),
-    _seconds("end_time", "End of the report (unix seconds; default now)."),
+    unix_seconds("start_time", "Start of the first bucket (unix seconds).", required=True),
+    unix_seconds("end_time", "End of the report (unix seconds; default now)."),
     Param("bucket_width", {"type": "string", "enum": ["1m", "1h", "1d"], "default": "1d"}),
     Param("group_by", {"type": "array", "items": {"type": "string"}}, "Group results by these."),
     _ids("project_ids", "projects"),
@@ -316,8 +299,8 @@ _AUDIT = (
     _ids("event_types", "event types"),
     _ids("project_ids", "projects"),
     _ids("actor_ids", "actors"),
-    _seconds("effective_at[gte]", "Entries at or after this time (unix seconds)."),
-    _seconds("effective_at[lte]", "Entries at or before this time (unix seconds)."),
+    unix_seconds("effective_at[gte]", "Entries at or after this time (unix seconds)."),
+    unix_seconds("effective_at[lte]", "Entries at or before this time (unix seconds)."),
 )
 _ARCHIVED = Param("include_archived", {"type": "boolean", "default": False})
 

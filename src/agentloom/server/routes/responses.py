@@ -4,7 +4,7 @@ agentloom's trace of a stored response."""
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator
-from typing import get_args
+from typing import cast, get_args
 
 from starlette.background import BackgroundTask
 from starlette.requests import Request
@@ -24,21 +24,37 @@ from agentloom.inference.base import TokenCountMethod
 from agentloom.server.body import parse_body, parse_body_and_raw
 from agentloom.server.query import (
     MAX_SEQUENCE,
+    choice_param,
     include_param,
     limit_param,
+    metadata_params,
     optional_param,
     order_param,
     starting_after_param,
+    unix_seconds_param,
 )
 from agentloom.server.render import json_response
 from agentloom.server.runtime import runtime_of
-from agentloom.server.spec import AFTER, BEFORE, INCLUDE, LIMIT, ORDER, PAGE, ApiRoute, Op, Param
+from agentloom.server.spec import (
+    AFTER,
+    BEFORE,
+    INCLUDE,
+    LIMIT,
+    ORDER,
+    PAGE,
+    ApiRoute,
+    Op,
+    Param,
+    unix_seconds,
+)
 from agentloom.server.sse import EventStream, encode_relayed, encode_stored, encode_stream
 from agentloom.services.responses_gateway import ResponsesGateway
 from agentloom.services.responses_relay import Relay
+from agentloom.storage.base import ResponseQuery, ResponseStatus
 from agentloom.storage.events import StoredEvent
 
 TOKEN_COUNT_METHOD = "x-agentloom-token-count-method"
+STATUSES = get_args(ResponseStatus)
 
 
 async def create_response(request: Request) -> Response:
@@ -139,13 +155,17 @@ async def cancel_response(request: Request) -> Response:
 async def list_responses(request: Request) -> Response:
     runtime = runtime_of(request)
     params = request.query_params
-    page = await runtime.responses.list(
+    query = ResponseQuery(
         after=optional_param(params, "after"),
         limit=limit_param(params),
         order=order_param(params),
         model=optional_param(params, "model"),
+        status=cast(ResponseStatus | None, choice_param(params, "status", STATUSES)),
+        created_after=unix_seconds_param(params, "created_after"),
+        created_before=unix_seconds_param(params, "created_before"),
+        metadata=metadata_params(params),
     )
-    return json_response(page)
+    return json_response(await runtime.responses.list(query))
 
 
 async def list_input_items(request: Request) -> Response:
@@ -175,6 +195,19 @@ _STREAM_PARAMS = (
         "With stream: start after the event with this sequence number.",
     ),
 )
+_LIST_PARAMS = (
+    *PAGE,
+    Param("model", {"type": "string"}, "Only responses of this model."),
+    Param("status", {"type": "string", "enum": list(STATUSES)}, "Only responses in this status."),
+    unix_seconds("created_after", "Only responses created at or after this time (unix seconds)."),
+    unix_seconds("created_before", "Only responses created before this time (unix seconds)."),
+    Param(
+        "metadata",
+        {"type": "object", "additionalProperties": {"type": "string"}},
+        "Only responses whose metadata has each pair given as `metadata[key]=value`"
+        " (any number of them, all must match).",
+    ),
+)
 _TOKEN_COUNT_HEADERS = {
     TOKEN_COUNT_METHOD: {"type": "string", "enum": list(get_args(TokenCountMethod))}
 }
@@ -199,7 +232,7 @@ routes = [
         GET=Op(
             list_responses,
             returns=ListPage[ResponseObject],
-            query=(*PAGE, Param("model", {"type": "string"}, "Only responses of this model.")),
+            query=_LIST_PARAMS,
         ),
         POST=Op(
             create_response,

@@ -1,0 +1,1 @@
+"""The console's static assets, served by :mod:`agentloom.server.routes.console`."""

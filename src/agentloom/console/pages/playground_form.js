@@ -1,0 +1,106 @@
+// The playground's settings form: its controls, their layout, and their values read as the plain
+// settings object that request.js turns into a request body.
+
+import { h, field, check } from "../dom.js";
+import { TOOL_CHOICES, APPROVALS } from "../request.js";
+
+const EFFORTS = ["", "none", "minimal", "low", "medium", "high"];
+const EXAMPLE_TOOLS = `[
+  {
+    "type": "function",
+    "name": "get_weather",
+    "description": "The weather in a city",
+    "parameters": {
+      "type": "object",
+      "properties": {"city": {"type": "string"}},
+      "required": ["city"]
+    }
+  }
+]`;
+const EXAMPLE_SCHEMA = `{"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"], "additionalProperties": false}`;
+
+function options(values, blank) {
+  return values.map((v) => h("option", { value: v }, v || blank));
+}
+
+export function controls(models, stores) {
+  return {
+    model: h("select", { name: "model" }, models.map((m) => h("option", { value: m.id }, m.id))),
+    instructions: h("textarea", { name: "instructions", rows: 2, placeholder: "You are a helpful assistant." }),
+    input: h("textarea", { name: "input", rows: 4, placeholder: "Ask something…" }),
+    fileSearch: h("input", { type: "checkbox", name: "file_search" }),
+    stores: h("select", { name: "vector_stores", multiple: true, size: Math.min(4, Math.max(2, stores.length)) },
+      stores.map((s) => h("option", { value: s.id }, `${s.name || "(unnamed)"} · ${s.id}`))),
+    webSearch: h("input", { type: "checkbox", name: "web_search" }),
+    codeInterpreter: h("input", { type: "checkbox", name: "code_interpreter" }),
+    mcp: h("input", { type: "checkbox", name: "mcp" }),
+    mcpLabel: h("input", { type: "text", name: "server_label", placeholder: "docs" }),
+    mcpUrl: h("input", { type: "url", name: "server_url", placeholder: "https://…/mcp" }),
+    mcpAllowed: h("input", { type: "text", name: "allowed_tools", placeholder: "all (or: search, fetch)" }),
+    mcpApproval: h("select", { name: "require_approval" }, options(APPROVALS)),
+    functions: h("textarea", { name: "functions", rows: 6, class: "mono", placeholder: EXAMPLE_TOOLS }),
+    toolChoice: h("select", { name: "tool_choice" }, options(TOOL_CHOICES, "(default)")),
+    temperature: h("input", { type: "number", name: "temperature", min: "0", max: "2", step: "0.1", placeholder: "default" }),
+    outputSchema: h("textarea", { name: "output_schema", rows: 3, class: "mono", placeholder: EXAMPLE_SCHEMA }),
+    effort: h("select", { name: "effort" }, options(EFFORTS, "(model default)")),
+    store: h("input", { type: "checkbox", name: "store", checked: true }),
+    background: h("input", { type: "checkbox", name: "background" }),
+    conversation: h("input", { type: "text", name: "conversation", placeholder: "conv_… (optional)" }),
+  };
+}
+
+// The form's values as request.js wants them.
+export function settingsOf(c) {
+  return {
+    model: c.model.value,
+    instructions: c.instructions.value.trim(),
+    fileSearch: c.fileSearch.checked,
+    vectorStores: [...c.stores.selectedOptions].map((o) => o.value),
+    webSearch: c.webSearch.checked,
+    codeInterpreter: c.codeInterpreter.checked,
+    mcp: { on: c.mcp.checked, label: c.mcpLabel.value.trim(), url: c.mcpUrl.value.trim(), allowed: c.mcpAllowed.value, approval: c.mcpApproval.value },
+    functions: c.functions.value,
+    toolChoice: c.toolChoice.value,
+    temperature: c.temperature.value,
+    outputSchema: c.outputSchema.value,
+    effort: c.effort.value,
+    store: c.store.checked,
+    background: c.background.checked,
+    conversation: c.conversation.value.trim(),
+  };
+}
+
+function serverTools(c, stores) {
+  // The MCP server's fields, shown while its box is ticked.
+  const mcp = h("div", { hidden: true }, field("Server label", c.mcpLabel), field("Server URL", c.mcpUrl),
+    field("Allowed tools", c.mcpAllowed, "Comma-separated; empty: all the server's tools."),
+    field("Require approval", c.mcpApproval));
+  c.mcp.addEventListener("change", () => { mcp.hidden = !c.mcp.checked; });
+  return h("fieldset", {}, h("legend", {}, "Server tools"),
+    check("file_search", c.fileSearch), stores.length ? field("Vector stores", c.stores) : h("p", { class: "muted" }, "No vector stores yet."),
+    check("web_search", c.webSearch), check("code_interpreter", c.codeInterpreter),
+    h("fieldset", { class: "mcp" }, h("legend", {}, check("MCP server", c.mcp)), mcp));
+}
+
+export function settingsForm(c, stores, { send, reset }) {
+  const form = h("form", { class: "settings", onsubmit: (e) => {
+    e.preventDefault();
+    const input = c.input.value.trim();
+    if (!input) { c.input.focus(); return; }
+    c.input.value = "";
+    send(input);
+  } },
+  field("Model", c.model),
+  field("Instructions", c.instructions),
+  serverTools(c, stores),
+  field("Function tools (JSON)", c.functions, "An array of tools (type defaults to function). Function calls are answered by hand below the answer."),
+  h("div", { class: "row" }, field("Tool choice", c.toolChoice), field("Temperature", c.temperature), field("Reasoning effort", c.effort)),
+  field("Output schema (JSON)", c.outputSchema, "Structured output: a JSON schema (or {name, schema, strict}), sent as text.format json_schema."),
+  h("div", { class: "row" }, check("store", c.store), check("background", c.background)),
+  field("Conversation", c.conversation, "Empty: each turn chains to the one before with previous_response_id."),
+  field("Input", c.input),
+  h("div", { class: "row" }, h("button", { type: "submit" }, "Send"),
+    h("button", { type: "button", class: "secondary", onclick: reset }, "New chat")));
+  c.input.addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) form.requestSubmit(); });
+  return form;
+}
