@@ -58,8 +58,11 @@ def test_a_streamed_turn_with_a_function_call_answered_by_hand(
         page.locator("section").filter(has_text="Input").locator("[data-type=function_call_output]")
     ).to_contain_text("sunny, 22C")
     expect(page.locator(".facts")).to_contain_text(first_id)
-    trace = page.locator("section.trace")
-    expect(trace.locator(".waterfall, .no-trace")).to_be_visible()  # the endpoint may be absent
+    trace = page.locator("section.trace")  # the server's own trace of the turn
+    expect(trace.locator(".waterfall")).to_be_visible()
+    expect(trace.locator("li.span[data-kind=response]")).to_have_count(1)
+    expect(trace.locator("li.span[data-kind=model_call]")).to_have_count(1)
+    expect(trace.locator("li.span[data-kind=model_call]")).to_contain_text(f"chat {backend.model}")
     shoot("response")
 
     page.get_by_role("link", name="← Logs").click()
@@ -130,6 +133,31 @@ def test_a_trace_is_drawn_as_a_waterfall(
     assert width == "50%"
     expect(page.locator(".waterfall")).to_contain_text("4bf92f3577b34da6a3ce929d0e0e4736")
     shoot("trace")
+
+
+def test_a_response_without_a_trace_says_so(
+    page: Any, origin: str, scripted: ScriptedModel
+) -> None:
+    """A stored response with no trace (stored before traces were kept, or passed through to a
+    backend's own Responses API) is told as such: the server's 404 ``trace_not_found``."""
+    scripted.add_turn("Untraced.")
+    missing = {"error": {"message": "No trace", "type": "invalid_request_error", "param": None,
+                         "code": "trace_not_found"}}  # fmt: skip
+    page.route(
+        re.compile(r".*/v1/responses/[^/]+/trace$"),
+        lambda route: route.fulfill(
+            status=404, content_type="application/json", body=json.dumps(missing)
+        ),
+    )
+    page.goto(f"{origin}/console/")
+    page.get_by_label("Input").fill("Hello")
+    page.get_by_role("button", name="Send").click()
+    expect(page.locator(".turn")).to_have_attribute("data-status", "completed")
+    page.locator(".turn-status a").click()
+
+    expect(page.locator("section.trace .no-trace")).to_have_text(
+        "No trace recorded for this response."
+    )
 
 
 def test_the_answer_is_drawn_while_it_streams(
