@@ -112,17 +112,7 @@ def test_a_trace_is_drawn_as_a_waterfall(
             },
         ],
     }
-    page.route(
-        re.compile(r".*/v1/responses/[^/]+/trace$"),
-        lambda route: route.fulfill(
-            status=200, content_type="application/json", body=json.dumps(trace)
-        ),
-    )
-    page.goto(f"{origin}/console/")
-    page.get_by_label("Input").fill("Hello")
-    page.get_by_role("button", name="Send").click()
-    expect(page.locator(".turn")).to_have_attribute("data-status", "completed")
-    page.locator(".turn-status a").click()
+    _open_a_turn_whose_trace_is(page, origin, 200, trace)
 
     spans = page.locator(".waterfall .span")
     expect(spans).to_have_count(3)
@@ -143,10 +133,20 @@ def test_a_response_without_a_trace_says_so(
     scripted.add_turn("Untraced.")
     missing = {"error": {"message": "No trace", "type": "invalid_request_error", "param": None,
                          "code": "trace_not_found"}}  # fmt: skip
+    _open_a_turn_whose_trace_is(page, origin, 404, missing)
+
+    expect(page.locator("section.trace .no-trace")).to_have_text(
+        "No trace recorded for this response."
+    )
+
+
+def _open_a_turn_whose_trace_is(page: Any, origin: str, status: int, body: object) -> None:
+    """A playground turn, then its response page, the trace endpoint answering ``status`` with
+    ``body``."""
     page.route(
         re.compile(r".*/v1/responses/[^/]+/trace$"),
         lambda route: route.fulfill(
-            status=404, content_type="application/json", body=json.dumps(missing)
+            status=status, content_type="application/json", body=json.dumps(body)
         ),
     )
     page.goto(f"{origin}/console/")
@@ -154,10 +154,6 @@ def test_a_response_without_a_trace_says_so(
     page.get_by_role("button", name="Send").click()
     expect(page.locator(".turn")).to_have_attribute("data-status", "completed")
     page.locator(".turn-status a").click()
-
-    expect(page.locator("section.trace .no-trace")).to_have_text(
-        "No trace recorded for this response."
-    )
 
 
 def test_the_answer_is_drawn_while_it_streams(
