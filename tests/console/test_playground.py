@@ -126,6 +126,7 @@ def test_a_trace_is_drawn_as_a_waterfall(
 
     spans = page.locator(".waterfall .span")
     expect(spans).to_have_count(3)
+    expect(page.locator(".facts")).to_contain_text("120.0 ms")  # the trace's, not whole seconds
     expect(spans.nth(1)).to_contain_text("model_call")
     expect(spans.nth(1)).to_contain_text("60.0 ms")
     expect(spans.nth(2)).to_contain_text("error: store gone")
