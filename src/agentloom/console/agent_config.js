@@ -65,12 +65,14 @@ export function updateBody(v, agent) {
 // The form's values of an agent (to edit it).
 export function valuesOf(agent) {
   const c = agent.config || {};
-  const when = c.schedule || null;
+  // OpenJarvis's schedule_type / schedule_value read as the schedule they mean (saved so).
+  const jarvis = ["interval", "cron"].includes(c.schedule_type) ? { type: c.schedule_type, value: c.schedule_value } : null;
+  const when = c.schedule ? { type: c.schedule.type, value: c.schedule.cron ?? c.schedule.every } : jarvis;
   return {
     name: agent.name, agentType: agent.agent_type, model: c.model || "",
     tools: (c.tools || []).filter((t) => BUILTIN_TOOLS.includes(t)),
     otherTools: (c.tools || []).filter((t) => !BUILTIN_TOOLS.includes(t)).join(", "),
     instructions: c.instructions ?? c.system_prompt ?? "", maxTurns: String(c.max_turns ?? 10),
-    scheduleKind: when?.type || "", scheduleValue: when ? String(when.cron ?? when.every ?? "") : "",
+    scheduleKind: when?.type || "", scheduleValue: when ? String(when.value ?? "") : "",
   };
 }

@@ -40,3 +40,10 @@ test("an edit replaces the form's keys and keeps the configuration's others", ()
   const sent = updateBody({ ...values, scheduleKind: "", instructions: "new" }, agent);
   assert.deepEqual(sent.config, { model: "m", tools: ["think"], max_turns: 10, task: "count", instructions: "new" });
 });
+
+test("OpenJarvis's form of a schedule is kept by an edit, as a schedule", () => {
+  const agent = { name: "tick", agent_type: "operative", config: { tools: [], schedule_type: "cron", schedule_value: "0 * * * *" } };
+  assert.deepEqual(updateBody(valuesOf(agent), agent).config.schedule, { type: "cron", cron: "0 * * * *" });
+  const manual = { ...agent, config: { tools: [], schedule_type: "manual" } };
+  assert.equal(updateBody(valuesOf(manual), manual).config.schedule, undefined);
+});
