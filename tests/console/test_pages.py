@@ -1,5 +1,6 @@
-"""The read-mostly pages in Chromium: conversations (opened by id), containers and managed
-agents draw what the API holds, or say there is nothing, without a script error."""
+"""The read-mostly pages in Chromium: conversations (opened by id, a compaction drawn as a
+marker), containers and managed agents draw what the API holds, or say there is nothing,
+without a script error."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ from typing import Any
 
 import httpx2
 from playwright.sync_api import expect
+
+from agentloom.inference.scripted import ScriptedModel
+from agentloom.testing.backend import FakeBackend
 
 
 def test_a_conversation_opened_by_id_shows_its_items(page: Any, origin: str, shoot: Any) -> None:
@@ -31,6 +35,28 @@ def test_a_conversation_opened_by_id_shows_its_items(page: Any, origin: str, sho
     expect(messages.nth(0)).to_contain_text("When is high tide?")
     expect(messages.nth(1)).to_contain_text("At 14:05.")
     shoot("conversation")
+
+
+def test_a_compaction_in_a_conversation_is_a_marker(
+    page: Any, origin: str, scripted: ScriptedModel, backend: FakeBackend, shoot: Any
+) -> None:
+    conversation = httpx2.post(f"{origin}/v1/conversations", json={}).json()["id"]
+    scripted.add_turns("A very long first answer. " * 20, "First turn summary.", "second answer")
+    turn = {"model": backend.model, "conversation": conversation, "input": "one"}
+    assert httpx2.post(f"{origin}/v1/responses", json=turn, timeout=10).status_code == 200
+    compacting = [{"type": "compaction", "compact_threshold": 30}]
+    turn |= {"input": "two", "context_management": compacting}
+    assert httpx2.post(f"{origin}/v1/responses", json=turn, timeout=10).status_code == 200
+    items = httpx2.get(f"{origin}/v1/conversations/{conversation}/items?order=asc").json()["data"]
+    compaction = next(i for i in items if i["type"] == "compaction")
+
+    page.goto(f"{origin}/console/#/conversations/{conversation}")
+    marker = page.locator("[data-type=compaction]")
+    expect(marker).to_have_text(f"earlier turns compacted · {compaction['id']}")
+    assert compaction["encrypted_content"][:16] not in page.locator("main").inner_text()
+    expect(page.locator(".facts")).to_contain_text("(1 compaction marker)")
+    expect(page.locator("[data-type=message]")).to_have_count(len(items) - 1)
+    shoot("conversation-compaction")
 
 
 def test_the_lists_say_when_they_are_empty(page: Any, origin: str, shoot: Any) -> None:

@@ -73,6 +73,22 @@ def test_a_streamed_turn_with_a_function_call_answered_by_hand(
     shoot("logs")
 
 
+def open_with_trace(page: Any, origin: str, status: int, body: dict[str, Any]) -> None:
+    """A turn sent from the playground, then its log entry opened, its trace answered with
+    ``status`` and ``body`` instead of the server's."""
+    page.route(
+        re.compile(r".*/v1/responses/[^/]+/trace$"),
+        lambda route: route.fulfill(
+            status=status, content_type="application/json", body=json.dumps(body)
+        ),
+    )
+    page.goto(f"{origin}/console/")
+    page.get_by_label("Input").fill("Hello")
+    page.get_by_role("button", name="Send").click()
+    expect(page.locator(".turn")).to_have_attribute("data-status", "completed")
+    page.locator(".turn-status a").click()
+
+
 def test_a_trace_is_drawn_as_a_waterfall(
     page: Any, origin: str, scripted: ScriptedModel, shoot: Any
 ) -> None:
@@ -112,10 +128,11 @@ def test_a_trace_is_drawn_as_a_waterfall(
             },
         ],
     }
-    _open_a_turn_whose_trace_is(page, origin, 200, trace)
+    open_with_trace(page, origin, 200, trace)
 
     spans = page.locator(".waterfall .span")
     expect(spans).to_have_count(3)
+    expect(page.locator(".facts")).to_contain_text("120.0 ms")  # the trace's, not whole seconds
     expect(spans.nth(1)).to_contain_text("model_call")
     expect(spans.nth(1)).to_contain_text("60.0 ms")
     expect(spans.nth(2)).to_contain_text("error: store gone")
@@ -133,27 +150,13 @@ def test_a_response_without_a_trace_says_so(
     scripted.add_turn("Untraced.")
     missing = {"error": {"message": "No trace", "type": "invalid_request_error", "param": None,
                          "code": "trace_not_found"}}  # fmt: skip
-    _open_a_turn_whose_trace_is(page, origin, 404, missing)
+    open_with_trace(page, origin, 404, missing)
+    # no trace: whole seconds (1 s when the turn crossed a second's boundary)
+    expect(page.locator(".facts")).to_contain_text(re.compile(r"Duration\s*(under )?1 s"))
 
     expect(page.locator("section.trace .no-trace")).to_have_text(
         "No trace recorded for this response."
     )
-
-
-def _open_a_turn_whose_trace_is(page: Any, origin: str, status: int, body: object) -> None:
-    """A playground turn, then its response page, the trace endpoint answering ``status`` with
-    ``body``."""
-    page.route(
-        re.compile(r".*/v1/responses/[^/]+/trace$"),
-        lambda route: route.fulfill(
-            status=status, content_type="application/json", body=json.dumps(body)
-        ),
-    )
-    page.goto(f"{origin}/console/")
-    page.get_by_label("Input").fill("Hello")
-    page.get_by_role("button", name="Send").click()
-    expect(page.locator(".turn")).to_have_attribute("data-status", "completed")
-    page.locator(".turn-status a").click()
 
 
 def test_the_answer_is_drawn_while_it_streams(

@@ -1,6 +1,7 @@
 """The playground's tool settings in Chromium: an MCP server's call approved by hand (a real
-MCP server from the ``mcp`` package), and tool_choice, temperature and a structured-output
-schema as they reach the model."""
+MCP server from the ``mcp`` package, its Authorization header sent and never shown back), two
+MCP servers with a function tool named by tool_choice, and tool_choice, temperature and a
+structured-output schema as they reach the model."""
 
 from __future__ import annotations
 
@@ -29,11 +30,15 @@ def test_an_mcp_call_approved_in_the_playground(
     scripted.add_turn(tool_call("add", {"a": 2, "b": 3}))
     scripted.add_turn("2 + 3 is 5.")
     page.goto(f"{origin}/console/")
-    page.get_by_label("MCP server").check()
-    page.get_by_label("Server label").fill("calc")
-    page.get_by_label("Server URL").fill(mcp_servers.streamable_url)
-    page.get_by_label("Allowed tools").fill("add, distance")
-    page.get_by_label("Require approval").select_option("always")
+    page.get_by_role("button", name="+ MCP server").click()
+    server = page.get_by_role("group", name="MCP server", exact=True)
+    server.get_by_label("Server label").fill("calc")
+    server.get_by_label("Server URL").fill(mcp_servers.streamable_url)
+    server.get_by_label("Allowed tools").fill("add, distance")
+    server.get_by_label("Require approval").select_option("always")
+    server.get_by_role("button", name="+ header").click()
+    server.get_by_label("Header").fill("Authorization")
+    server.get_by_label("Value").fill("Bearer s3cret")
     page.get_by_label("Input").fill("What is 2 + 3?")
     page.get_by_role("button", name="Send").click()
 
@@ -56,7 +61,52 @@ def test_an_mcp_call_approved_in_the_playground(
     expect(approvals).to_have_count(0)
     page.locator(".snippets summary").click()
     expect(page.locator("code.python")).to_contain_text('"type": "mcp_approval_response"')
+    expect(page.locator("code.python")).to_contain_text('"Authorization": "<hidden>"')
+    assert "s3cret" not in page.locator(".snippets").inner_text()
+    assert "Bearer s3cret" in [h.get("authorization") for h in mcp_servers.recorder.headers]
     shoot("playground-mcp")
+
+
+def test_two_mcp_servers_and_a_function_named_by_tool_choice(
+    page: Any, origin: str, scripted: ScriptedModel, mcp_servers: McpServers, backend: FakeBackend
+) -> None:
+    scripted.add_turn(tool_call("get_weather", {"city": "Paris"}, "call_w"))
+    page.goto(f"{origin}/console/")
+    add = page.get_by_role("button", name="+ MCP server")
+    for label, url, allowed in [
+        ("calc", mcp_servers.streamable_url, "add"),
+        ("gone", "http://127.0.0.1:9/mcp", ""),
+        ("geo", mcp_servers.sse_url, "distance"),
+    ]:
+        add.click()
+        server = page.get_by_role("group", name="MCP server", exact=True).last
+        server.get_by_label("Server label").fill(label)
+        server.get_by_label("Server URL").fill(url)
+        server.get_by_label("Allowed tools").fill(allowed)
+        server.get_by_label("Require approval").select_option("never")
+    page.get_by_role("group", name="MCP server", exact=True).nth(1).get_by_role(
+        "button", name="Remove server"
+    ).click()
+    expect(page.get_by_role("group", name="MCP server", exact=True)).to_have_count(2)
+    tools = page.get_by_label("Function tools (JSON)")
+    tools.fill(tools.get_attribute("placeholder"))
+    page.get_by_label("Tool choice").select_option(label="function get_weather")
+    page.get_by_label("Input").fill("Weather in Paris?")
+    page.get_by_role("button", name="Send").click()
+
+    turn = page.locator(".turn")
+    expect(turn).to_have_attribute("data-status", "completed")
+    expect(turn.locator("[data-type=function_call]")).to_contain_text("get_weather")
+    lists = turn.locator("[data-type=mcp_list_tools]")
+    expect(lists).to_have_count(2)
+    expect(lists.nth(0)).to_contain_text("calc")
+    expect(lists.nth(1)).to_contain_text("geo")
+    sent = received(backend)[-1]
+    assert sent["tool_choice"] == {"type": "function", "function": {"name": "get_weather"}}
+    # the server offers the model only the tool named (both servers were listed, above)
+    assert [t["function"]["name"] for t in sent["tools"]] == ["get_weather"]
+    page.locator(".snippets summary").click()
+    expect(page.locator("code.python")).to_contain_text('"name": "get_weather"')
 
 
 def test_tool_choice_temperature_and_structured_output_reach_the_model(

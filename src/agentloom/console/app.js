@@ -11,7 +11,7 @@ const ROUTES = {
   "vector-stores": { title: "Vector stores", page: () => import("./pages/vector_stores.js"), detail: () => import("./pages/vector_store.js") },
   conversations: { title: "Conversations", page: () => import("./pages/conversations.js") },
   containers: { title: "Containers", page: () => import("./pages/containers.js") },
-  agents: { title: "Managed agents", page: () => import("./pages/agents.js") },
+  agents: { title: "Managed agents", page: () => import("./pages/agents.js"), detail: () => import("./pages/agent.js") },
   admin: { title: "Admin", page: () => import("./pages/admin.js"), admin: true },
 };
 

@@ -82,6 +82,12 @@ function reasoning(item) {
     h("summary", {}, "reasoning"), parts.length ? parts.map(part) : h("div", { class: "muted" }, "(sealed)"));
 }
 
+// A compaction item: where earlier turns were replaced by a sealed summary (never shown).
+function compaction(item) {
+  return h("div", { class: "item compaction", "data-type": "compaction", role: "note" },
+    h("span", {}, "earlier turns compacted"), item.id ? h("span", { class: "mono muted" }, ` · ${item.id}`) : null);
+}
+
 const ITEMS = {
   message: (item) => card(item, item.role || "message", content(item)),
   reasoning,
@@ -98,6 +104,7 @@ const ITEMS = {
   file_search_call: fileSearch,
   web_search_call: webSearch,
   code_interpreter_call: codeInterpreter,
+  compaction,
 };
 
 export function item(value) {

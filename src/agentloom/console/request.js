@@ -2,10 +2,17 @@
 // pages/playground_form.js). No DOM here: the node tests run it as it is.
 
 export const TOOL_CHOICES = ["", "auto", "none", "required"];
+const NAMED = "function:"; // a tool_choice value naming a function tool: "function:NAME"
 export const APPROVALS = ["always", "never"];
 
 function parsed(text, what) {
   try { return JSON.parse(text); } catch (error) { throw new Error(`${what} is not JSON: ${error.message}`); }
+}
+
+// Header pairs ([name, value], blank names left out) as the tool's headers object.
+function headersOf(pairs) {
+  const named = (pairs || []).map(([name, value]) => [name.trim(), value]).filter(([name]) => name);
+  return named.length ? Object.fromEntries(named) : null;
 }
 
 function mcpTool(mcp) {
@@ -13,7 +20,30 @@ function mcpTool(mcp) {
   const tool = { type: "mcp", server_label: mcp.label, server_url: mcp.url, require_approval: mcp.approval || "always" };
   const allowed = mcp.allowed.split(",").map((name) => name.trim()).filter(Boolean);
   if (allowed.length) tool.allowed_tools = allowed;
+  const headers = headersOf(mcp.headers);
+  if (headers) tool.headers = headers;
   return tool;
+}
+
+function functionTools(text) {
+  if (!(text || "").trim()) return [];
+  const given = parsed(text, "Function tools");
+  return (Array.isArray(given) ? given : [given]).map((tool) => ({ type: "function", ...tool }));
+}
+
+// The names of the function tools declared in the JSON box (none while it is not JSON).
+export function functionNames(text) {
+  try { return functionTools(text).filter((t) => t.type === "function" && t.name).map((t) => t.name); } catch { return []; }
+}
+
+export const namedChoice = (name) => `${NAMED}${name}`;
+
+// tool_choice: a mode, or {"type": "function", name} for a function tool declared here.
+function toolChoice(value, tools) {
+  if (!value.startsWith(NAMED)) return value;
+  const name = value.slice(NAMED.length);
+  if (!tools.some((t) => t.type === "function" && t.name === name)) throw new Error(`tool_choice names ${name}, which is not among the function tools.`);
+  return { type: "function", name };
 }
 
 export function toolsOf(s) {
@@ -24,12 +54,8 @@ export function toolsOf(s) {
   }
   if (s.webSearch) chosen.push({ type: "web_search" });
   if (s.codeInterpreter) chosen.push({ type: "code_interpreter", container: { type: "auto" } });
-  if (s.mcp?.on) chosen.push(mcpTool(s.mcp));
-  const text = (s.functions || "").trim();
-  if (text) {
-    const given = parsed(text, "Function tools");
-    for (const tool of Array.isArray(given) ? given : [given]) chosen.push({ type: "function", ...tool });
-  }
+  for (const mcp of s.mcps || []) chosen.push(mcpTool(mcp));
+  chosen.push(...functionTools(s.functions));
   return chosen;
 }
 
@@ -70,7 +96,7 @@ export function requestBody(s, input, previous) {
   if (tools.length) sent.tools = tools;
   const include = includesOf(tools);
   if (include.length) sent.include = include;
-  if (s.toolChoice) sent.tool_choice = s.toolChoice;
+  if (s.toolChoice) sent.tool_choice = toolChoice(s.toolChoice, tools);
   const t = temperature(s.temperature);
   if (t !== undefined) sent.temperature = t;
   const format = textFormat(s.outputSchema);

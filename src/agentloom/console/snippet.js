@@ -1,6 +1,20 @@
 // The equivalent code of a request the console sent: openai-Python and curl. Pure functions.
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+export const HIDDEN = "<hidden>";
+
+// The body as shown: an MCP tool's header values and authorization (keys, often) hidden.
+export function masked(body) {
+  if (!Array.isArray(body.tools)) return body;
+  const tools = body.tools.map((tool) => {
+    if (tool.type !== "mcp" || !(tool.headers || tool.authorization)) return tool;
+    const shown = { ...tool };
+    if (tool.headers) shown.headers = Object.fromEntries(Object.keys(tool.headers).map((name) => [name, HIDDEN]));
+    if (tool.authorization) shown.authorization = HIDDEN;
+    return shown;
+  });
+  return { ...body, tools };
+}
 
 // A JSON value as a Python literal, indented like black would.
 export function pythonValue(value, indent = 0) {
@@ -21,7 +35,7 @@ export function pythonValue(value, indent = 0) {
 }
 
 export function python(body, baseUrl) {
-  const args = Object.entries(body)
+  const args = Object.entries(masked(body))
     .filter(([name]) => IDENT.test(name))
     .map(([name, value]) => `    ${name}=${pythonValue(value, 4)},`);
   const lines = [
@@ -50,6 +64,6 @@ export function curl(body, baseUrl, project) {
     `  -H "Content-Type: application/json"`,
   ];
   if (project) lines.push(`  -H ${shellQuote(`OpenAI-Project: ${project}`)}`);
-  lines.push(`  -d ${shellQuote(JSON.stringify(body, null, 2))}`);
+  lines.push(`  -d ${shellQuote(JSON.stringify(masked(body), null, 2))}`);
   return lines.join(" \\\n");
 }

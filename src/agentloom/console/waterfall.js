@@ -3,7 +3,7 @@
 
 import { h, code, pretty } from "./dom.js";
 
-function ms(value) {
+export function ms(value) {
   return value >= 1000 ? `${(value / 1000).toFixed(2)} s` : `${value.toFixed(1)} ms`;
 }
 

@@ -2,11 +2,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { requestBody, textFormat, toolsOf, approvalResponse } from "../../../src/agentloom/console/request.js";
+import { requestBody, textFormat, toolsOf, approvalResponse, functionNames, namedChoice } from "../../../src/agentloom/console/request.js";
+import { masked, python, curl, HIDDEN } from "../../../src/agentloom/console/snippet.js";
 
 const blank = {
   model: "m", instructions: "", fileSearch: false, vectorStores: [], webSearch: false, codeInterpreter: false,
-  mcp: { on: false, label: "", url: "", allowed: "", approval: "always" }, functions: "", toolChoice: "",
+  mcps: [], functions: "", toolChoice: "",
   temperature: "", outputSchema: "", effort: "", store: true, background: false, conversation: "",
 };
 
@@ -17,12 +18,44 @@ test("a plain turn sends the model, the input and stream only, chained to the tu
 });
 
 test("an MCP server becomes an mcp tool, its allowed tools a list", () => {
-  const mcp = { on: true, label: "calc", url: "http://x/mcp", allowed: " add, ,distance ", approval: "never" };
-  assert.deepEqual(toolsOf({ ...blank, mcp }), [
+  const mcp = { label: "calc", url: "http://x/mcp", allowed: " add, ,distance ", approval: "never", headers: [] };
+  assert.deepEqual(toolsOf({ ...blank, mcps: [mcp] }), [
     { type: "mcp", server_label: "calc", server_url: "http://x/mcp", require_approval: "never", allowed_tools: ["add", "distance"] },
   ]);
-  assert.equal(toolsOf({ ...blank, mcp: { ...mcp, allowed: "" } })[0].allowed_tools, undefined);
-  assert.throws(() => toolsOf({ ...blank, mcp: { ...mcp, url: "" } }), /label and a URL/);
+  assert.equal(toolsOf({ ...blank, mcps: [{ ...mcp, allowed: "" }] })[0].allowed_tools, undefined);
+  assert.throws(() => toolsOf({ ...blank, mcps: [{ ...mcp, url: "" }] }), /label and a URL/);
+});
+
+const WEATHER = '[{"name": "get_weather", "parameters": {"type": "object"}}, {"type": "function", "name": "get_time"}]';
+
+test("several MCP servers, each with its headers (blank names left out)", () => {
+  const mcps = [
+    { label: "a", url: "http://a/mcp", allowed: "", approval: "always", headers: [["Authorization", "Bearer k"], [" ", "x"], [" X-Team ", "blue"]] },
+    { label: "b", url: "http://b/mcp", allowed: "", approval: "never", headers: [] },
+  ];
+  const tools = toolsOf({ ...blank, mcps });
+  assert.deepEqual(tools.map((t) => t.server_label), ["a", "b"]);
+  assert.deepEqual(tools[0].headers, { Authorization: "Bearer k", "X-Team": "blue" });
+  assert.equal(tools[1].headers, undefined);
+});
+
+test("the snippets never show an MCP server's header values", () => {
+  const sent = requestBody({ ...blank, mcps: [{ label: "a", url: "http://a/mcp", allowed: "", approval: "always", headers: [["Authorization", "Bearer s3cret"]] }] }, "Hi");
+  assert.equal(sent.tools[0].headers.Authorization, "Bearer s3cret"); // sent as it is
+  assert.deepEqual(masked(sent).tools[0].headers, { Authorization: HIDDEN });
+  assert.equal(sent.tools[0].headers.Authorization, "Bearer s3cret"); // masked() copies
+  for (const shown of [python(sent, "http://x/v1"), curl(sent, "http://x/v1")]) {
+    assert.doesNotMatch(shown, /s3cret/);
+    assert.match(shown, /Authorization/);
+  }
+});
+
+test("tool_choice can name a function tool declared in the JSON box", () => {
+  assert.deepEqual(functionNames(WEATHER), ["get_weather", "get_time"]);
+  assert.deepEqual(functionNames("[nope"), []);
+  const sent = requestBody({ ...blank, functions: WEATHER, toolChoice: namedChoice("get_time") }, "Hi");
+  assert.deepEqual(sent.tool_choice, { type: "function", name: "get_time" });
+  assert.throws(() => requestBody({ ...blank, functions: WEATHER, toolChoice: namedChoice("gone") }, "Hi"), /not among the function tools/);
 });
 
 test("tool_choice, temperature and structured output", () => {

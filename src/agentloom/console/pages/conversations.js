@@ -21,7 +21,7 @@ export async function render(root, ctx, id) {
   root.append(
     h("h2", { class: "mono" }, conversation.id),
     h("dl", { class: "facts" }, h("dt", {}, "Created"), h("dd", {}, time(conversation.created_at)),
-      h("dt", {}, "Items"), h("dd", {}, `${items.length}${compactions ? ` (${compactions} compaction markers)` : ""}`),
+      h("dt", {}, "Items"), h("dd", {}, `${items.length}${compactions ? ` (${compactions} compaction marker${compactions === 1 ? "" : "s"})` : ""}`),
       h("dt", {}, "Metadata"), h("dd", {}, Object.keys(conversation.metadata || {}).length ? code(pretty(conversation.metadata)) : "—")),
     drawItems(items));
 }

@@ -2,6 +2,7 @@
 
 import { get, query } from "../api.js";
 import { h, clear, field, table, time, seconds, badge } from "../dom.js";
+import { pager } from "../pager.js";
 
 const STATUSES = ["", "completed", "in_progress", "queued", "incomplete", "failed", "cancelled"];
 const PAGE = 20;
@@ -53,27 +54,19 @@ export async function render(root, ctx) {
   const to = h("input", { type: "datetime-local", name: "created-before" });
   const pairs = h("div", { class: "pairs" }, pairRow());
   const results = h("div", { class: "results" });
-  const cursors = [];
-  let after;
 
   function filters() {
     return { model: model.value, status: status.value, created_after: unixSeconds(from.value), created_before: unixSeconds(to.value), ...metadataParams(pairs) };
   }
 
-  async function load() {
-    const page = await get(query("/v1/responses", { limit: PAGE, after, ...filters() }));
-    const newer = h("button", { type: "button", class: "secondary", disabled: !cursors.length, onclick: () => { after = cursors.pop(); load().catch(ctx.banner); } }, "← Newer");
-    const older = h("button", { type: "button", class: "secondary", disabled: !page.has_more, onclick: () => { cursors.push(after); after = page.last_id; load().catch(ctx.banner); } }, "Older →");
-    clear(results, table(COLUMNS, page.data, "No stored responses match."), h("div", { class: "row pager" }, newer, older,
-      h("span", { class: "muted" }, `${page.data.length} on this page`)));
-  }
-
+  const pages = pager(results, (after) => get(query("/v1/responses", { limit: PAGE, after, ...filters() })),
+    (page) => table(COLUMNS, page.data, "No stored responses match."), ctx.banner);
   const more = h("button", { type: "button", class: "link", onclick: () => pairs.append(pairRow()) }, "+ metadata pair");
-  const form = h("form", { class: "filters", onsubmit: (e) => { e.preventDefault(); cursors.length = 0; after = undefined; load().catch(ctx.banner); } },
+  const form = h("form", { class: "filters", onsubmit: (e) => { e.preventDefault(); pages.reset().catch(ctx.banner); } },
     h("div", { class: "row" }, field("Model", model), field("Status", status), field("Created from", from), field("Created before", to)),
     pairs, h("div", { class: "row" }, more, h("button", { type: "submit" }, "Filter")));
   clear(root, h("h1", {}, "Logs"),
     h("p", { class: "muted" }, "Stored responses, newest first, filtered by the server: every filter filled in must match (times in this browser's time zone)."),
     form, results);
-  await load();
+  await pages.reset();
 }

@@ -2,7 +2,8 @@
 // settings object that request.js turns into a request body.
 
 import { h, field, check } from "../dom.js";
-import { TOOL_CHOICES, APPROVALS } from "../request.js";
+import { TOOL_CHOICES, functionNames, namedChoice } from "../request.js";
+import { mcpServers, mcpSettings } from "./playground_mcp.js";
 
 const EFFORTS = ["", "none", "minimal", "low", "medium", "high"];
 const EXAMPLE_TOOLS = `[
@@ -33,11 +34,7 @@ export function controls(models, stores) {
       stores.map((s) => h("option", { value: s.id }, `${s.name || "(unnamed)"} · ${s.id}`))),
     webSearch: h("input", { type: "checkbox", name: "web_search" }),
     codeInterpreter: h("input", { type: "checkbox", name: "code_interpreter" }),
-    mcp: h("input", { type: "checkbox", name: "mcp" }),
-    mcpLabel: h("input", { type: "text", name: "server_label", placeholder: "docs" }),
-    mcpUrl: h("input", { type: "url", name: "server_url", placeholder: "https://…/mcp" }),
-    mcpAllowed: h("input", { type: "text", name: "allowed_tools", placeholder: "all (or: search, fetch)" }),
-    mcpApproval: h("select", { name: "require_approval" }, options(APPROVALS)),
+    mcp: mcpServers(),
     functions: h("textarea", { name: "functions", rows: 6, class: "mono", placeholder: EXAMPLE_TOOLS }),
     toolChoice: h("select", { name: "tool_choice" }, options(TOOL_CHOICES, "(default)")),
     temperature: h("input", { type: "number", name: "temperature", min: "0", max: "2", step: "0.1", placeholder: "default" }),
@@ -58,7 +55,7 @@ export function settingsOf(c) {
     vectorStores: [...c.stores.selectedOptions].map((o) => o.value),
     webSearch: c.webSearch.checked,
     codeInterpreter: c.codeInterpreter.checked,
-    mcp: { on: c.mcp.checked, label: c.mcpLabel.value.trim(), url: c.mcpUrl.value.trim(), allowed: c.mcpAllowed.value, approval: c.mcpApproval.value },
+    mcps: mcpSettings(c.mcp.list),
     functions: c.functions.value,
     toolChoice: c.toolChoice.value,
     temperature: c.temperature.value,
@@ -70,19 +67,26 @@ export function settingsOf(c) {
   };
 }
 
+// tool_choice's options: the modes, then each function tool of the JSON box by name.
+function followFunctions(c) {
+  const update = () => {
+    const kept = c.toolChoice.value;
+    c.toolChoice.replaceChildren(...options(TOOL_CHOICES, "(default)"),
+      ...functionNames(c.functions.value).map((name) => h("option", { value: namedChoice(name) }, `function ${name}`)));
+    c.toolChoice.value = [...c.toolChoice.options].some((o) => o.value === kept) ? kept : "";
+  };
+  c.functions.addEventListener("input", update);
+}
+
 function serverTools(c, stores) {
-  // The MCP server's fields, shown while its box is ticked.
-  const mcp = h("div", { hidden: true }, field("Server label", c.mcpLabel), field("Server URL", c.mcpUrl),
-    field("Allowed tools", c.mcpAllowed, "Comma-separated; empty: all the server's tools."),
-    field("Require approval", c.mcpApproval));
-  c.mcp.addEventListener("change", () => { mcp.hidden = !c.mcp.checked; });
   return h("fieldset", {}, h("legend", {}, "Server tools"),
     check("file_search", c.fileSearch), stores.length ? field("Vector stores", c.stores) : h("p", { class: "muted" }, "No vector stores yet."),
     check("web_search", c.webSearch), check("code_interpreter", c.codeInterpreter),
-    h("fieldset", { class: "mcp" }, h("legend", {}, check("MCP server", c.mcp)), mcp));
+    c.mcp.el);
 }
 
 export function settingsForm(c, stores, { send, reset }) {
+  followFunctions(c);
   const form = h("form", { class: "settings", onsubmit: (e) => {
     e.preventDefault();
     const input = c.input.value.trim();

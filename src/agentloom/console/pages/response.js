@@ -5,18 +5,24 @@ import { get, post, all, events } from "../api.js";
 import { h, clear, time, seconds, badge, code, pretty } from "../dom.js";
 import { items as drawItems, usage } from "../render.js";
 import { newState, apply } from "../stream.js";
-import { waterfall } from "../waterfall.js";
+import { waterfall, ms } from "../waterfall.js";
 
 const RUNNING = new Set(["queued", "in_progress"]);
 const RESUMES = 5;
 
-function facts(r) {
+// Milliseconds from the trace when there is one (created/completed are whole seconds).
+function duration(r, traced) {
+  if (traced) return h("span", { title: "from the trace" }, ms(traced.duration_ms));
+  return seconds(r.created_at, r.completed_at);
+}
+
+function facts(r, traced) {
   const rows = [
     ["Status", badge(r.status)],
     ["Model", r.model],
     ["Created", time(r.created_at)],
     ["Completed", time(r.completed_at)],
-    ["Duration", seconds(r.created_at, r.completed_at)],
+    ["Duration", duration(r, traced)],
     ["Background", r.background ? "yes" : "no"],
     ["Previous", r.previous_response_id ? h("a", { href: `#/logs/${r.previous_response_id}` }, r.previous_response_id) : "—"],
     ["Conversation", r.conversation?.id ? h("a", { href: `#/conversations/${r.conversation.id}` }, r.conversation.id) : "—"],
@@ -31,12 +37,14 @@ function facts(r) {
   return h("dl", { class: "facts" }, rows.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
 }
 
+// The trace ({trace, el}: its waterfall), or what stood in its way (trace null).
 async function trace(id) {
   try {
-    return waterfall(await get(`/v1/responses/${id}/trace`));
+    const found = await get(`/v1/responses/${id}/trace`);
+    return { trace: found, el: waterfall(found) };
   } catch (error) {
-    if (error.status === 404) return h("p", { class: "muted no-trace" }, "No trace recorded for this response.");
-    return h("p", { class: "error" }, `The trace could not be read: ${error.message}`);
+    if (error.status === 404) return { trace: null, el: h("p", { class: "muted no-trace" }, "No trace recorded for this response.") };
+    return { trace: null, el: h("p", { class: "error" }, `The trace could not be read: ${error.message}`) };
   }
 }
 
@@ -71,11 +79,11 @@ export async function render(root, ctx, id) {
     h("p", {}, h("a", { href: "#/logs" }, "← Logs")),
     h("h1", { class: "mono" }, r.id),
     live,
-    facts(r),
+    facts(r, traced.trace),
     h("section", { "aria-labelledby": "input-h" }, h("h2", { id: "input-h" }, "Input"),
       input ? drawItems(input) : h("p", { class: "muted" }, "The input items could not be read.")),
     h("section", { "aria-labelledby": "output-h" }, h("h2", { id: "output-h" }, "Output"), output),
-    h("section", { "aria-labelledby": "trace-h", class: "trace" }, h("h2", { id: "trace-h" }, "Trace"), traced));
+    h("section", { "aria-labelledby": "trace-h", class: "trace" }, h("h2", { id: "trace-h" }, "Trace"), traced.el));
   if (r.background && RUNNING.has(r.status)) {
     const liveStatus = h("span", { "aria-live": "polite" }, badge(r.status));
     const cancel = h("button", { type: "button", class: "danger", onclick: async () => {
