@@ -489,6 +489,41 @@ async def test_a_run_of_an_unknown_model_fails_with_its_error(
     assert (run["status"], run["error"]["code"]) == ("failed", "model_not_found")
 
 
+async def test_a_running_run_is_cancelled_and_its_stream_ends(
+    http: httpx2.AsyncClient, backend: FakeBackend, scripted: ScriptedModel, settings: Settings
+) -> None:
+    scripted.add_turn("Working on it", delay(5), " - never said.")
+    scripted.add_turn("Next run.")
+    agent = await made(http, backend)
+    run = (await http.post(f"/managed-agents/{agent['id']}/run")).json()
+    path = f"/managed-agents/{agent['id']}/runs/{run['id']}"
+    await started_run(http, agent["id"], run["id"])
+
+    async with audited_client(settings) as other:  # asked of another server on the database
+        cancelled = await other.post(f"{path}/cancel")
+    followed = frames((await http.get(path, params={"stream": "true"})).text)
+    again = await http.post(f"{path}/cancel")
+    after = (await http.post(f"/managed-agents/{agent['id']}/run")).json()
+    after = await settled_run(http, agent["id"], after["id"])
+
+    assert cancelled.status_code == 200
+    assert cancelled.json()["status"] == "cancelled"
+    assert followed[-1] == ("", "[DONE]")
+    assert " - never said." not in contents(followed)
+    assert again.json() == cancelled.json()  # ended: returned as it is
+    assert after["status"] == "completed"  # the agent is free again
+
+
+async def test_cancelling_an_unknown_or_another_projects_run_is_a_404(
+    http: httpx2.AsyncClient, backend: FakeBackend
+) -> None:
+    agent = await made(http, backend)
+    path = f"/managed-agents/{agent['id']}"
+
+    assert error_of(await http.post(f"{path}/runs/arun_missing/cancel"), 404)["param"] == "run_id"
+    assert error_of(await http.post("/managed-agents/magent_missing/runs/arun_x/cancel"), 404)
+
+
 async def test_unknown_runs_and_bad_cursors_are_errors(
     http: httpx2.AsyncClient, backend: FakeBackend
 ) -> None:

@@ -46,6 +46,7 @@ RUN_JOB = "agent_run"  # the kind of a run's job (its subject: the run's id)
 BUSY_RETRY = 1.0  # seconds before a run due while another goes is tried again
 RECHECK_AFTER = 1.0  # seconds a follower waits for a wake-up before it reads again anyway
 ENDED_GRACE = 5.0  # seconds a follower waits for the last frames of an ended run
+STOP_WAIT = 5.0  # seconds a cancel waits for the run's process to stop it
 TICK_PROMPT = "No new messages. Carry on with your task."
 # Tools whose calls change nothing outside the agent: a run that used only these may run again.
 REPEATABLE_TOOLS = frozenset({"calculator", "think", "file_read", "memory_search", "web_search"})
@@ -67,9 +68,12 @@ class AgentRuns:
         wakeups: Wakeups,
         *,
         nudge: Callable[[], None],
+        stop: Callable[[str], None],
         instance_id: str,
         history: int,
     ) -> None:
+        """``nudge``: this process's job runner, told a job is queued; ``stop``: told to stop
+        the job of a subject if it runs here."""
         self._agents = agents
         self._store = store
         self._runs = runs
@@ -78,6 +82,7 @@ class AgentRuns:
         self._factory = factory
         self._wakeups = wakeups
         self._nudge = nudge
+        self._stop_here = stop
         self._instance = instance_id
         self._history = history
 
@@ -118,6 +123,34 @@ class AgentRuns:
 
     async def get(self, agent_id: str, run_id: str) -> AgentRun:
         return run_wire(await self._row(agent_id, run_id))
+
+    async def cancel(self, agent_id: str, run_id: str) -> AgentRun:
+        """Stop a queued or running run (ended ``cancelled``, its stream ended); an ended one is
+        returned as it is."""
+        run = await self._row(agent_id, run_id)
+        if run.status in SETTLED:
+            return run_wire(run)
+        if run.trigger == "schedule":  # a tick's job: one of the agent's, named after the run
+            job = await self._jobs.request_cancel_job("job_" + run.id.removeprefix("arun_"))
+        else:
+            job = await self._jobs.request_cancel(run.id)
+        if job is not None and job.status == "cancelled":  # it never started
+            await self._settle(job, "cancelled", None)
+        elif job is not None:
+            self._stop_here(job.subject)  # if it runs in this process (else: notified, or polled)
+            await self._stopped(run.id)
+        return run_wire(await self._row(agent_id, run_id))
+
+    async def _stopped(self, run_id: str) -> None:
+        """Wait (a few seconds at most) for the run's process to stop it."""
+        with anyio.move_on_after(STOP_WAIT):
+            while True:
+                with self._wakeups.waiting(run_id) as woken:
+                    found = await self._runs.find(run_id)
+                    if found is None or found.status in SETTLED:
+                        return
+                    with anyio.move_on_after(RECHECK_AFTER):
+                        await woken.wait()
 
     async def _row(self, agent_id: str, run_id: str) -> RunRow:
         row = await self._runs.get(agent_id, run_id)

@@ -53,6 +53,7 @@ def managed_agent_services(
         factory,
         wakeups,
         nudge=runner.nudge,
+        stop=runner.stop,
         instance_id=runner.instance_id,
         history=history,
     )

@@ -110,7 +110,13 @@ class SqlJobStore:
     async def request_cancel(self, subject: str) -> JobRow | None:
         """Ask the job of ``subject`` to stop: a queued one is done at once (returned with
         status ``cancelled``), a running one is flagged for its process (and notified)."""
-        return await self._runner.write(partial(_request_cancel, current_project(), subject))
+        key = J.c.subject == subject
+        return await self._runner.write(partial(_request_cancel, current_project(), key))
+
+    async def request_cancel_job(self, job_id: str) -> JobRow | None:
+        """:meth:`request_cancel` for the job ``job_id`` (a subject with several jobs)."""
+        key = J.c.id == job_id
+        return await self._runner.write(partial(_request_cancel, current_project(), key))
 
     async def cancelled(self, instance_id: str) -> list[str]:
         """Subjects of this instance's running jobs asked to stop."""
@@ -219,24 +225,28 @@ def _hand_back(job_id: str, instance_id: str, conn: Connection) -> None:
 
 
 def _get(project: str, subject: str, conn: Connection) -> JobRow | None:
-    query = sa.select(*_COLUMNS).where(J.c.subject == subject, J.c.project_id == project)
-    row = conn.execute(query).first()
-    return None if row is None else _row(row)
+    return _found(project, J.c.subject == subject, conn)
 
 
-def _request_cancel(project: str, subject: str, conn: Connection) -> JobRow | None:
-    job = _get(project, subject, conn)
+def _request_cancel(project: str, key: sa.ColumnElement[bool], conn: Connection) -> JobRow | None:
+    """Cancel the job ``key`` selects (by its subject or its id) in ``project``."""
+    job = _found(project, key, conn)
     if job is None:
         return None
     if job.status == "queued":
         mine = sa.and_(J.c.id == job.id, J.c.status == "queued")
         if conn.execute(J.update().where(mine).values(status="done")).rowcount:
             return JobRow(**{**asdict(job), "status": "cancelled", "cancel_requested": True})
-        job = _get(project, subject, conn) or job  # claimed meanwhile: stop it running
+        job = _found(project, key, conn) or job  # claimed meanwhile: stop it running
     if job.status == "running":
         conn.execute(J.update().where(J.c.id == job.id).values(cancel_requested=True))
-        notify(conn, CANCEL_CHANNEL, subject)
+        notify(conn, CANCEL_CHANNEL, job.subject)
     return JobRow(**{**asdict(job), "cancel_requested": True})
+
+
+def _found(project: str, key: sa.ColumnElement[bool], conn: Connection) -> JobRow | None:
+    row = conn.execute(sa.select(*_COLUMNS).where(key, J.c.project_id == project)).first()
+    return None if row is None else _row(row)
 
 
 def _cancelled(instance_id: str, conn: Connection) -> list[str]:

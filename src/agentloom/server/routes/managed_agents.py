@@ -139,6 +139,11 @@ async def retrieve_run(request: Request) -> Response:
     return json_response(run)
 
 
+async def cancel_run(request: Request) -> Response:
+    run_id: str = request.path_params["run_id"]
+    return json_response(await _managed(request).runs.cancel(_agent_id(request), run_id))
+
+
 # --- tasks -----------------------------------------------------------------------------------
 
 
@@ -229,6 +234,14 @@ routes = [
     ApiRoute(
         AGENT + "/runs/{run_id}",
         GET=Op(retrieve_run, returns=AgentRun, stream=AgentStreamData, query=_FOLLOW),
+    ),
+    ApiRoute(
+        AGENT + "/runs/{run_id}/cancel",
+        POST=Op(
+            cancel_run,
+            returns=AgentRun,
+            summary="Stop a queued or running run (an ended one is returned as it is)",
+        ),
     ),
     ApiRoute(AGENT + "/state", GET=Op(agent_state, returns=AgentState)),
     ApiRoute(
