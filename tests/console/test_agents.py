@@ -9,7 +9,7 @@ from typing import Any
 import httpx2
 from playwright.sync_api import expect
 
-from agentloom.inference.scripted import ScriptedModel, text, tool_call
+from agentloom.inference.scripted import ScriptedModel, delay, text, tool_call
 from agentloom.testing.backend import FakeBackend
 
 
@@ -92,3 +92,25 @@ def test_an_agent_made_with_the_form_runs_its_queued_message_live_and_is_deleted
     page.get_by_role("button", name="Confirm delete").click()
     expect(page.get_by_text("No managed agents.")).to_be_visible()
     assert httpx2.get(f"{origin}/v1/managed-agents").json()["data"] == []
+
+
+def test_a_run_followed_live_is_cancelled(
+    page: Any, origin: str, scripted: ScriptedModel, backend: FakeBackend
+) -> None:
+    agent = httpx2.post(
+        f"{origin}/v1/managed-agents",
+        json={"name": "slow", "agent_type": "simple", "config": {"model": backend.model}},
+    ).json()
+    scripted.add_turn("Working on it", delay(10), " - never said.")
+    page.goto(f"{origin}/console/#/agents/{agent['id']}")
+
+    page.get_by_role("button", name="Run now").click()
+    run = page.locator(".run")
+    expect(run.locator(".reply")).to_have_text("Working on it")
+    page.get_by_role("button", name="Cancel run").click()
+
+    expect(run).to_have_attribute("data-status", "cancelled")
+    expect(run.locator(".reply")).to_have_text("Working on it")
+    expect(page.get_by_role("button", name="Cancel run")).to_be_hidden()
+    runs = httpx2.get(f"{origin}/v1/managed-agents/{agent['id']}/runs").json()["data"]
+    assert [r["status"] for r in runs] == ["cancelled"]

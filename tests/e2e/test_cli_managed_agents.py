@@ -13,7 +13,7 @@ from agentloom.agents.remote import ManagedAgents as Exported
 from agentloom.api.managed_agent_stream import ToolCallsEvent, ToolResultEvent
 from agentloom.cli.main import main
 from agentloom.errors import UpstreamError
-from agentloom.inference.scripted import ScriptedModel, raise_error, tool_call
+from agentloom.inference.scripted import ScriptedModel, delay, raise_error, tool_call
 from agentloom.testing.backend import FakeBackend
 
 
@@ -99,3 +99,31 @@ async def test_the_sdk_client(scripted: ScriptedModel, backend: FakeBackend, liv
     assert renamed.name == "renamed"
     assert task.description == "Find sources"
     assert gone.deleted
+
+
+async def test_a_run_is_cancelled_from_the_sdk_and_the_cli(
+    scripted: ScriptedModel, backend: FakeBackend, live_url: str
+) -> None:
+    scripted.add_turn("Working", delay(5), " - never said.")
+    scripted.add_turn("Working", delay(5), " - never said.")
+    async with ManagedAgents(live_url) as agents:
+        agent = await agents.create("slow", agent_type="simple")
+        first = await agents.run(agent.id)
+        await _started(agents, agent.id, first.id)
+        cancelled = await agents.cancel_run(agent.id, first.id)
+        second = await agents.run(agent.id)
+        await _started(agents, agent.id, second.id)
+        said = await agentloom(live_url, "cancel", agent.id, second.id)
+        again = await agents.cancel_run(agent.id, first.id)
+
+    assert cancelled.status == "cancelled"
+    assert (said.exit_code, said.output.strip()) == (0, "cancelled")
+    assert again == cancelled  # ended: returned as it is
+
+
+async def _started(agents: ManagedAgents, agent_id: str, run_id: str) -> None:
+    for _ in range(300):
+        if (await agents.get_run(agent_id, run_id)).status != "queued":
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"run {run_id} never started")

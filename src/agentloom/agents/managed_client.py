@@ -183,6 +183,10 @@ class ManagedAgents:
     async def get_run(self, agent_id: str, run_id: str) -> AgentRun:
         return await self._get(f"{PATH}/{agent_id}/runs/{run_id}", AgentRun)
 
+    async def cancel_run(self, agent_id: str, run_id: str) -> AgentRun:
+        """Stop a queued or running run (the run once cancelled; an ended one as it is)."""
+        return await self._post(f"{PATH}/{agent_id}/runs/{run_id}/cancel", {}, AgentRun)
+
     async def follow(
         self, agent_id: str, run_id: str, *, after: int = -1
     ) -> AsyncGenerator[AgentStreamEvent, None]:

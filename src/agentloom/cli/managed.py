@@ -181,6 +181,16 @@ def run(agent_id: str, follow: bool, base_url: str, api_key: str | None) -> None
 
 @click.command()
 @click.argument("agent_id")
+@click.argument("run_id")
+@_server
+def cancel(agent_id: str, run_id: str, base_url: str, api_key: str | None) -> None:
+    """Stop a queued or running run; prints its status once stopped."""
+    stopped = _run(base_url, api_key, lambda agents: agents.cancel_run(agent_id, run_id))
+    click.echo(stopped.status)
+
+
+@click.command()
+@click.argument("agent_id")
 @click.option("--run", "run_id", default=None, help="Show this run's output (followed live).")
 @click.option("--limit", type=click.IntRange(1, 100), default=20, show_default=True)
 @_server
@@ -226,4 +236,4 @@ def _clip(text: str) -> str:
     return flat if len(flat) <= RESULT_CHARS else flat[: RESULT_CHARS - 1] + "…"
 
 
-COMMANDS = [create, list_agents, send, run, logs]
+COMMANDS = [create, list_agents, send, run, cancel, logs]

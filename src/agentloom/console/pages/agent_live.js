@@ -62,26 +62,38 @@ async function followRun(path, box, ctx) {
   return state;
 }
 
-// "Run now": POST .../run, then its frames as they come, then the run as it ended.
+// "Run now": POST .../run, then its frames as they come (with a button that cancels it), then
+// the run as it ended.
 export function runPanel(id, ctx, changed) {
   const status = h("span", { class: "run-status", "aria-live": "polite" });
   const box = h("div", { class: "agent-reply" });
+  let going = null; // the path of the run being followed
+  const stop = h("button", { type: "button", class: "secondary", hidden: true, onclick: async () => {
+    stop.disabled = true;
+    try { if (going) await post(`${going}/cancel`); } catch (error) { ctx.banner(error); }
+  } }, "Cancel run");
   const button = h("button", { type: "button", onclick: async () => {
     button.disabled = true;
     try {
       const run = await post(`/v1/managed-agents/${id}/run`);
       const path = `/v1/managed-agents/${id}/runs/${run.id}`;
+      going = path;
+      stop.hidden = false;
+      stop.disabled = false;
       panel.dataset.status = "streaming";
       clear(status, badge(run.status), " ", h("span", { class: "mono" }, run.id));
       await followRun(path, box, ctx);
+      stop.hidden = true;
+      going = null;
       const ended = await get(path);
       panel.dataset.status = ended.status || "done";
       clear(status, badge(ended.status), " ", h("span", { class: "mono" }, run.id), ended.error ? ` ${ended.error.message}` : "");
       changed();
     } catch (error) { if (!ctx.signal.aborted) ctx.banner(error); }
+    stop.hidden = true;
     button.disabled = false;
   } }, "Run now");
-  const panel = h("div", { class: "card run" }, h("div", { class: "row" }, button, status), box);
+  const panel = h("div", { class: "card run" }, h("div", { class: "row" }, button, stop, status), box);
   return h("section", { "aria-labelledby": "run-h" }, h("h2", { id: "run-h" }, "Run"),
     h("p", { class: "muted" }, "A run takes the queued messages (or the agent's task) as a durable job on the server; its work streams here as it goes."),
     panel);
