@@ -514,16 +514,6 @@ async def test_a_running_run_is_cancelled_and_its_stream_ends(
     assert after["status"] == "completed"  # the agent is free again
 
 
-async def test_cancelling_an_unknown_or_another_projects_run_is_a_404(
-    http: httpx2.AsyncClient, backend: FakeBackend
-) -> None:
-    agent = await made(http, backend)
-    path = f"/managed-agents/{agent['id']}"
-
-    assert error_of(await http.post(f"{path}/runs/arun_missing/cancel"), 404)["param"] == "run_id"
-    assert error_of(await http.post("/managed-agents/magent_missing/runs/arun_x/cancel"), 404)
-
-
 async def test_unknown_runs_and_bad_cursors_are_errors(
     http: httpx2.AsyncClient, backend: FakeBackend
 ) -> None:
@@ -531,6 +521,8 @@ async def test_unknown_runs_and_bad_cursors_are_errors(
     path = f"/managed-agents/{agent['id']}"
 
     assert error_of(await http.get(f"{path}/runs/arun_missing"), 404)["param"] == "run_id"
+    assert error_of(await http.post(f"{path}/runs/arun_missing/cancel"), 404)["param"] == "run_id"
+    assert error_of(await http.post("/managed-agents/magent_missing/runs/arun_x/cancel"), 404)
     assert error_of(await http.get(f"{path}/runs", params={"after": "x"}), 404)["param"] == "after"
     assert (
         error_of(await http.get(f"{path}/messages", params={"after": "x"}), 404)["param"] == "after"
