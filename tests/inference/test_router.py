@@ -13,12 +13,21 @@ import pytest
 
 from agentloom.errors import (
     ContextLengthExceededError,
+    InvalidRequestError,
     UpstreamError,
     UpstreamRateLimitError,
     UpstreamRequestError,
 )
-from agentloom.inference.base import HTTPClientKind, ModelInfo, Provider, ProviderConfig, TextDelta
-from agentloom.inference.catalog import ModelCatalog
+from agentloom.inference.base import (
+    HTTPClientKind,
+    ModelInfo,
+    Provider,
+    ProviderConfig,
+    TextDelta,
+    chat_completions_of,
+    native_responses_of,
+)
+from agentloom.inference.catalog import ModelCatalog, Resolved
 from agentloom.inference.openai_compatible import OpenAICompatibleProvider
 from agentloom.inference.router import Deployment, RouteConfig, RoutedModel
 from agentloom.inference.scripted import ScriptedModel, break_stream, delay, text
@@ -438,3 +447,27 @@ async def test_a_routed_models_context_window_is_its_smallest_deployments() -> N
 
     assert (await catalog.resolve("chat")).model.info.context_window == 8_192
     assert (await catalog.resolve("alone")).model.info.context_window is None
+
+
+async def test_a_deployment_without_chat_completions_is_refused_on_that_api() -> None:
+    """A routed model passes Chat Completions only to providers that take them (decided once
+    per provider class, not by an ``isinstance`` against the protocol on every call)."""
+    scripted = ScriptedModel(models=("m",))
+    routed = RoutedModel(RouteConfig("r", (Deployment("s", "m"),)), {"s": scripted}, _no_fallback)
+    served = OpenAICompatibleProvider(_config("o", "http://127.0.0.1:9/v1", "m", "lean"))
+    try:
+        assert chat_completions_of(scripted) is None
+        assert chat_completions_of(routed) is routed
+        assert chat_completions_of(served) is served
+        assert native_responses_of(served) is served
+        assert native_responses_of(scripted) is None
+        for _ in range(2):  # the second answer comes from what the first decided
+            with pytest.raises(InvalidRequestError) as refused:
+                await routed.complete({"model": "r", "messages": []})
+            assert refused.value.code == "model_not_supported"
+    finally:
+        await served.aclose()
+
+
+async def _no_fallback(name: str) -> Resolved:
+    raise AssertionError(f"no fallback is asked for ({name})")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Literal, Protocol, TypeAlias, cast, runtime_checkable
 
 from agentloom.json_types import JSONObject
 
@@ -286,3 +286,27 @@ class NativeResponses(Protocol):
         """The ``data:`` payloads of the streamed answer to ``body`` (``[DONE]`` left out), a
         network read at a time, as the backend wrote them."""
         ...
+
+
+def chat_completions_of(provider: object) -> ChatCompletions | None:
+    """``provider`` if it takes Chat Completions requests itself (:class:`ChatCompletions`)."""
+    return cast(ChatCompletions, provider) if _has(type(provider), ChatCompletions) else None
+
+
+def native_responses_of(provider: object) -> NativeResponses | None:
+    """``provider`` if its backend serves the Responses API itself (:class:`NativeResponses`)."""
+    return cast(NativeResponses, provider) if _has(type(provider), NativeResponses) else None
+
+
+def _has(cls: type, protocol: object) -> bool:
+    """Whether ``cls`` has the methods of ``protocol`` (a runtime-checkable protocol of methods
+    only), decided once per class: ``isinstance`` against a protocol walks its members on every
+    call (~5 us, on every passed-through request)."""
+    key = (cls, protocol)
+    known = _IMPLEMENTS.get(key)
+    if known is None:
+        known = _IMPLEMENTS[key] = issubclass(cls, cast(type, protocol))
+    return known
+
+
+_IMPLEMENTS: dict[tuple[type, object], bool] = {}  # by provider class and protocol

@@ -26,6 +26,7 @@ from agentloom.inference.base import (
     ModelInfo,
     Provider,
     TokenCount,
+    chat_completions_of,
 )
 from agentloom.inference.catalog import ROUTER, Resolved
 
@@ -118,14 +119,15 @@ class RoutedModel:
         return self._balancer.routed(start)
 
     def _chat(self, provider: Provider) -> ChatCompletions:
-        if not isinstance(provider, ChatCompletions):
+        chat = chat_completions_of(provider)
+        if chat is None:
             raise InvalidRequestError(
                 f"The model '{self.id}' is routed to a provider that does not take Chat"
                 " Completions requests; use it through /v1/responses.",
                 param="model",
                 code="model_not_supported",
             )
-        return provider
+        return chat
 
 
 def _replica(

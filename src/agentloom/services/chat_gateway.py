@@ -22,7 +22,7 @@ from agentloom.engine.guardrails import Guard
 from agentloom.engine.spans import usage_attributes
 from agentloom.errors import InvalidRequestError, UpstreamError
 from agentloom.inference import base as inf
-from agentloom.inference.base import CHAT_PATH, ChatCompletions, Usage
+from agentloom.inference.base import CHAT_PATH, ChatCompletions, Usage, chat_completions_of
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.inference.chat_chunks import InvalidChunk, usage_of
 from agentloom.inference.router import RoutedModel
@@ -118,8 +118,8 @@ class ChatGateway:
 
     async def _call(self, request: PassedRequest, body: dict[str, object], path: str) -> _Call:
         resolved = await self._catalog.resolve(request.model)
-        provider = resolved.provider
-        if not isinstance(provider, ChatCompletions):
+        provider = chat_completions_of(resolved.provider)
+        if provider is None:
             raise InvalidRequestError(
                 f"The model '{request.model}' is served by a provider that does not take Chat"
                 " Completions requests; use it through /v1/responses.",
@@ -130,7 +130,7 @@ class ChatGateway:
         sent = {**body, "model": backend_id}
         if request.stream:
             sent["stream_options"] = {**_options(body), "include_usage": True}
-        renamed = backend_id != request.model or isinstance(provider, RoutedModel)
+        renamed = backend_id != request.model or isinstance(resolved.provider, RoutedModel)
         return _Call(
             provider,
             path,

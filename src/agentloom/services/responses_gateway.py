@@ -32,7 +32,7 @@ from agentloom.engine.guardrails import Guardrails
 from agentloom.engine.items import ItemFinder, stored_items, user_message
 from agentloom.engine.persist import item_rows, response_row
 from agentloom.errors import InvalidRequestError
-from agentloom.inference.base import NativeResponses, Usage
+from agentloom.inference.base import NativeResponses, Usage, native_responses_of
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.services.usage import UsageLedger
 from agentloom.storage.base import ResponseStore
@@ -82,8 +82,8 @@ class ResponsesGateway:
         """The call ``request`` (read from ``raw``) makes, under the caller's project; its
         mistakes and what cannot be passed through are raised here."""
         resolved = await self._catalog.resolve(request.model)
-        provider = resolved.provider
-        if not isinstance(provider, NativeResponses):
+        provider = native_responses_of(resolved.provider)
+        if provider is None:
             raise _unpassable(request.model, "its provider has no Responses API")
         self._check(request)
         body = json_codec.loads(raw)
