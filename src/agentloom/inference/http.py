@@ -172,23 +172,27 @@ class Response:
 
 def _take_chunks(buf: bytearray) -> tuple[bytes, bool]:
     """The data of the complete chunks at the start of ``buf`` (taken out of it), and whether
-    the last chunk (size 0) was reached; its size line is taken, its trailer is not."""
-    data = bytearray()
-    while (end := buf.find(b"\r\n")) >= 0:
-        line = bytes(buf[:end])
+    the last chunk (size 0) was reached; its size line is taken, its trailer is not. The
+    buffer is cut once, whatever number of chunks it held (a stream's often come together)."""
+    pieces: list[bytearray] = []
+    taken = 0
+    ended = False
+    while (end := buf.find(b"\r\n", taken)) >= 0:
+        line = bytes(buf[taken:end])
         try:
             size = int(line.split(b";", 1)[0], 16)
         except ValueError as exc:
             raise HTTPProtocolError(f"bad chunk size line {line[:40]!r}") from exc
         if size == 0:
-            del buf[: end + 2]
-            return bytes(data), True
+            taken, ended = end + 2, True
+            break
         start = end + 2
         if len(buf) < start + size + 2:
             break
-        data += buf[start : start + size]
-        del buf[: start + size + 2]
-    return bytes(data), False
+        pieces.append(buf[start : start + size])
+        taken = start + size + 2
+    del buf[:taken]
+    return b"".join(pieces), ended
 
 
 class Pool:
