@@ -11,6 +11,7 @@ when the client did not ask for it.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
@@ -209,8 +210,12 @@ def _options(body: dict[str, object]) -> dict[str, object]:
 
 def _event(call: _Call, event: str) -> tuple[bytes | None, Usage | None]:
     """One event as it is handed on (``None``: dropped), and the usage it carries."""
-    if '"usage"' not in event and not call.renamed:
-        return event.encode(), None
+    if '"usage"' not in event:
+        if not call.renamed:
+            return event.encode(), None
+        renamed = _renamed(event, call.model)
+        if renamed is not None:
+            return renamed.encode(), None
     try:
         chunk = json_codec.loads(event)
     except ValueError:
@@ -224,6 +229,24 @@ def _event(call: _Call, event: str) -> tuple[bytes | None, Usage | None]:
         chunk["model"] = call.model
         return json_codec.dumps(chunk), usage
     return event.encode(), usage
+
+
+_MODEL_FIELD = re.compile(r'"model"\s*:\s*"(?:[^"\\]|\\.)*"')
+
+
+def _renamed(event: str, model: str) -> str | None:
+    """``event`` with its top-level ``model`` written as ``model``, without decoding it; or
+    ``None`` when that is not certain (decode it then). The first ``"model": "..."`` is the
+    top-level field when no object or array opened before it (a quote inside a JSON string
+    is escaped, so the pattern cannot match there)."""
+    found = _MODEL_FIELD.search(event)
+    if found is None or not event.startswith("{"):
+        return None
+    before = event[1 : found.start()]
+    if "{" in before or "[" in before:
+        return None
+    field = '"model":' + json_codec.dumps(model).decode()
+    return event[: found.start()] + field + event[found.end() :]
 
 
 def _usage(answer: dict[str, object]) -> Usage | None:

@@ -1,0 +1,38 @@
+"""A routed or renamed model's streamed chunks get the client's model id written back without
+being decoded (:func:`agentloom.services.chat_gateway._renamed`), and only where that is sure."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentloom.services.chat_gateway import _renamed
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        '{"id":"c1","object":"chat.completion.chunk","model":"upstream","choices":[]}',
+        '{"id":"c1", "model" : "up\\"stream", "choices":[{"delta":{"content":"x"}}]}',
+        '{"id":"say \\"model\\":\\"no\\"","model":"upstream"}',  # the key, not the text
+    ],
+)
+def test_the_top_level_model_is_replaced_and_the_rest_kept(event: str) -> None:
+    renamed = _renamed(event, 'team/"chat"')
+
+    assert renamed is not None
+    assert json.loads(renamed) == {**json.loads(event), "model": 'team/"chat"'}
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        '{"id":"c1","choices":[{"model":"inner"}],"model":"upstream"}',  # nested first
+        '{"id":"{","model":"upstream"}',  # unsure: a brace before it, if only in a string
+        '{"id":"c1","choices":[]}',  # no model at all
+        '["model"]',
+    ],
+)
+def test_anything_unsure_is_left_to_decoding(event: str) -> None:
+    assert _renamed(event, "chat") is None
