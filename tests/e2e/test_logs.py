@@ -9,6 +9,7 @@ import signal
 from pathlib import Path
 
 import httpx2
+import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -42,11 +43,13 @@ def _run(env: dict[str, str], log: Path, backend: FakeBackend, *flags: str) -> h
     return reply
 
 
+@pytest.mark.parametrize("metrics", ["true", "false"])  # the access log needs no metrics
 def test_json_lines_carry_the_request_project_and_response(
-    scripted: ScriptedModel, backend: FakeBackend, tmp_path: Path
+    scripted: ScriptedModel, backend: FakeBackend, tmp_path: Path, metrics: str
 ) -> None:
     scripted.add_turn(ANSWER)
     env = _env(f"sqlite:///{tmp_path / 'agentloom.db'}", backend)
+    env["AGENTLOOM_METRICS"] = metrics
     log = tmp_path / "server.log"
 
     reply = _run(env, log, backend, "--access-log")

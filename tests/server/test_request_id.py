@@ -15,7 +15,8 @@ from starlette.routing import Route
 
 from agentloom.inference.scripted import ScriptedModel
 from agentloom.server import errors
-from agentloom.server.request_id import RequestIdMiddleware, request_id
+from agentloom.server.edge import EdgeMiddleware
+from agentloom.server.request_id import request_id
 from agentloom.testing.backend import FakeBackend
 
 GENERATED = re.compile(r"req_[0-9a-f]{48}")
@@ -91,10 +92,10 @@ def _header_set_by_the_route(request: Request) -> Response:
 
 @pytest.fixture
 async def small_app() -> AsyncIterator[httpx2.AsyncClient]:
-    """The middleware and the app's fallback error handler, around routes that misbehave."""
+    """The edge and the app's fallback error handler, around routes that misbehave."""
     app = Starlette(
         routes=[Route("/boom", _explode), Route("/own", _header_set_by_the_route)],
-        middleware=[Middleware(RequestIdMiddleware)],
+        middleware=[Middleware(EdgeMiddleware)],
         exception_handlers={Exception: errors.handle_unexpected},
     )
     transport = httpx2.ASGITransport(app=app, raise_app_exceptions=False)

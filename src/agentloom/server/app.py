@@ -16,9 +16,7 @@ from agentloom.inference.base import Provider
 from agentloom.metrics import Metrics
 from agentloom.retrieval.embeddings import Embedder
 from agentloom.server import errors, process
-from agentloom.server.auth import AuthMiddleware
-from agentloom.server.http_metrics import MetricsMiddleware
-from agentloom.server.request_id import RequestIdMiddleware
+from agentloom.server.edge import EdgeMiddleware
 from agentloom.server.routes import (
     chat_completions,
     console,
@@ -80,9 +78,7 @@ def create_app(
             if tracing is not None:
                 await anyio.to_thread.run_sync(tracing.shutdown)  # the last spans exported
 
-    middleware = [Middleware(RequestIdMiddleware), Middleware(AuthMiddleware)]
-    if metrics is not None:
-        middleware.insert(0, Middleware(MetricsMiddleware, metrics=metrics))
+    middleware = [Middleware(EdgeMiddleware, metrics=metrics)]
     if tracing is not None:
         from agentloom.server.tracing import TracingMiddleware
 

@@ -8,27 +8,29 @@ works in a project only when it names one with the ``OpenAI-Project`` header. Wi
 request is the default project's and the organization routes are open (a server on loopback,
 run by one trusted person). ``/v1/health`` is always open.
 
-A pure ASGI middleware: streamed responses pass through untouched, and the project is set in
-the context (:func:`agentloom.tenancy.acting_for`) for everything the request runs, including
-the tasks it starts.
+The edge (:mod:`agentloom.server.edge`) admits each request here and runs it in the context
+of its project (:func:`agentloom.tenancy.acting_for`): everything the request runs, including
+the tasks it starts, works as that project.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Final
 
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from agentloom.auth.jwt import looks_like_jwt
 from agentloom.auth.verifier import Principal
 from agentloom.errors import AgentloomError, AuthenticationError, PermissionDeniedError
 from agentloom.server.errors import error_response
 from agentloom.server.runtime import Runtime
-from agentloom.services.rate_limits import RateState, noting_rates, rate_headers
-from agentloom.tenancy import DEFAULT_PROJECT, acting_for
+from agentloom.tenancy import DEFAULT_PROJECT, Policy, acting_for
 
-__all__ = ["AuthMiddleware", "principal_of"]
+__all__ = ["Admission", "admit", "principal_of", "refuse"]
 
 OPEN_PATHS: Final = frozenset({"/v1/health"})
 ADMIN_PREFIX: Final = "/v1/organization/"
@@ -47,42 +49,38 @@ def principal_of(scope: Scope) -> Principal:
     return found if isinstance(found, Principal) else Principal(DEFAULT_PROJECT)
 
 
-class AuthMiddleware:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """Who a request is (its principal) and the project it works in, under that project's
+    policy."""
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path: str = scope.get("path", "")
-        if scope["type"] not in ("http", "websocket") or not _guarded(path):
-            await self.app(scope, receive, send)
-            return
-        runtime = getattr(scope["app"].state, "runtime", None)
-        if not isinstance(runtime, Runtime):  # the lifespan did not run: the app says so
-            await self.app(scope, receive, send)
-            return
-        try:
-            principal = await _authenticate(runtime, scope)
-            project = await _project(runtime, principal, scope, path)
-        except AgentloomError as exc:
-            await _refuse(exc, scope, receive, send)
-            return
-        scope.setdefault("state", {})[_STATE_KEY] = principal
-        policy = await runtime.keys.policy(project)
+    principal: Principal
+    project: str
+    policy: Policy
+
+    @contextmanager
+    def acting(self) -> Iterator[None]:
+        """Run the block as work of the request's project, asked for with its key."""
+        principal = self.principal
         key_id = principal.key_id or (ADMIN_ACTOR if principal.is_admin else None)
-        with acting_for(project, policy, key_id=key_id), noting_rates() as rates:
-            await self.app(scope, receive, _with_rate_headers(send, rates))
+        with acting_for(self.project, self.policy, key_id=key_id):
+            yield
 
 
-def _with_rate_headers(send: Send, rates: RateState) -> Send:
-    """``send``, adding the ``x-ratelimit-*`` headers of a request admitted against limits."""
-
-    async def sending(message: Message) -> None:
-        if message["type"] == "http.response.start" and rates.limit is not None:
-            headers = [*message.get("headers", []), *rate_headers(rates)]
-            message = {**message, "headers": headers}
-        await send(message)
-
-    return sending
+async def admit(scope: Scope) -> Admission | None:
+    """The admission of an HTTP or WebSocket request to ``/v1`` (``None``: an open path, or
+    an app whose lifespan did not run, which then says so itself); an
+    :class:`AgentloomError` when it is refused (:func:`refuse` answers it)."""
+    path: str = scope.get("path", "")
+    if not _guarded(path):
+        return None
+    runtime = getattr(scope["app"].state, "runtime", None)
+    if not isinstance(runtime, Runtime):
+        return None
+    principal = await _authenticate(runtime, scope)
+    project = await _project(runtime, principal, scope, path)
+    scope.setdefault("state", {})[_STATE_KEY] = principal
+    return Admission(principal, project, await runtime.keys.policy(project))
 
 
 def _guarded(path: str) -> bool:
@@ -152,7 +150,8 @@ def _shown(token: str) -> str:
     return "*" * 4 if len(token) < 8 else f"{token[:3]}{'*' * 8}{token[-4:]}"
 
 
-async def _refuse(exc: AgentloomError, scope: Scope, receive: Receive, send: Send) -> None:
+async def refuse(exc: AgentloomError, scope: Scope, receive: Receive, send: Send) -> None:
+    """Answer a refused request: its error, or a WebSocket closed before it is accepted."""
     response: JSONResponse = error_response(exc)
     if scope["type"] == "http":
         await response(scope, receive, send)

@@ -1,72 +1,66 @@
-"""Every HTTP request counted and timed (:mod:`agentloom.metrics`), and its access log line when
-asked (:mod:`agentloom.logs`)."""
+"""Every HTTP request counted and timed (:mod:`agentloom.metrics`) when metrics are on, and its
+access log line when asked (:mod:`agentloom.logs`): what the edge (:mod:`agentloom.server.edge`)
+keeps of one request while it runs."""
 
 from __future__ import annotations
 
 import logging
 import time
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from prometheus_client import Gauge
+from starlette.types import Scope
 
 from agentloom.logs import ACCESS, access
 from agentloom.metrics import Metrics
 
-__all__ = ["MetricsMiddleware"]
+__all__ = ["RequestWatch", "websocket_open"]
 
 
-class MetricsMiddleware:
-    """Counts and times every HTTP request (a pure ASGI middleware: streams pass untouched)."""
+class RequestWatch:
+    """One HTTP request: in flight from its start, its status once the answer starts (an
+    event stream held open in the gauge until it ends), counted and logged when it ends."""
 
-    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
-        self.app = app
-        self.metrics = metrics
+    __slots__ = ("_metrics", "_start", "_status", "_stream")
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "websocket":
-            await self._websocket(scope, receive, send)
-            return
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        status = 500  # what the client gets when nothing was sent (an error page replaces it)
-        start = time.perf_counter()
-        streams = None  # the open-streams gauge, once the answer is an event stream
+    def __init__(self, metrics: Metrics | None) -> None:
+        self._metrics = metrics
+        self._start = time.perf_counter()
+        self._status = 500  # what the client gets when nothing was sent (an error page replaces it)
+        self._stream: Gauge | None = None
+        if metrics is not None:
+            metrics.in_flight.inc()
 
-        async def sending(message: Message) -> None:
-            nonlocal status, streams
-            if message["type"] == "http.response.start":
-                status = message["status"]
-                if _event_stream(message):
-                    streams = self.metrics.streams_open.labels("sse")
-                    streams.inc()
-            await send(message)
+    def answered(self, status: int, headers: list[tuple[bytes, bytes]]) -> None:
+        """The answer starts with ``status`` and ``headers``."""
+        self._status = status
+        if self._metrics is not None and _event_stream(headers):
+            self._stream = self._metrics.streams_open.labels("sse")
+            self._stream.inc()
 
-        metrics = self.metrics
-        metrics.in_flight.inc()
-        try:
-            await self.app(scope, receive, sending)
-        finally:
+    def ended(self, scope: Scope) -> None:
+        seconds = time.perf_counter() - self._start
+        metrics = self._metrics
+        if metrics is not None:
             metrics.in_flight.dec()
-            if streams is not None:
-                streams.dec()
+            if self._stream is not None:
+                self._stream.dec()
             route = scope.get("route")
             path = getattr(route, "path", None) or "unmatched"
-            seconds = time.perf_counter() - start
-            metrics.answered(scope["method"], path, status, seconds)
-            if ACCESS.isEnabledFor(logging.INFO):
-                access(scope["method"], scope["path"], status, seconds)
-
-    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
-        connections = self.metrics.streams_open.labels("websocket")
-        connections.inc()
-        try:
-            await self.app(scope, receive, send)
-        finally:
-            connections.dec()
+            metrics.answered(scope["method"], path, self._status, seconds)
+        if ACCESS.isEnabledFor(logging.INFO):
+            access(scope["method"], scope["path"], self._status, seconds)
 
 
-def _event_stream(start: Message) -> bool:
+def websocket_open(metrics: Metrics | None) -> Gauge | None:
+    """The open-WebSockets gauge, counting one more (``None`` without metrics)."""
+    if metrics is None:
+        return None
+    connections = metrics.streams_open.labels("websocket")
+    connections.inc()
+    return connections
+
+
+def _event_stream(headers: list[tuple[bytes, bytes]]) -> bool:
     return any(
-        key == b"content-type" and value.startswith(b"text/event-stream")
-        for key, value in start.get("headers", ())
+        key == b"content-type" and value.startswith(b"text/event-stream") for key, value in headers
     )

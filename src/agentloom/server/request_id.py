@@ -1,8 +1,9 @@
 """The ``x-request-id`` header on every HTTP response, as OpenAI sets it.
 
-A pure ASGI middleware, so streamed (SSE) responses and error pages get the header too and
-nothing is buffered. A sane id the client sent in ``x-request-id`` or ``x-client-request-id``
-is echoed back, so a client's logs and ours share it; otherwise a fresh ``req_<hex>`` is made.
+The edge (:mod:`agentloom.server.edge`) adds it as the answer starts, so streamed (SSE)
+responses and error pages get it too and nothing is buffered. A sane id the client sent in
+``x-request-id`` or ``x-client-request-id`` is echoed back, so a client's logs and ours share
+it; otherwise a fresh ``req_<hex>`` is made.
 
 Starlette answers an unhandled exception from outside every middleware, so the id is also kept
 in the request's state, where that handler finds it (:func:`headers_for`).
@@ -13,12 +14,12 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Scope
 
 from agentloom.ids import new_id
 from agentloom.logs import set_request_id
 
-__all__ = ["HEADER", "RequestIdMiddleware", "headers_for", "request_id"]
+__all__ = ["HEADER", "assign", "headers_for", "request_id", "stamped"]
 
 HEADER: Final = b"x-request-id"
 _INCOMING: Final = (HEADER, b"x-client-request-id")
@@ -41,25 +42,17 @@ def headers_for(scope: Scope) -> dict[str, str]:
     return {HEADER.decode(): value} if isinstance(value, str) else {}
 
 
-class RequestIdMiddleware:
-    """Adds ``x-request-id`` to every HTTP response (replacing one the app set itself)."""
+def assign(scope: Scope) -> bytes:
+    """Choose the id of this HTTP request, keep it in its state and its log lines; the
+    header's value."""
+    chosen = request_id(scope["headers"])
+    scope.setdefault("state", {})[_STATE_KEY] = chosen
+    set_request_id(chosen)
+    return chosen.encode("ascii")
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        chosen = request_id(scope["headers"])
-        scope.setdefault("state", {})[_STATE_KEY] = chosen
-        set_request_id(chosen)  # for the request's log lines
-        value = chosen.encode("ascii")
-
-        async def send_with_id(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() != HEADER]
-                message = {**message, "headers": [*kept, (HEADER, value)]}
-            await send(message)
-
-        await self.app(scope, receive, send_with_id)
+def stamped(headers: list[tuple[bytes, bytes]], value: bytes) -> list[tuple[bytes, bytes]]:
+    """An answer's headers with ``x-request-id: value`` (replacing one the app set itself)."""
+    kept = [(k, v) for k, v in headers if k.lower() != HEADER]
+    kept.append((HEADER, value))
+    return kept
