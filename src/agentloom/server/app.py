@@ -36,6 +36,7 @@ from agentloom.server.routes import (
     websocket,
 )
 from agentloom.server.routes import metrics as metrics_routes
+from agentloom.server.routing import IndexedRouter
 from agentloom.server.runtime import open_runtime, start_tasks
 from agentloom.tracing import Tracing, activate, enabled_by_environment
 
@@ -84,8 +85,16 @@ def create_app(
 
         middleware.insert(0, Middleware(TracingMiddleware, tracing=tracing))
 
-    return Starlette(
-        routes=[
+    app = Starlette(
+        middleware=middleware,
+        exception_handlers={
+            AgentloomError: errors.handle_agentloom_error,
+            HTTPException: errors.handle_http_exception,
+            Exception: errors.handle_unexpected,
+        },
+    )
+    app.router = IndexedRouter(
+        [
             *responses.routes,
             *chat_completions.routes,
             *embeddings.routes,
@@ -104,11 +113,6 @@ def create_app(
             *docs.routes,
             *console.routes,
         ],
-        middleware=middleware,
-        exception_handlers={
-            AgentloomError: errors.handle_agentloom_error,
-            HTTPException: errors.handle_http_exception,
-            Exception: errors.handle_unexpected,
-        },
         lifespan=lifespan,
     )
+    return app
