@@ -174,11 +174,11 @@ async def _latency_rows(backend_port: int, server_port: int, opts: Options) -> l
     rows = []
     async with Connection(HOST, backend_port) as direct, Connection(HOST, server_port) as ours:
         for name, direct_step, server_step, targeted in cases:
-            base = await scenarios.latency(
-                direct, direct_step, requests=opts.requests, warmup=opts.warmup
-            )
-            lat = await scenarios.latency(
-                ours, server_step, requests=opts.requests, warmup=opts.warmup
+            base, lat = await scenarios.paired_latency(
+                (direct, direct_step),
+                (ours, server_step),
+                requests=opts.requests,
+                warmup=opts.warmup,
             )
             added = (lat.median - base.median) * 1000
             passed = added <= ADDED_MS_TARGET if targeted else None
@@ -208,10 +208,9 @@ async def _gateway_rows(backend_port: int, server_port: int, opts: Options) -> l
     ]
     async with Connection(HOST, backend_port) as direct, Connection(HOST, server_port) as ours:
         for name, direct_step, step in cases:
-            base = await scenarios.latency(
-                direct, direct_step, requests=opts.requests, warmup=opts.warmup
+            base, lat = await scenarios.paired_latency(
+                (direct, direct_step), (ours, step), requests=opts.requests, warmup=opts.warmup
             )
-            lat = await scenarios.latency(ours, step, requests=opts.requests, warmup=opts.warmup)
             added = (lat.median - base.median) * 1000
             target = f"<= {GATEWAY_MS_TARGET} ms"
             rows.append(
@@ -287,8 +286,9 @@ async def _server_tool_row(
     two model calls made directly (a function-tool round trip)."""
     counts = {"requests": opts.requests, "warmup": opts.warmup}
     async with Connection(HOST, backend_port) as direct, Connection(HOST, server_port) as ours:
-        base = await scenarios.latency(direct, scenarios.chat_tool_round_trip, **counts)
-        lat = await scenarios.latency(ours, step, **counts)
+        base, lat = await scenarios.paired_latency(
+            (direct, scenarios.chat_tool_round_trip), (ours, step), **counts
+        )
     added = (lat.median - base.median) * 1000
     return Row(name, _pair(base), _pair(lat), f"+{added:.2f} ms", "", None)
 
@@ -300,8 +300,11 @@ async def _websocket_row(backend_port: int, server_port: int, opts: Options) -> 
         Connection(HOST, backend_port) as direct,
         scenarios.websocket(HOST, server_port) as ws,
     ):
-        base = await scenarios.latency(direct, scenarios.chat_tool_round_trip, **counts)
-        lat = await scenarios.latency(ws, scenarios.websocket_tool_round_trip, **counts)
+        base, lat = await scenarios.paired_latency(
+            (direct, scenarios.chat_tool_round_trip),
+            (ws, scenarios.websocket_tool_round_trip),
+            **counts,
+        )
     added = (lat.median - base.median) * 1000
     name = "WebSocket: function-tool round trip (2 turns on one connection)"
     return Row(name, _pair(base), _pair(lat), f"+{added:.2f} ms", "", None)
@@ -408,8 +411,9 @@ async def _auth_row(open_port: int, keyed_port: int, opts: Options) -> Row:
         Connection(HOST, open_port) as plain,
         Connection(HOST, keyed_port, headers=bearer) as keyed,
     ):
-        base = await scenarios.latency(plain, scenarios.respond, **counts)
-        lat = await scenarios.latency(keyed, scenarios.respond, **counts)
+        base, lat = await scenarios.paired_latency(
+            (plain, scenarios.respond), (keyed, scenarios.respond), **counts
+        )
     added = (lat.median - base.median) * 1000
     return Row(
         "stored response, API key checked (vs no auth)",
@@ -437,10 +441,12 @@ async def _observed_rows(quiet_port: int, observed_port: int, opts: Options) -> 
     response's latency, and server CPU a request under 16 clients."""
     counts = {"requests": opts.requests, "warmup": opts.warmup}
     async with Connection(HOST, quiet_port) as quiet, Connection(HOST, observed_port) as seen:
-        base = await scenarios.latency(quiet, scenarios.respond, **counts)
-        lat = await scenarios.latency(seen, scenarios.respond, **counts)
-        base_stream = await scenarios.latency(quiet, _respond_stream, **counts)
-        lat_stream = await scenarios.latency(seen, _respond_stream, **counts)
+        base, lat = await scenarios.paired_latency(
+            (quiet, scenarios.respond), (seen, scenarios.respond), **counts
+        )
+        base_stream, lat_stream = await scenarios.paired_latency(
+            (quiet, _respond_stream), (seen, _respond_stream), **counts
+        )
     common = {"clients": opts.clients, "seconds": opts.seconds, "warmup": 1.0}
     off = await scenarios.load(
         HOST, quiet_port, scenarios.respond, servers=[PIDS[quiet_port]], **common
@@ -849,7 +855,8 @@ def report(sections: list[Section], opts: Options) -> str:
         f"Written by `make bench` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
         f" ({machine}). The fake backend (`bench/backend.py`), agentloom and the load generator"
         f" (`bench/wire.py`) run as three processes on the same machine. Latencies over"
-        f" {opts.requests} sequential requests after {opts.warmup} warm-up ones; chain and"
+        f" {opts.requests} sequential requests after {opts.warmup} warm-up ones (a row that"
+        " compares two ways takes one request of each in turn); chain and"
         f" conversation costs are medians over {opts.chains} chains of {opts.turns} turns and"
         f" {opts.chains} conversations of {opts.conversation_turns} turns; throughput over"
         f" {opts.seconds:.0f} s.",

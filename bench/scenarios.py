@@ -358,6 +358,33 @@ async def latency(
     return Latency(samples)
 
 
+D = TypeVar("D")
+
+
+async def paired_latency(
+    first: tuple[C, Callable[[C], Awaitable[None]]],
+    second: tuple[D, Callable[[D], Awaitable[None]]],
+    *,
+    requests: int,
+    warmup: int,
+) -> tuple[Latency, Latency]:
+    """:func:`latency` of two steps taken in turn, one request of each at a time: on a shared
+    machine, a slow moment then weighs on both sides instead of on whichever ran in it."""
+    (a, step_a), (b, step_b) = first, second
+    for _ in range(warmup):
+        await step_a(a)
+        await step_b(b)
+    samples: tuple[list[float], list[float]] = ([], [])
+    for _ in range(requests):
+        start = time.perf_counter()
+        await step_a(a)
+        middle = time.perf_counter()
+        await step_b(b)
+        samples[0].append(middle - start)
+        samples[1].append(time.perf_counter() - middle)
+    return Latency(samples[0]), Latency(samples[1])
+
+
 async def streamed_latency(
     conn: Connection, guardrails: Sequence[str], *, requests: int, warmup: int
 ) -> tuple[Latency, Latency]:
