@@ -68,6 +68,14 @@ class Context:
         return Context(every, chat)
 
 
+@dataclass(frozen=True, slots=True)
+class _Unbuilt:
+    """A chain kept as the context it continued and what it added, not extended yet."""
+
+    start: Context
+    added: Sequence[StoredItem]
+
+
 def _built(
     items: Sequence[StoredItem],
     reader: SummaryReader,
@@ -101,7 +109,7 @@ class History:
         self._store = store
         self._reader = reader
         self._attachments = attachments or Attachments()
-        self._cache: OrderedDict[str, Context] = OrderedDict()
+        self._cache: OrderedDict[str, Context | _Unbuilt] = OrderedDict()
         self._size = cache_size
 
     async def load(self, response_id: str | None) -> Context:
@@ -112,6 +120,8 @@ class History:
         cached = self._cache.get(response_id)
         if cached is not None and await self._store.exists(response_id):
             self._cache.move_to_end(response_id)
+            if isinstance(cached, _Unbuilt):
+                cached = self._cache[response_id] = cached.start.extended(cached.added)
             return cached
         rows = await self._store.history(response_id)
         if rows is None:
@@ -120,9 +130,11 @@ class History:
         items = parse_items(rows)
         return Context.of(items, self._reader, await self._attachments.resolve(items))
 
-    def remember(self, response_id: str, chain: Context) -> None:
-        """Keep the whole chain of a finished, stored response."""
-        self._cache[response_id] = chain
+    def remember(self, response_id: str, chain: Context, added: Sequence[StoredItem] = ()) -> None:
+        """Keep the whole chain of a finished, stored response: ``chain`` followed by
+        ``added``, whose chat messages are built when a request continues it (most responses
+        are never continued)."""
+        self._cache[response_id] = _Unbuilt(chain, added) if added else chain
         self._cache.move_to_end(response_id)
         while len(self._cache) > self._size:
             self._cache.popitem(last=False)

@@ -260,7 +260,7 @@ class ResponsesService:
             if writer is not None:
                 await writer.finish(response, trace=trace)
                 output = [_as_stored(item) for item in response.output]
-                self._histories.remember(response.id, prepared.seen.extended(output))
+                self._histories.remember(response.id, prepared.seen, output)
             return
         after = hold.turn.context  # a failed or cancelled response adds nothing
         if _joins(response):
@@ -371,9 +371,10 @@ def _no_trace(response_id: str, status: str) -> NotFoundError:
 
 
 def _as_stored(item: OutputItem) -> StoredItem:
-    """An output item as it reads back from storage (the assistant message as a ``Message``)."""
+    """An output item as it reads back from storage (the assistant message as a ``Message``,
+    its parts shared: they are the same models)."""
     if isinstance(item, OutputMessage):
-        return Message.model_validate(item.model_dump())
+        return Message(id=item.id, role=item.role, content=[*item.content], status=item.status)
     return item
 
 
