@@ -14,12 +14,12 @@ from agentloom.services.chat_gateway import _renamed
     "event",
     [
         '{"id":"c1","object":"chat.completion.chunk","model":"upstream","choices":[]}',
-        '{"id":"c1", "model" : "up\\"stream", "choices":[{"delta":{"content":"x"}}]}',
+        '{"id":"c1","model":"up","choices":[{"delta":{"content":"x"}}],"usage":null}',
         '{"id":"say \\"model\\":\\"no\\"","model":"upstream"}',  # the key, not the text
     ],
 )
 def test_the_top_level_model_is_replaced_and_the_rest_kept(event: str) -> None:
-    renamed = _renamed(event, 'team/"chat"')
+    renamed = _renamed(event, '"model":"team/\\"chat\\""')
 
     assert renamed is not None
     assert json.loads(renamed) == {**json.loads(event), "model": 'team/"chat"'}
@@ -31,8 +31,10 @@ def test_the_top_level_model_is_replaced_and_the_rest_kept(event: str) -> None:
         '{"id":"c1","choices":[{"model":"inner"}],"model":"upstream"}',  # nested first
         '{"id":"{","model":"upstream"}',  # unsure: a brace before it, if only in a string
         '{"id":"c1","choices":[]}',  # no model at all
+        '{"id":"c1", "model": "upstream"}',  # not written compactly
+        '{"id":"c1","model":"up\\"stream"}',  # an escaped quote in the old id
         '["model"]',
     ],
 )
 def test_anything_unsure_is_left_to_decoding(event: str) -> None:
-    assert _renamed(event, "chat") is None
+    assert _renamed(event, '"model":"chat"') is None

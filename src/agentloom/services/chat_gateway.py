@@ -11,7 +11,6 @@ when the client did not ask for it.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
@@ -40,7 +39,8 @@ class _Call:
     path: str  # CHAT_PATH, or COMPLETIONS_PATH for the legacy API
     body: dict[str, object]  # what the backend is sent
     model: str  # the id the client used, written back into answers
-    renamed: bool  # the backend calls the model otherwise
+    renamed: str | None  # when the backend calls the model otherwise: the client's id, as the
+    # ``"model":...`` field written back into its chunks
     wants_usage: bool
     provider_name: str
     started_ns: int  # when the call began (what its span says)
@@ -137,7 +137,7 @@ class ChatGateway:
             path,
             sent,
             request.model,
-            renamed,
+            '"model":' + json_codec.dumps(request.model).decode() if renamed else None,
             request.wants_usage,
             resolved.model.provider_name,
             time.time_ns(),
@@ -213,7 +213,7 @@ def _event(call: _Call, event: str) -> tuple[bytes | None, Usage | None]:
     if '"usage"' not in event:
         if not call.renamed:
             return event.encode(), None
-        renamed = _renamed(event, call.model)
+        renamed = _renamed(event, call.renamed)
         if renamed is not None:
             return renamed.encode(), None
     try:
@@ -231,22 +231,23 @@ def _event(call: _Call, event: str) -> tuple[bytes | None, Usage | None]:
     return event.encode(), usage
 
 
-_MODEL_FIELD = re.compile(r'"model"\s*:\s*"(?:[^"\\]|\\.)*"')
+_MODEL_KEY = '"model":"'
 
 
-def _renamed(event: str, model: str) -> str | None:
-    """``event`` with its top-level ``model`` written as ``model``, without decoding it; or
-    ``None`` when that is not certain (decode it then). The first ``"model": "..."`` is the
-    top-level field when no object or array opened before it (a quote inside a JSON string
-    is escaped, so the pattern cannot match there)."""
-    found = _MODEL_FIELD.search(event)
-    if found is None or not event.startswith("{"):
+def _renamed(event: str, field: str) -> str | None:
+    """``event`` with its top-level ``model`` replaced by ``field``, without decoding it; or
+    ``None`` when that is not certain (decode it then). The first ``"model":"`` (compact, as
+    backends write their chunks) is the top-level field when no object or array opened before
+    it: a quote inside a JSON string is escaped, so the key cannot be read inside one."""
+    start = event.find(_MODEL_KEY)
+    if start < 0 or not event.startswith("{"):
         return None
-    before = event[1 : found.start()]
-    if "{" in before or "[" in before:
+    if event.find("{", 1, start) >= 0 or event.find("[", 1, start) >= 0:
         return None
-    field = '"model":' + json_codec.dumps(model).decode()
-    return event[: found.start()] + field + event[found.end() :]
+    end = event.find('"', start + len(_MODEL_KEY))
+    if end < 0 or event[end - 1] == "\\":  # an escaped quote in the old id: decode instead
+        return None
+    return event[:start] + field + event[end + 1 :]
 
 
 def _usage(answer: dict[str, object]) -> Usage | None:
