@@ -15,6 +15,7 @@ from agentloom.services.chat_gateway import _renamed
     [
         '{"id":"c1","object":"chat.completion.chunk","model":"upstream","choices":[]}',
         '{"id":"c1","model":"up","choices":[{"delta":{"content":"x"}}],"usage":null}',
+        '{"id": "c1", "model": "upstream", "choices": []}',  # as Python's json.dumps writes
         '{"id":"say \\"model\\":\\"no\\"","model":"upstream"}',  # the key, not the text
     ],
 )
@@ -31,7 +32,8 @@ def test_the_top_level_model_is_replaced_and_the_rest_kept(event: str) -> None:
         '{"id":"c1","choices":[{"model":"inner"}],"model":"upstream"}',  # nested first
         '{"id":"{","model":"upstream"}',  # unsure: a brace before it, if only in a string
         '{"id":"c1","choices":[]}',  # no model at all
-        '{"id":"c1", "model": "upstream"}',  # not written compactly
+        '{"id":"c1", "model" : "upstream"}',  # a space before the colon
+        '{"id":"c1","model":null}',  # not a string
         '{"id":"c1","model":"up\\"stream"}',  # an escaped quote in the old id
         '["model"]',
     ],

@@ -231,20 +231,26 @@ def _event(call: _Call, event: str) -> tuple[bytes | None, Usage | None]:
     return event.encode(), usage
 
 
-_MODEL_KEY = '"model":"'
+_MODEL_KEY = '"model":'
 
 
 def _renamed(event: str, field: str) -> str | None:
     """``event`` with its top-level ``model`` replaced by ``field``, without decoding it; or
-    ``None`` when that is not certain (decode it then). The first ``"model":"`` (compact, as
-    backends write their chunks) is the top-level field when no object or array opened before
-    it: a quote inside a JSON string is escaped, so the key cannot be read inside one."""
+    ``None`` when that is not certain (decode it then). The first ``"model":`` (followed by
+    its string value, after one space or none, as backends write their chunks) is the
+    top-level field when no object or array opened before it: a quote inside a JSON string is
+    escaped, so the key cannot be read inside one."""
     start = event.find(_MODEL_KEY)
     if start < 0 or not event.startswith("{"):
         return None
     if event.find("{", 1, start) >= 0 or event.find("[", 1, start) >= 0:
         return None
-    end = event.find('"', start + len(_MODEL_KEY))
+    value = start + len(_MODEL_KEY)
+    if event.startswith(" ", value):
+        value += 1
+    if not event.startswith('"', value):
+        return None
+    end = event.find('"', value + 1)
     if end < 0 or event[end - 1] == "\\":  # an escaped quote in the old id: decode instead
         return None
     return event[:start] + field + event[end + 1 :]
