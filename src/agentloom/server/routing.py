@@ -16,7 +16,8 @@ class IndexedRouter(Router):
     those whose path starts with the same two segments (``/v1/files`` for
     ``/v1/files/{file_id}``), and those that may match anything (a mount, a parameter among
     the first two segments), in their order. Starlette tries each route in turn, a regular
-    expression each: a request for one of the last of ~40 routes paid ~15 us to find it.
+    expression each: a request for one of the last of the app's 86 routes paid ~20 us to find
+    it.
 
     The routes that cannot match would not have: the outcome is the same. When none of the
     candidates answers (a 404, a redirect to the path with or without its trailing slash), or
@@ -36,16 +37,16 @@ class IndexedRouter(Router):
             candidates = self._index.get(_prefix(scope["path"]))
         if candidates is not None:
             scope.setdefault("router", self)
-            partial = None
+            chosen = None  # the first full match, else the first partial one (a 405)
             for route in candidates:
                 match, child_scope = route.matches(scope)
                 if match is Match.FULL:
-                    partial = route, child_scope
+                    chosen = route, child_scope
                     break
-                if match is Match.PARTIAL and partial is None:
-                    partial = route, child_scope
-            if partial is not None:  # the first full match, else the first partial (a 405)
-                route, child_scope = partial
+                if match is Match.PARTIAL and chosen is None:
+                    chosen = route, child_scope
+            if chosen is not None:
+                route, child_scope = chosen
                 scope["route"] = route
                 scope.update(child_scope)
                 await route.handle(scope, receive, send)
@@ -55,7 +56,7 @@ class IndexedRouter(Router):
 
 def _keyed(route: BaseRoute) -> bool:
     """Whether the route matches only paths that begin with its own first two segments."""
-    return isinstance(route, Route | WebSocketRoute) and "{" not in _prefix(route.path)
+    return isinstance(route, Route | WebSocketRoute) and "{" not in _prefix(_path(route))
 
 
 def _path(route: BaseRoute) -> str:

@@ -39,8 +39,8 @@ class _Call:
     path: str  # CHAT_PATH, or COMPLETIONS_PATH for the legacy API
     body: dict[str, object]  # what the backend is sent
     model: str  # the id the client used, written back into answers
-    renamed: str | None  # when the backend calls the model otherwise: the client's id, as the
-    # ``"model":...`` field written back into its chunks
+    model_field: str | None  # ``"model":"<the client's id>"``, written back into its chunks
+    # when the backend calls the model otherwise (None: it does not)
     wants_usage: bool
     provider_name: str
     started_ns: int  # when the call began (what its span says)
@@ -79,7 +79,7 @@ class ChatGateway:
             self._record(call, usage, ok=ok)
         if guard is not None:
             answer = await screened(guard, answer)
-        if call.renamed and "model" in answer:
+        if call.model_field and "model" in answer:
             answer["model"] = call.model
         return json_codec.dumps(answer)
 
@@ -211,9 +211,9 @@ def _options(body: dict[str, object]) -> dict[str, object]:
 def _event(call: _Call, event: str) -> tuple[bytes | None, Usage | None]:
     """One event as it is handed on (``None``: dropped), and the usage it carries."""
     if '"usage"' not in event:
-        if not call.renamed:
+        if call.model_field is None:
             return event.encode(), None
-        renamed = _renamed(event, call.renamed)
+        renamed = _renamed(event, call.model_field)
         if renamed is not None:
             return renamed.encode(), None
     try:
@@ -225,7 +225,7 @@ def _event(call: _Call, event: str) -> tuple[bytes | None, Usage | None]:
     usage = _usage(chunk)
     if usage is not None and not call.wants_usage and not chunk.get("choices"):
         return None, usage  # asked for the ledger only
-    if call.renamed and "model" in chunk:
+    if call.model_field and "model" in chunk:
         chunk["model"] = call.model
         return json_codec.dumps(chunk), usage
     return event.encode(), usage
