@@ -12,7 +12,9 @@ executes them without blocking the event loop:
 * PostgreSQL: the asyncpg driver through SQLAlchemy's async engine (``run_sync``), so the same
   functions run on the event loop without threads. The few statements on every response's path
   go to asyncpg directly (:meth:`Runner.execute`): SQLAlchemy's execution machinery and its
-  pool checkout cost as much CPU as the statement's round trip.
+  pool checkout cost as much CPU as the statement's round trip. Those of one SQL that come
+  while one is on its way go together after it, in one transaction
+  (:mod:`agentloom.storage.batches`: PostgreSQL's group commit).
 
 Connections are pooled for the life of the process, with room for the workload's concurrency,
 so a busy server never opens and closes connections per request. A PostgreSQL connection lost
@@ -43,6 +45,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import Pool, QueuePool
 
 from agentloom.errors import DatabaseUnavailableError, InvalidRequestError
+from agentloom.storage.batches import StatementBatches
 from agentloom.storage.connection_faults import connection_lost, driver_words, never_sent
 from agentloom.tracing import Leaf, Tracing
 
@@ -271,16 +274,26 @@ class AsyncRunner:
         self._open_pool = pool
         self._pool: asyncpg.Pool | None = None
         self._opening: asyncio.Lock | None = None
+        self._batches = StatementBatches(self._execute_one, self._execute_many)
 
     async def execute(self, sql: str, *args: object) -> None:
+        await self._batches.execute(sql, args)
+
+    async def _execute_one(self, sql: str, args: tuple[object, ...]) -> None:
         await _twice_if(never_sent, partial(self._execute, sql, args))
 
-    async def _execute(self, sql: str, args: tuple[object, ...]) -> None:
+    async def _execute_many(self, sql: str, rows: Sequence[tuple[object, ...]]) -> None:
+        await _twice_if(never_sent, partial(self._execute, sql, rows, many=True))
+
+    async def _execute(self, sql: str, args: Any, *, many: bool = False) -> None:
         pool = self._pool or await self._first_pool()
         async with pool.acquire() as conn:
             try:
                 with _storable_text():
-                    await conn.execute(sql, *args)
+                    if many:
+                        await conn.executemany(sql, args)
+                    else:
+                        await conn.execute(sql, *args)
             except Exception as exc:
                 if connection_lost(exc):
                     # the pool opens another in its place (one closed is already released)
