@@ -86,7 +86,7 @@ def _runner(url: sa.URL, pool_size: int) -> Runner:
     options: dict[str, Any] = (
         {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
         if memory
-        else {"pool_size": 8, "max_overflow": 8}
+        else {"pool_size": 8, "max_overflow": 8, "pool_use_lifo": True}  # warm caches first
     )
     sync_engine = create_engine(url, **options)
     event.listen(sync_engine, "connect", _sqlite_pragmas)
