@@ -3,7 +3,6 @@ clear 4xx, before any event is streamed or any row is written."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import time
 from collections.abc import Mapping, Sequence
@@ -161,8 +160,12 @@ class Preparer:
             seen=seen,
             store=request.store,
             hold=hold,
-            loop=dataclasses.replace(
-                self._loop(request, resolved, tools, seen.chat.render(head), compaction),
+            loop=self._loop(
+                request,
+                resolved,
+                tools,
+                seen.chat.render(head),
+                compaction=compaction,
                 earlier=seen.items,
                 guards=None if guards is None else guards.with_input(input_text(items)),
             ),
@@ -225,7 +228,10 @@ class Preparer:
         resolved: Resolved,
         tools: ToolPlan,
         messages: Sequence[inf.ChatMessage],
+        *,
         compaction: CompactionPlan | None = None,
+        earlier: Sequence[StoredItem] = (),
+        guards: GuardPlan | None = None,
     ) -> LoopConfig:
         include_logprobs = LOGPROBS_INCLUDE in request.include
         chat = _chat_request(request, resolved.model.backend_id, messages, tools, include_logprobs)
@@ -243,6 +249,8 @@ class Preparer:
             max_tool_calls=request.max_tool_calls,
             reasoning=self._reasoning_output(request, resolved),
             provider_name=resolved.model.provider_name,
+            earlier=earlier,
+            guards=guards,
         )
 
     def _reasoning_output(
