@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import contextlib
 import importlib.util
+import os
 import sys
 import tempfile
 import time
@@ -30,7 +31,9 @@ from typing import Any
 import numpy as np
 import openai
 
+from agentloom.config import EmbeddingSettings
 from agentloom.retrieval.chunking import chunk_spans, count_tokens
+from agentloom.retrieval.embeddings import MiniLMEmbedder, build_embedder
 from bench.processes import HOST, cpu_seconds, free_port, process
 from bench.retrieval import sentence_pool
 
@@ -165,10 +168,16 @@ def measure(chunks: int, files: int, runtime: str = "auto") -> Result:
 
 
 def _runtime(runtime: str) -> str:
-    """The runtime ``runtime`` resolves to in the server (which runs this Python)."""
+    """The runtime ``runtime`` resolves to in the server (which runs this Python), and the
+    precision of its vector stores' embedder (``AGENTLOOM_EMBEDDINGS_PRECISION``, or what
+    ``auto`` means there)."""
     if runtime == "auto":
-        return "onnxruntime" if importlib.util.find_spec("onnxruntime") else "numpy"
-    return "onnxruntime" if runtime == "onnx" else runtime
+        runtime = "onnx" if importlib.util.find_spec("onnxruntime") else "numpy"
+    precision = os.environ.get("AGENTLOOM_EMBEDDINGS_PRECISION", "auto")
+    settings = EmbeddingSettings.model_validate({"runtime": runtime, "precision": precision})
+    embedder = build_embedder(settings)
+    assert isinstance(embedder, MiniLMEmbedder), "the server's default embedder is MiniLM"
+    return f"{'onnxruntime' if runtime == 'onnx' else runtime} {embedder.precision}"
 
 
 def describe(result: Result) -> str:

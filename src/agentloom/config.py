@@ -200,9 +200,11 @@ class EmbeddingSettings(_Strict):
 
     type: Literal["minilm", "openai_compatible"] = "minilm"
     # minilm: "auto" = onnxruntime when installed, else numpy; "int8" (onnx only) is faster
-    # and approximate (cosine ~0.99 to the reference vectors)
+    # and approximate (cosine ~0.99 to the reference vectors); precision "auto" = int8 for
+    # vector stores where onnxruntime runs (they never show their vectors; search as well),
+    # float32 for /v1/embeddings (the reference vectors)
     runtime: Literal["auto", "onnx", "numpy"] = "auto"
-    precision: Literal["fp32", "int8"] = "fp32"
+    precision: Literal["auto", "fp32", "int8"] = "auto"
     cache_directory: Path | None = None  # minilm on onnx: converted models; ~/.cache/agentloom
     base_url: str | None = None  # openai_compatible: e.g. "http://127.0.0.1:8000/v1"
     model: str | None = None  # openai_compatible: the upstream model name

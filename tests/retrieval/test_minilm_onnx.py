@@ -13,7 +13,7 @@ import pytest
 
 from agentloom.config import ConfigError, EmbeddingSettings, load_settings
 from agentloom.retrieval import minilm_convert
-from agentloom.retrieval.embeddings import MiniLMEmbedder, minilm_directory
+from agentloom.retrieval.embeddings import MiniLMEmbedder, build_embedder, minilm_directory
 from agentloom.retrieval.minilm import MiniLM, load_minilm
 
 # Short and long (several windows), empty, non-ASCII, code, numbers: batched together, so rows
@@ -110,7 +110,26 @@ def test_without_onnxruntime_auto_runs_numpy(
         load_minilm(minilm_directory(), "auto", "int8", tmp_path)
 
 
-def test_int8_is_opt_in_and_close_to_float32() -> None:
+def test_auto_precision_is_int8_for_vector_stores_and_float32_for_the_embeddings_api() -> None:
+    """Vector stores never show their vectors: they take int8 (as fast again, searching as
+    well); ``/v1/embeddings`` answers with the reference vectors (its tests compare them with
+    float32 ones: tests/server/test_embeddings.py). An explicit precision holds for both; the
+    numpy runtime is float32."""
+    stores = build_embedder(EmbeddingSettings())
+    assert isinstance(stores, MiniLMEmbedder)
+    assert stores.precision == "int8"
+    assert stores.model().runtime.endswith("int8")
+    assert MiniLMEmbedder(EmbeddingSettings()).precision == "fp32"
+    for precision in ("fp32", "int8"):
+        explicit = EmbeddingSettings(precision=precision)
+        assert MiniLMEmbedder(explicit).precision == precision
+        assert MiniLMEmbedder(explicit, auto="int8").precision == precision
+    numpy = build_embedder(EmbeddingSettings(runtime="numpy"))
+    assert isinstance(numpy, MiniLMEmbedder)
+    assert numpy.precision == "fp32"
+
+
+def test_int8_is_close_to_float32() -> None:
     int8, fp32 = _model("onnx", precision="int8"), _model("onnx")
 
     cosines = _cosines(int8.encode(SAMPLE), fp32.encode(SAMPLE))

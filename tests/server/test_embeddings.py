@@ -39,7 +39,8 @@ def quick_usage(keyed: Settings) -> Settings:
 
 
 async def reference(texts: list[str]) -> NDArray[np.float32]:
-    """What the vector stores' embedder gives for ``texts``."""
+    """The reference (float32) vectors of ``texts``: what ``/v1/embeddings`` answers under
+    precision ``auto`` (the vector stores' own embedder takes int8)."""
     return await MiniLMEmbedder().embed(texts)
 
 
