@@ -64,25 +64,19 @@ class StatementBatches:
         await future
 
     def _sent(self, sql: str) -> None:
-        """One batch of ``sql`` arrived: the next one leaves, if statements wait for it."""
+        """One batch of ``sql`` arrived: the next one leaves, if statements wait for it (those
+        whose caller went away are withdrawn)."""
         self._sending[sql] -= 1
-        waiting = self._waiting.get(sql)
-        if not waiting:
-            return
-        batch = [w for w in waiting[:MAX_BATCH] if not w.future.cancelled()]
-        del waiting[:MAX_BATCH]
-        if not batch:
-            self._sent_nothing(sql)
-            return
-        self._sending[sql] += 1
-        task = asyncio.get_running_loop().create_task(self._send(sql, batch))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    def _sent_nothing(self, sql: str) -> None:
-        """Every statement of the batch was withdrawn (its caller went away): the next."""
-        self._sending[sql] += 1
-        self._sent(sql)
+        waiting = self._waiting.get(sql, [])
+        while waiting:
+            batch = [w for w in waiting[:MAX_BATCH] if not w.future.cancelled()]
+            del waiting[:MAX_BATCH]
+            if batch:
+                self._sending[sql] += 1
+                task = asyncio.get_running_loop().create_task(self._send(sql, batch))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+                return
 
     async def _send(self, sql: str, batch: list[_Waiting]) -> None:
         try:
