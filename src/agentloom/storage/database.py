@@ -45,8 +45,9 @@ from agentloom.storage.projects import SqlProjectStore
 from agentloom.storage.prompts import SqlPromptStore
 from agentloom.storage.rate_limits import SqlRateLimitStore
 from agentloom.storage.responses import SqlResponseStore
-from agentloom.storage.runner import AsyncRunner, Runner, ThreadRunner, TracedRunner
+from agentloom.storage.runner import AsyncRunner, Runner, TracedRunner
 from agentloom.storage.schedules import SqlScheduleStore
+from agentloom.storage.sqlite_runner import ThreadRunner
 from agentloom.storage.usage import SqlUsageStore
 from agentloom.storage.vector_chunks import SqlChunkStore
 from agentloom.storage.vector_stores import SqlVectorStoreStore
@@ -90,7 +91,7 @@ def _runner(url: sa.URL, pool_size: int) -> Runner:
     )
     sync_engine = create_engine(url, **options)
     event.listen(sync_engine, "connect", _sqlite_pragmas)
-    return ThreadRunner(sync_engine)
+    return ThreadRunner(sync_engine, wal=not memory)
 
 
 def _postgres_runner(url: sa.URL, pool_size: int) -> AsyncRunner:

@@ -127,7 +127,7 @@ class SqlResponseStore:
             await self._runner.execute(_PG_BEGIN, *self._pg_row(response), *items)
         else:
             write = partial(_begin, response, input_items, self._instance_id, current_project())
-            await self._runner.write(write)
+            await self._runner.write(write, brief=_brief(response, input_items))
 
     async def save(
         self,
@@ -143,7 +143,8 @@ class SqlResponseStore:
         write = partial(
             _save, response, input_items, output_items, self._instance_id, current_project()
         )
-        await self._runner.write(partial(_with_turn, write, turn, current_project()))
+        brief = _brief(response, input_items, output_items)
+        await self._runner.write(partial(_with_turn, write, turn, current_project()), brief=brief)
 
     async def finish(
         self,
@@ -158,7 +159,8 @@ class SqlResponseStore:
             await self._write_pg(_PG_FINISH, args, turn)
             return
         write = partial(_finish, response, output_items, current_project())
-        await self._runner.write(partial(_with_turn, write, turn, current_project()))
+        brief = _brief(response, output_items)
+        await self._runner.write(partial(_with_turn, write, turn, current_project()), brief=brief)
 
     async def _write_pg(
         self, sql: str, args: tuple[object, ...], turn: ConversationTurn | None
@@ -188,7 +190,8 @@ class SqlResponseStore:
         )
 
     async def start(self, response: ResponseRow, input_items: Sequence[ItemRow]) -> None:
-        await self._runner.write(partial(_start, current_project(), response, input_items))
+        write = partial(_start, current_project(), response, input_items)
+        await self._runner.write(write, brief=_brief(response, input_items))
 
     async def reset(self, response: ResponseRow) -> None:
         await self._runner.write(partial(_reset, current_project(), response))
@@ -250,6 +253,20 @@ def _item_arrays(*groups: tuple[int, Sequence[ItemRow]]) -> tuple[list[Any], ...
 
 def _execute_driver_sql(sql: str, args: tuple[object, ...], conn: Connection) -> None:
     conn.exec_driver_sql(sql, args)
+
+
+BRIEF_ROWS = 64  # items a response's write may carry and still be brief (Runner.write)
+BRIEF_BYTES = 256 * 1024  # and bytes of JSON, its row's included
+
+
+def _brief(response: ResponseRow, *items: Sequence[ItemRow]) -> bool:
+    """Whether writing ``response`` with ``items`` is brief: a few rows, a few milliseconds at
+    most, as nearly every response's (SQLite runs it on the event loop's own thread)."""
+    if sum(map(len, items)) > BRIEF_ROWS:
+        return False
+    size = len(response.body) + len(response.trace or "")
+    size += sum(len(row.body) for group in items for row in group)
+    return size <= BRIEF_BYTES
 
 
 def _with_turn(

@@ -3,12 +3,9 @@
 The store is written as plain functions of a :class:`~sqlalchemy.engine.Connection`. A runner
 executes them without blocking the event loop:
 
-* SQLite: the stdlib driver on threads: one writer thread (SQLite has one writer at a time;
-  serialising writes in-process avoids lock waits) and a few reader threads (WAL lets them read
-  while the writer writes). A whole transaction is one thread hop. Writes that queue up while
-  the writer is busy are committed together (group commit): under load one transaction carries
-  many responses, which tripled stored throughput. If any of them fails, the batch is rolled
-  back and each is run again alone, so one bad write never takes the others down with it.
+* SQLite: the stdlib driver, one writer connection and reader threads
+  (:mod:`agentloom.storage.sqlite_runner`). Writes of one event-loop step are committed
+  together (group commit); brief ones on the event loop's thread, others on a writer thread.
 * PostgreSQL: the asyncpg driver through SQLAlchemy's async engine (``run_sync``), so the same
   functions run on the event loop without threads. The few statements on every response's path
   go to asyncpg directly (:meth:`Runner.execute`): SQLAlchemy's execution machinery and its
@@ -30,17 +27,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import queue
-import threading
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol, TypeVar
 
 import asyncpg  # type: ignore[import-untyped]
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import Pool, QueuePool
 
@@ -72,7 +66,9 @@ class Runner(Protocol):
 
     async def read(self, fn: Callable[[Connection], T]) -> T: ...
 
-    async def write(self, fn: Callable[[Connection], T]) -> T: ...
+    async def write(self, fn: Callable[[Connection], T], *, brief: bool = False) -> T:
+        """``fn`` in a transaction. ``brief``: it writes a few rows, quickly enough for the
+        event loop's own thread (SQLite; PostgreSQL's writes never block the loop)."""
 
     async def write_statement(self, fn: Callable[[Connection], T]) -> T:
         """Run ``fn``, which executes exactly one (atomic) statement, with no transaction
@@ -89,156 +85,7 @@ class Runner(Protocol):
     async def aclose(self) -> None: ...
 
 
-MAX_BATCH = 64  # writes committed together at most
 RETRY_AFTER = 0.05  # seconds before a statement whose connection was lost is tried again
-
-
-@dataclass(frozen=True, slots=True)
-class _Job:
-    fn: Callable[[Connection], Any]
-    future: asyncio.Future[Any]
-    loop: asyncio.AbstractEventLoop
-
-
-@dataclass(frozen=True, slots=True)
-class _Outcome:
-    job: _Job
-    result: Any = None
-    error: BaseException | None = None
-
-
-class ThreadRunner:
-    """Synchronous engine (SQLite), driven from worker threads."""
-
-    def __init__(self, engine: Engine, *, readers: int = 4) -> None:
-        self.engine = engine
-        self.dialect = engine.dialect.name
-        self._jobs: queue.SimpleQueue[list[_Job] | None] = queue.SimpleQueue()
-        # writes of one event-loop step, handed to the writer thread together when it ends (one
-        # wake-up of the thread for all of them), by loop
-        self._pending: dict[asyncio.AbstractEventLoop, list[_Job]] = {}
-        self._connection: Connection | None = None  # the writer thread's own
-        self._writer = threading.Thread(
-            target=self._write_loop, name="agentloom-db-write", daemon=True
-        )
-        self._writer.start()
-        self._readers = ThreadPoolExecutor(readers, thread_name_prefix="agentloom-db-read")
-
-    async def read(self, fn: Callable[[Connection], T]) -> T:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._readers, partial(self._read, fn))
-
-    async def write(self, fn: Callable[[Connection], T]) -> T:
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[T] = loop.create_future()
-        pending = self._pending.get(loop)
-        if pending is None:
-            pending = self._pending[loop] = []
-            loop.call_soon(self._hand_over, loop)
-        pending.append(_Job(fn, future, loop))
-        return await future
-
-    def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._jobs.put(self._pending.pop(loop))
-
-    async def write_statement(self, fn: Callable[[Connection], T]) -> T:
-        return await self.write(fn)
-
-    async def execute(self, sql: str, *args: object) -> None:
-        await self.write(partial(_execute, sql, args))
-
-    async def fetch(self, sql: str, *args: object) -> list[Sequence[Any]]:
-        return await self.read(partial(_fetch, sql, args))
-
-    def _read(self, fn: Callable[[Connection], T]) -> T:
-        with self.engine.connect() as conn:
-            return fn(conn)
-
-    def pools(self) -> list[PoolUse]:
-        return [_sqlalchemy_use("sqlite", self.engine.pool)]
-
-    # --- the writer thread -------------------------------------------------------------------
-
-    def _write_loop(self) -> None:
-        """Batches run on one connection, kept while it is valid, so that its page cache stays
-        warm: a pooled connection finds the file changed by the others and reads its pages
-        again (strace under load: 11.6 page reads a stored response on pooled connections,
-        4.2 on the kept one)."""
-        try:
-            while (batch := self._next_batch()) is not None:
-                outcomes = self._run_batch(batch)
-                for loop in {o.job.loop for o in outcomes}:
-                    mine = [o for o in outcomes if o.job.loop is loop]
-                    with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits
-                        loop.call_soon_threadsafe(_settle, mine)
-        finally:
-            if self._connection is not None:
-                self._connection.close()
-
-    def _writer_connection(self) -> Connection:
-        if self._connection is None or self._connection.invalidated:
-            self._connection = self.engine.connect()
-        return self._connection
-
-    def _next_batch(self) -> list[_Job] | None:
-        first = self._jobs.get()
-        if first is None:
-            return None
-        batch = list(first)
-        while len(batch) < MAX_BATCH:
-            try:
-                jobs = self._jobs.get_nowait()
-            except queue.Empty:
-                break
-            if jobs is None:
-                self._jobs.put(None)  # stop after this batch
-                break
-            batch.extend(jobs)
-        return batch
-
-    def _run_batch(self, batch: Sequence[_Job]) -> list[_Outcome]:
-        try:
-            conn = self._writer_connection()
-            with conn.begin():
-                results = [job.fn(conn) for job in batch]
-        except Exception as exc:  # handed to the caller, or retried alone
-            if len(batch) == 1:
-                return [_Outcome(batch[0], error=exc)]
-            return [self._run_batch([job])[0] for job in batch]
-        return [_Outcome(job, result) for job, result in zip(batch, results, strict=True)]
-
-    async def aclose(self) -> None:
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, self._shutdown)
-
-    def _shutdown(self) -> None:
-        self._jobs.put(None)
-        self._writer.join()
-        self._readers.shutdown(wait=True)
-        self.engine.dispose()
-
-
-def _settle(outcomes: Sequence[_Outcome]) -> None:
-    """Hand results to the waiting coroutines (on their loop); cancelled waiters are skipped."""
-    for outcome in outcomes:
-        future = outcome.job.future
-        if future.cancelled():
-            continue
-        if outcome.error is not None:
-            future.set_exception(outcome.error)
-        else:
-            future.set_result(outcome.result)
-
-
-def _execute(sql: str, args: tuple[object, ...], conn: Connection) -> None:
-    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-    cursor.execute(sql, args)
-
-
-def _fetch(sql: str, args: tuple[object, ...], conn: Connection) -> list[Sequence[Any]]:
-    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-    cursor.execute(sql, args)
-    return list(cursor.fetchall())
 
 
 # PostgreSQL's text holds no NUL character (SQLite's does): its refusal is the caller's
@@ -346,15 +193,15 @@ class AsyncRunner:
 
     def pools(self) -> list[PoolUse]:
         uses = [
-            _sqlalchemy_use("transactions", self.engine.sync_engine.pool),
-            _sqlalchemy_use("autocommit", self._reader.sync_engine.pool),
+            sqlalchemy_use("transactions", self.engine.sync_engine.pool),
+            sqlalchemy_use("autocommit", self._reader.sync_engine.pool),
         ]
         if self._pool is not None:
             size, idle = self._pool.get_size(), self._pool.get_idle_size()
             uses.append(PoolUse("statements", size - idle, idle))
         return uses
 
-    async def write(self, fn: Callable[[Connection], T]) -> T:
+    async def write(self, fn: Callable[[Connection], T], *, brief: bool = False) -> T:
         with _storable_text():
             return await _twice_if(_uncommitted, partial(self._write, fn))
 
@@ -465,9 +312,9 @@ class TracedRunner:
         with self._span(_name(fn)):
             return await self._runner.read(fn)
 
-    async def write(self, fn: Callable[[Connection], T]) -> T:
+    async def write(self, fn: Callable[[Connection], T], *, brief: bool = False) -> T:
         with self._span(_name(fn)):
-            return await self._runner.write(fn)
+            return await self._runner.write(fn, brief=brief)
 
     async def write_statement(self, fn: Callable[[Connection], T]) -> T:
         with self._span(_name(fn)):
@@ -488,7 +335,7 @@ class TracedRunner:
         return self._runner.pools()
 
 
-def _sqlalchemy_use(name: str, pool: Pool) -> PoolUse:
+def sqlalchemy_use(name: str, pool: Pool) -> PoolUse:
     """A SQLAlchemy pool's connections (a pool that does not count them shows none)."""
     if not isinstance(pool, QueuePool):
         return PoolUse(name, 0, 0)
