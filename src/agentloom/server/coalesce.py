@@ -3,10 +3,11 @@
 uvicorn writes an answer's status line and headers, then its body, as two writes, so a whole
 JSON answer costs two ``send`` system calls (and on loopback, two wake-ups of the client). The
 protocol here wraps the connection's transport so that a write is held until the current step
-of the event loop ends and leaves with the writes made after it in the same step, joined: a
-Starlette ``Response`` (start, then body, in one step) goes out in one call. Nothing waits
-longer than the step: a stream's headers leave at once even if its first event takes seconds,
-and a stream's events that are ready together leave together.
+of the event loop ends and leaves with the writes made after it in the same step, joined; a
+complete answer leaves at once: a Starlette ``Response`` (start, then body) goes out in one
+call, without waiting for the loop's next turn (under load, a turn of the loop runs many
+requests' steps). Nothing waits longer than the step: a stream's headers leave at once even if
+its first event takes seconds, and a stream's events that are ready together leave together.
 """
 
 from __future__ import annotations
@@ -98,3 +99,7 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's transports are not asyncio.Transport subclasses, but have its methods
         super().connection_made(CoalescingTransport(cast(asyncio.Transport, transport), self.loop))
+
+    def on_response_complete(self) -> None:
+        cast(CoalescingTransport, self.transport).flush()  # the whole answer is here: send it
+        super().on_response_complete()
