@@ -21,6 +21,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -38,6 +39,7 @@ CHAIN_RATIO_TARGET = 1.5
 THROUGHPUT_TARGET = 0.40  # of a paced backend's throughput kept
 SERVER_MS_TARGET = 0.5  # server CPU a stored response against the instant backend (issue 18)
 TWO_PROCESS_TARGET = 1.7
+ROUNDS = 3  # runs of each load in a throughput comparison, taken in turn (their medians count)
 
 
 @dataclass(frozen=True, slots=True)
@@ -597,9 +599,18 @@ async def _two_process_rows(first: int, second: int, opts: Options) -> list[Row]
     """Foreground throughput on one process and on two sharing the database, and background
     responses completed per second through two (each created, then followed to its end)."""
     common = {"clients": opts.clients, "seconds": opts.seconds, "warmup": 1.0}
-    one = await scenarios.load(HOST, first, scenarios.respond, servers=[PIDS[first]], **common)
     both = [PIDS[first], PIDS[second]]
-    two = await scenarios.load(HOST, [first, second], scenarios.respond, servers=both, **common)
+    one, two = await scenarios.alternating(
+        [
+            partial(
+                scenarios.load, HOST, first, scenarios.respond, servers=[PIDS[first]], **common
+            ),
+            partial(
+                scenarios.load, HOST, [first, second], scenarios.respond, servers=both, **common
+            ),
+        ],
+        ROUNDS,
+    )
 
     async def job(conn: Connection) -> None:
         await scenarios.follow(conn, await scenarios.queue_background(conn))
@@ -724,9 +735,16 @@ async def _throughput_row(
     paced: bool = False,
 ) -> Row:
     common = {"clients": opts.clients, "seconds": opts.seconds, "warmup": 1.0}
-    base = await scenarios.load(HOST, backend_port, scenarios.chat, **common)
     watched = [PIDS[server_port]]
-    ours = await scenarios.load(HOST, server_port, scenarios.respond, servers=watched, **common)
+    base, ours = await scenarios.alternating(
+        [
+            partial(scenarios.load, HOST, backend_port, scenarios.chat, **common),
+            partial(
+                scenarios.load, HOST, server_port, scenarios.respond, servers=watched, **common
+            ),
+        ],
+        ROUNDS,
+    )
     share = ours.rate / base.rate
     direct = f"{base.rate:.0f} (client CPU {base.client_cpu:.0%})"
     measured = (
@@ -749,8 +767,15 @@ CROWD_P99_MS = 50.0
 async def _crowd_row(server_port: int, opts: Options) -> Row:
     """64 clients against 16: no collapse (at least 90% of the rate), p99 under 50 ms."""
     common = {"seconds": opts.seconds, "warmup": 1.0, "servers": [PIDS[server_port]]}
-    few = await scenarios.load(HOST, server_port, scenarios.respond, clients=opts.clients, **common)
-    many = await scenarios.load(HOST, server_port, scenarios.respond, clients=CROWD, **common)
+    few, many = await scenarios.alternating(
+        [
+            partial(
+                scenarios.load, HOST, server_port, scenarios.respond, clients=opts.clients, **common
+            ),
+            partial(scenarios.load, HOST, server_port, scenarios.respond, clients=CROWD, **common),
+        ],
+        ROUNDS,
+    )
     held = many.rate / few.rate
     return Row(
         f"requests/s and p99, stored: {opts.clients} vs {CROWD} concurrent clients",
@@ -859,7 +884,8 @@ def report(sections: list[Section], opts: Options) -> str:
         " compares two ways takes one request of each in turn); chain and"
         f" conversation costs are medians over {opts.chains} chains of {opts.turns} turns and"
         f" {opts.chains} conversations of {opts.conversation_turns} turns; throughput over"
-        f" {opts.seconds:.0f} s.",
+        f" {opts.seconds:.0f} s (the stored-response throughput rows: medians of {ROUNDS} runs"
+        " of each load compared, taken in turn).",
     ]
     for title, rows, header in sections:
         parts += ["", f"## {title}", "", table(rows, header)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import statistics
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -464,6 +465,31 @@ class Load:
     def server_ms(self) -> float:
         """Server CPU milliseconds per completed request."""
         return self.server_cpu / self.rate * 1000 if self.rate else 0.0
+
+
+def median_load(loads: Sequence[Load]) -> Load:
+    """Each measure's median over ``loads`` (runs of one load, taken in turn with another's:
+    the machine's speed drifts by 10-15% over minutes on a shared host)."""
+
+    def mid(values: Sequence[float]) -> float:
+        return statistics.median(values)
+
+    return Load(
+        rate=mid([x.rate for x in loads]),
+        p99_ms=mid([x.p99_ms for x in loads]),
+        client_cpu=mid([x.client_cpu for x in loads]),
+        server_cpu=mid([x.server_cpu for x in loads]),
+        machine_busy=mid([x.machine_busy for x in loads]),
+    )
+
+
+async def alternating(loads: Sequence[Callable[[], Awaitable[Load]]], rounds: int) -> list[Load]:
+    """Each of ``loads`` run ``rounds`` times in turn (A B A B ...): their medians."""
+    runs: list[list[Load]] = [[] for _ in loads]
+    for _ in range(rounds):
+        for made, run in zip(runs, loads, strict=True):
+            made.append(await run())
+    return [median_load(made) for made in runs]
 
 
 async def load(
