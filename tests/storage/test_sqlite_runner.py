@@ -1,5 +1,6 @@
-"""SQLite's runner: brief writes on the event loop's thread, others on the writer thread, one
-connection between them, and checkpoints kept off the event loop."""
+"""SQLite's runner: group commit (writes that queue up share a transaction, not a fate), brief
+writes on the event loop's thread and others on the writer thread, one connection between them,
+and checkpoints kept off the event loop."""
 
 from __future__ import annotations
 
@@ -59,13 +60,23 @@ async def test_brief_writes_run_on_the_event_loop_others_on_the_writer_thread(
     await db.aclose()
 
 
-async def test_one_failing_brief_write_does_not_undo_the_others(db: Database) -> None:
+@pytest.mark.parametrize("brief", [False, True])
+async def test_one_failing_write_does_not_undo_the_others(db: Database, brief: bool) -> None:
     runner = runner_of(db)
-    writes = [runner.write(insert(n), brief=True) for n in range(40)]
+    writes = [runner.write(insert(n), brief=brief) for n in range(40)]
     results = await asyncio.gather(*writes, return_exceptions=True)
 
     assert [r for r in results if isinstance(r, ValueError)] == [results[13]]
     assert sorted(await stored(db)) == [n for n in range(40) if n != 13]
+    await db.aclose()
+
+
+async def test_a_cancelled_waiter_does_not_stop_the_writer(db: Database) -> None:
+    waiter = asyncio.ensure_future(db.runner.write(insert(1)))
+    await asyncio.sleep(0)  # the write is queued
+    waiter.cancel()
+    assert await db.runner.write(insert(2)) == 2
+    assert sorted(await stored(db)) == [1, 2]  # the cancelled caller's write still happened
     await db.aclose()
 
 
