@@ -90,7 +90,8 @@ async def _healthy(http: httpx2.AsyncClient, scripted: ScriptedModel, model: str
     assert reply.status_code == 200, reply.text
     assert reply.json()["output"][0]["content"][0]["text"] == "Still here."
     streamed = await http.post("/responses", json={"model": model, "input": "Hi", "stream": True})
-    assert sse_events(streamed.text)[-1]["type"] == "response.completed"
+    last = sse_events(streamed.text)[-1]
+    assert last["type"] == "response.completed", last  # a failure says why
 
 
 @pytest.fixture

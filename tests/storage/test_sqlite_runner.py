@@ -5,6 +5,7 @@ and checkpoints kept off the event loop."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -102,6 +103,29 @@ async def test_brief_writes_wait_behind_a_long_one_without_blocking_the_loop(
     assert await asyncio.gather(first, *briefs) == [0, 1, 2]
     assert seen == ["agentloom-db-write"] * 2
     assert await stored(db) == [0, 1, 2]
+    await db.aclose()
+
+
+async def test_a_brief_write_never_waits_on_the_loop_for_another_process(
+    db: Database, tmp_path: Path
+) -> None:
+    """Another process holds SQLite's write lock: a brief write goes to the writer thread,
+    which waits for the lock (its busy_timeout), while the event loop goes on."""
+    runner, seen = runner_of(db), []
+    other = sqlite3.connect(tmp_path / "r.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # the write lock, as a second process would hold it
+    write = asyncio.ensure_future(runner.write(insert(7, seen), brief=True))
+    started = time.perf_counter()
+    await asyncio.sleep(0.2)
+    assert time.perf_counter() - started < 1.0  # the loop was not blocked
+    assert not write.done()
+    other.execute("COMMIT")
+    other.close()
+    assert await write == 7
+    assert seen == [threading.current_thread().name, "agentloom-db-write"]  # tried, then waited
+    await runner.write(insert(8, seen), brief=True)  # the lock is free: here again
+    assert seen[-1] == threading.current_thread().name
+    assert await stored(db) == [7, 8]
     await db.aclose()
 
 
