@@ -470,10 +470,7 @@ class Load:
 def median_load(loads: Sequence[Load]) -> Load:
     """Each measure's median over ``loads`` (runs of one load, taken in turn with another's:
     the machine's speed drifts by 10-15% over minutes on a shared host)."""
-
-    def mid(values: Sequence[float]) -> float:
-        return statistics.median(values)
-
+    mid = statistics.median
     return Load(
         rate=mid([x.rate for x in loads]),
         p99_ms=mid([x.p99_ms for x in loads]),

@@ -146,7 +146,7 @@ class ThreadRunner:
 
     # --- the writer connection ---------------------------------------------------------------
 
-    def _writer_connection(self, *, waits: bool = True) -> Connection:
+    def _writer_connection(self, *, waits: bool) -> Connection:
         """The writer connection; ``waits``: for another process's write lock (its
         ``busy_timeout``), or not at all (on the event loop)."""
         if self._connection is None or self._connection.invalidated:
@@ -167,23 +167,23 @@ class ThreadRunner:
         ``None`` if it failed: rolled back, for the writer thread to run again (each job alone
         if need be, waiting for the lock if another process holds it), never blocking here."""
         try:
-            conn = self._writer_connection(waits=False)
-            with conn.begin():
-                results = [job.fn(conn) for job in batch]
+            return self._transaction(batch, waits=False)
         except Exception:
             return None
-        return [_Outcome(job, result) for job, result in zip(batch, results, strict=True)]
 
     def _run_batch(self, batch: Sequence[_Job]) -> list[_Outcome]:
         """``batch`` in one transaction (each job alone if it fails), under ``_lock``."""
         try:
-            conn = self._writer_connection()
-            with conn.begin():
-                results = [job.fn(conn) for job in batch]
+            return self._transaction(batch, waits=True)
         except Exception as exc:  # handed to the caller, or retried alone
             if len(batch) == 1:
                 return [_Outcome(batch[0], error=exc)]
             return [self._run_batch([job])[0] for job in batch]
+
+    def _transaction(self, batch: Sequence[_Job], *, waits: bool) -> list[_Outcome]:
+        conn = self._writer_connection(waits=waits)
+        with conn.begin():
+            results = [job.fn(conn) for job in batch]
         return [_Outcome(job, result) for job, result in zip(batch, results, strict=True)]
 
     def _committed(self, writes: int) -> bool:
