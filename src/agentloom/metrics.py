@@ -14,18 +14,17 @@ provider names, shield ids, statuses.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final, TypeVar
+from typing import Final
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from agentloom.metric_kinds import Counter, Gauge, Histogram
 from agentloom.storage.jobs import QueueStat
 from agentloom.storage.runner import PoolUse
 from agentloom.storage.usage import UsageCounts
 
 __all__ = ["CONTENT_TYPE", "Metrics"]
-
-M = TypeVar("M", Counter, Gauge, Histogram)
 
 CONTENT_TYPE: Final = CONTENT_TYPE_LATEST
 _SECONDS: Final = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
@@ -66,7 +65,7 @@ class Metrics:
             "agentloom_http_requests_in_flight",
             "HTTP requests (streams included) being answered.",
             registry=registry,
-        )
+        ).labels()
         self.responses = Counter(
             "agentloom_responses",
             "Responses ended, by model and final status.",
@@ -97,7 +96,6 @@ class Metrics:
             ["tool"],
             registry=registry,
         )
-        self._http_children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
         self._responses(registry)
         self._work(registry)
 
@@ -120,7 +118,7 @@ class Metrics:
             "agentloom_responses_in_flight",
             "Responses running in this process (foreground and background).",
             registry=registry,
-        )
+        ).labels()
         self.streams_open = Gauge(
             "agentloom_streams_open",
             "Event streams being sent: SSE answers and WebSocket connections.",
@@ -172,7 +170,7 @@ class Metrics:
             "agentloom_event_loop_tasks",
             "Tasks on this process's event loop when scraped (a leak shows as growth).",
             registry=registry,
-        )
+        ).labels()
         self.files_ingested = Counter(
             "agentloom_vector_store_files_ingested",
             "Vector store files ingested by this process, by outcome (completed, failed).",
@@ -183,61 +181,52 @@ class Metrics:
             "agentloom_vector_store_chunks_embedded",
             "Chunks of vector store files embedded and stored by this process.",
             registry=registry,
-        )
+        ).labels()
         self.ingestion_seconds = Histogram(
             "agentloom_vector_store_ingestion_seconds",
             "Time to ingest one file (parse, chunk, embed, store).",
             buckets=(0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800),
             registry=registry,
-        )
+        ).labels()
 
     def counted(self, model: str, counts: UsageCounts) -> None:
         """What one call, response or embeddings request used (the usage ledger's counts)."""
         if counts.requests:
-            _child(self.model_requests, model).inc(counts.requests)
+            self.model_requests.labels(model).inc(counts.requests)
         if counts.embedding_requests:
-            _child(self.embedding_requests, model).inc(counts.embedding_requests)
+            self.embedding_requests.labels(model).inc(counts.embedding_requests)
         for kind, name in _TOKEN_KINDS:
             value = getattr(counts, name)
             if value:
-                _child(self.tokens, model, kind).inc(value)
+                self.tokens.labels(model, kind).inc(value)
         for tool, name in _CALLS:
             value = getattr(counts, name)
             if value:
-                _child(self.tool_calls, tool).inc(value)
+                self.tool_calls.labels(tool).inc(value)
 
     def answered(self, method: str, route: str, status: int, seconds: float) -> None:
-        """One HTTP request answered (its label children looked up once per combination: the
-        values are bounded, and this runs on every request)."""
-        key = (method if method in _METHODS else "other", route, status)
-        children = self._http_children.get(key)
-        if children is None:
-            method = key[0]
-            children = (
-                self.http_requests.labels(method, route, str(status)),
-                self.http_seconds.labels(method, route),
-            )
-            self._http_children[key] = children
-        children[0].inc()
-        children[1].observe(seconds)
+        """One HTTP request answered."""
+        method = method if method in _METHODS else "other"
+        self.http_requests.labels(method, route, str(status)).inc()
+        self.http_seconds.labels(method, route).observe(seconds)
 
     def response_ended(self, model: str, status: str) -> None:
-        _child(self.responses, model, status).inc()
+        self.responses.labels(model, status).inc()
 
     def response_done(self, model: str, seconds: float) -> None:
-        _child(self.response_seconds, model).observe(seconds)
+        self.response_seconds.labels(model).observe(seconds)
 
     def first_token(self, model: str, seconds: float) -> None:
-        _child(self.first_token_seconds, model).observe(seconds)
+        self.first_token_seconds.labels(model).observe(seconds)
 
     def model_called(self, provider: str, model: str, seconds: float, ok: bool) -> None:
-        _child(self.model_seconds, provider, model, "ok" if ok else "error").observe(seconds)
+        self.model_seconds.labels(provider, model, "ok" if ok else "error").observe(seconds)
 
     def tool_called(self, tool: str, outcome: str, seconds: float) -> None:
-        _child(self.tool_seconds, tool, outcome).observe(seconds)
+        self.tool_seconds.labels(tool, outcome).observe(seconds)
 
     def verdict(self, shield: str, verdict: str) -> None:
-        _child(self.guardrail_verdicts, shield, verdict).inc()
+        self.guardrail_verdicts.labels(shield, verdict).inc()
 
     def ingested(self, status: str, chunks: int, seconds: float) -> None:
         self.files_ingested.labels(status).inc()
@@ -252,8 +241,8 @@ class Metrics:
         for use in pools:
             self.pool_connections.labels(use.pool, "in_use").set(use.in_use)
             self.pool_connections.labels(use.pool, "idle").set(use.idle)
-        for child in (self.jobs, self.oldest_queued):
-            child.clear()  # kinds that no longer have jobs show no series
+        for family in (self.jobs, self.oldest_queued):
+            family.clear()  # kinds that no longer have jobs show no series
         for stat in queue:
             self.jobs.labels(stat.kind, stat.status).set(stat.count)
             if stat.status == "queued":
@@ -261,20 +250,3 @@ class Metrics:
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
-
-
-_CHILDREN: Final = "_agentloom_children"
-
-
-def _child(metric: M, *labels: str) -> M:
-    """``metric.labels(*labels)``, found in a cache kept on the metric after the first time
-    (prometheus_client checks and converts the labels on every call; ours are few and bounded)."""
-    cache: dict[tuple[str, ...], M] | None = getattr(metric, _CHILDREN, None)
-    if cache is None:
-        cache = {}
-        setattr(metric, _CHILDREN, cache)
-    child = cache.get(labels)
-    if child is None:
-        child = metric.labels(*labels)
-        cache[labels] = child
-    return child

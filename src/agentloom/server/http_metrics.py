@@ -7,10 +7,10 @@ from __future__ import annotations
 import logging
 import time
 
-from prometheus_client import Gauge
 from starlette.types import Scope
 
 from agentloom.logs import ACCESS, access
+from agentloom.metric_kinds import GaugeValue
 from agentloom.metrics import Metrics
 
 __all__ = ["RequestWatch", "websocket_open"]
@@ -26,7 +26,7 @@ class RequestWatch:
         self._metrics = metrics
         self._start = time.perf_counter()
         self._status = 500  # what the client gets when nothing was sent (an error page replaces it)
-        self._stream: Gauge | None = None
+        self._stream: GaugeValue | None = None
         if metrics is not None:
             metrics.in_flight.inc()
 
@@ -51,7 +51,7 @@ class RequestWatch:
             access(scope["method"], scope["path"], self._status, seconds)
 
 
-def websocket_open(metrics: Metrics | None) -> Gauge | None:
+def websocket_open(metrics: Metrics | None) -> GaugeValue | None:
     """The open-WebSockets gauge, counting one more (``None`` without metrics)."""
     if metrics is None:
         return None

@@ -1,0 +1,183 @@
+"""Counters, gauges and histograms kept as plain numbers, read by a Prometheus collector when
+``/metrics`` is scraped.
+
+``prometheus_client``'s own metrics take a lock for every increment and check their state on
+every call: a stored response made 17 locked increments and about 60 calls for its metrics, 6%
+of its CPU (measured: metrics on against off). A value here is one attribute added to; a
+family finds its child by label values in a dict, once per combination. The exposition is
+``prometheus_client``'s (its families and ``generate_latest``): the same series, ``_total``,
+``_bucket``, ``_sum``, ``_count`` and ``_created`` included.
+
+The values are updated on the event loop's thread, where every caller runs; they take no lock.
+"""
+
+from __future__ import annotations
+
+import time
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
+from typing import Generic, TypeVar
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.samples import Sample
+
+__all__ = ["Counter", "CounterValue", "Gauge", "GaugeValue", "Histogram", "HistogramValue"]
+
+
+class CounterValue:
+    __slots__ = ("created", "value")
+
+    def __init__(self) -> None:
+        self.value = 0.0
+        self.created = time.time()
+
+    def inc(self, amount: float = 1.0) -> None:
+        self.value += amount
+
+
+class GaugeValue:
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0.0
+
+    def inc(self, amount: float = 1.0) -> None:
+        self.value += amount
+
+    def dec(self, amount: float = 1.0) -> None:
+        self.value -= amount
+
+    def set(self, value: float) -> None:
+        self.value = value
+
+
+class HistogramValue:
+    """Counts per bucket (not cumulative: the exposition adds them up), their sum."""
+
+    __slots__ = ("_bounds", "counts", "created", "sum")
+
+    def __init__(self, bounds: tuple[float, ...]) -> None:
+        self._bounds = bounds  # upper bounds, ascending, +Inf last
+        self.counts = [0] * len(bounds)
+        self.sum = 0.0
+        self.created = time.time()
+
+    def observe(self, value: float) -> None:
+        self.counts[bisect_left(self._bounds, value)] += 1  # the first bucket with value <= le
+        self.sum += value
+
+
+V = TypeVar("V", CounterValue, GaugeValue, HistogramValue)
+
+
+class _Family(Generic[V]):
+    """A metric's values by label values; registered in ``registry`` as its collector."""
+
+    def __init__(
+        self,
+        name: str,
+        documentation: str,
+        labelnames: Sequence[str] = (),
+        *,
+        registry: CollectorRegistry,
+    ) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.labelnames = tuple(labelnames)
+        self._values: dict[tuple[str, ...], V] = {}
+        registry.register(self)
+
+    def labels(self, *values: str) -> V:
+        found = self._values.get(values)
+        if found is None:
+            if len(values) != len(self.labelnames):
+                raise ValueError(f"{self.name} has labels {self.labelnames}, given {values}")
+            found = self._values[values] = self._new()
+        return found
+
+    def clear(self) -> None:
+        self._values.clear()
+
+    def _new(self) -> V:
+        raise NotImplementedError
+
+    def _family(self) -> Metric:
+        raise NotImplementedError
+
+    def _add(self, family: Metric, labels: tuple[str, ...], value: V) -> None:
+        raise NotImplementedError
+
+    def describe(self) -> list[Metric]:
+        """The family's names, without samples: the registry refuses a name taken twice."""
+        return [self._family()]
+
+    def collect(self) -> Iterator[Metric]:
+        family = self._family()
+        for labels, value in list(self._values.items()):
+            self._add(family, labels, value)
+        yield family
+
+
+class Counter(_Family[CounterValue]):
+    def _new(self) -> CounterValue:
+        return CounterValue()
+
+    def _family(self) -> Metric:
+        return CounterMetricFamily(self.name, self.documentation, labels=self.labelnames)
+
+    def _add(self, family: Metric, labels: tuple[str, ...], value: CounterValue) -> None:
+        assert isinstance(family, CounterMetricFamily)
+        family.add_metric(labels, value.value, created=value.created)
+
+
+class Gauge(_Family[GaugeValue]):
+    def _new(self) -> GaugeValue:
+        return GaugeValue()
+
+    def _family(self) -> Metric:
+        return GaugeMetricFamily(self.name, self.documentation, labels=self.labelnames)
+
+    def _add(self, family: Metric, labels: tuple[str, ...], value: GaugeValue) -> None:
+        assert isinstance(family, GaugeMetricFamily)
+        family.add_metric(labels, value.value)
+
+
+class Histogram(_Family[HistogramValue]):
+    def __init__(
+        self,
+        name: str,
+        documentation: str,
+        labelnames: Sequence[str] = (),
+        *,
+        registry: CollectorRegistry,
+        buckets: Sequence[float],
+    ) -> None:
+        self._bounds = (*sorted(float(b) for b in buckets), float("inf"))
+        super().__init__(name, documentation, labelnames, registry=registry)
+
+    def _new(self) -> HistogramValue:
+        return HistogramValue(self._bounds)
+
+    def _family(self) -> Metric:
+        return HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
+
+    def _add(self, family: Metric, labels: tuple[str, ...], value: HistogramValue) -> None:
+        assert isinstance(family, HistogramMetricFamily)
+        buckets, seen = [], 0
+        for bound, count in zip(self._bounds, value.counts, strict=True):
+            seen += count
+            buckets.append((_le(bound), float(seen)))
+        family.add_metric(list(labels), buckets, value.sum)
+        named = dict(zip(self.labelnames, labels, strict=True))
+        family.samples.append(Sample(f"{self.name}_created", named, value.created))
+
+
+def _le(bound: float) -> str:
+    """A bucket's ``le`` label as Prometheus writes it: ``0.005``, ``1.0``, ``+Inf``."""
+    return "+Inf" if bound == float("inf") else repr(bound)
