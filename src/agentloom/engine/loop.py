@@ -23,7 +23,6 @@ from agentloom.api.response import (
     IncompleteReason,
     Response,
     ResponseError,
-    ResponseUsage,
 )
 from agentloom.engine import spans, truncation
 from agentloom.engine.citations import Citations
@@ -41,7 +40,7 @@ from agentloom.engine.messages import Head, Summary
 from agentloom.engine.reasoning import ReasoningOutput
 from agentloom.engine.tool_plan import ToolPlan
 from agentloom.engine.turn import Sequencer, TurnResult, TurnStreamer
-from agentloom.engine.usage import response_usage
+from agentloom.engine.usage import UsageTally
 from agentloom.errors import ContextLengthExceededError, DatabaseUnavailableError, UpstreamError
 from agentloom.ids import new_id
 from agentloom.inference import base as inf
@@ -115,7 +114,7 @@ class AgentLoop:
         self._collected = collected
         self._seq = Sequencer()
         self._messages = list(config.request.messages)
-        self._usage = ResponseUsage()
+        self._usage = UsageTally()
         self._output_tokens = 0
         self._turn: TurnStreamer | None = None  # the model call under way, not yet recorded
         self._tools = config.tools
@@ -299,7 +298,7 @@ class AgentLoop:
         self._messages = plan.context.extended([item]).chat.render(plan.head)
         self.response = self.response.model_copy(update={"output": [*self.response.output, item]})
         if done.usage is not None:
-            self._usage = self._usage.add(response_usage(done.usage))
+            self._usage.add(done.usage)
         yield ev.OutputItemAdded(sequence_number=self._seq(), output_index=index, item=item)
         yield ev.OutputItemDone(sequence_number=self._seq(), output_index=index, item=item)
 
@@ -514,7 +513,7 @@ class AgentLoop:
         self._messages.append(_assistant_message(result))
         usage = result.usage or _estimated_usage(self._messages, result)
         self._output_tokens += usage.output_tokens
-        self._usage = self._usage.add(response_usage(usage))
+        self._usage.add(usage)
 
     def _remaining_budget(self) -> int | None:
         if self._config.max_output_tokens is None:
@@ -535,7 +534,7 @@ class AgentLoop:
         self, status: Literal["completed", "incomplete", "failed"], **fields: object
     ) -> None:
         self.response = self.response.model_copy(
-            update={"status": status, "usage": self._usage, **fields}
+            update={"status": status, "usage": self._usage.response_usage(), **fields}
         )
 
     def _terminal_event(self) -> ev.TerminalEvent:
