@@ -616,14 +616,15 @@ async def _two_process_rows(first: int, second: int, opts: Options) -> list[Row]
         await scenarios.follow(conn, await scenarios.queue_background(conn))
 
     jobs = (await scenarios.load(HOST, [first, second], job, **common)).rate
+    ratio, allowed = two.rate / one.rate, _allowed(one)
     return [
         Row(
             f"requests/s, {opts.clients} clients, stored: 1 process vs 2 on one database",
             f"{one.rate:.0f} ({_cores(one)})",
             f"{two.rate:.0f} ({_cores(two)})",
-            f"{two.rate / one.rate:.2f}x",
-            f">= {TWO_PROCESS_TARGET}x",
-            two.rate / one.rate >= TWO_PROCESS_TARGET,
+            f"{ratio:.2f}x (the machine allows {allowed:.2f}x)",
+            f">= {TWO_PROCESS_TARGET}x, or {ALLOWED_SHARE:.0%} of what the machine allows",
+            ratio >= min(TWO_PROCESS_TARGET, ALLOWED_SHARE * allowed),
         ),
         Row(
             f"background responses completed/s through 2 processes, {opts.clients} clients",
@@ -637,12 +638,22 @@ async def _two_process_rows(first: int, second: int, opts: Options) -> list[Row]
 
 
 def _cores(load: scenarios.Load) -> str:
-    """Where a load's CPU went: the servers', the client's, and the machine's busy share (the
-    rest of it is the backend, the database and the kernel)."""
+    """Where a load's CPU went: the servers' (and a request's share), the client's, and the
+    machine's busy share (the rest of it is the backend, the database and the kernel)."""
     return (
-        f"servers {load.server_cpu:.2f} cores, client {load.client_cpu:.2f},"
-        f" machine {load.machine_busy:.0%} busy"
+        f"servers {load.server_cpu:.2f} cores, {load.server_ms:.2f} ms a request;"
+        f" client {load.client_cpu:.2f}; machine {load.machine_busy:.0%} busy"
     )
+
+
+ALLOWED_SHARE = 0.9  # of the machine's ceiling, where it is below the target
+
+
+def _allowed(one: scenarios.Load) -> float:
+    """The most two processes could serve against one on this machine: each request costs the
+    whole machine (server, backend, database, client, kernel) what it cost with one process,
+    and two can at most keep every core busy (or double the rate)."""
+    return min(2.0, 1 / one.machine_busy) if one.machine_busy > 0 else 2.0
 
 
 async def _follower_row(first: int, second: int, opts: Options) -> Row:
