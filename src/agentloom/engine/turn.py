@@ -46,8 +46,11 @@ class _Part:
     chunks: list[str] = field(default_factory=list)
     logprobs: list[Logprob] = field(default_factory=list)
     annotations: list[Annotation] = field(default_factory=list)
+    done: OutputText | Refusal | None = None  # the part as closed (its done event's)
 
     def model(self, *, with_logprobs: bool) -> OutputText | Refusal:
+        if self.done is not None:
+            return self.done
         text = "".join(self.chunks)
         if self.kind == "refusal":
             return Refusal(refusal=text)
@@ -291,7 +294,7 @@ class TurnStreamer:
             "content_index": len(message.parts) - 1,
         }
         events = self._annotations(part, where)
-        model = part.model(with_logprobs=self._with_logprobs)
+        model = part.done = part.model(with_logprobs=self._with_logprobs)
         done: ev.StreamEvent
         if isinstance(model, Refusal):
             done = ev.RefusalDone(sequence_number=self._seq(), refusal=model.refusal, **where)
