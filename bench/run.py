@@ -793,7 +793,7 @@ async def _crowd_row(server_port: int, opts: Options) -> Row:
         f"{few.rate:.0f}, p99 {few.p99_ms:.1f} ms (server CPU {few.server_ms:.2f} ms a request)",
         f"{many.rate:.0f}, p99 {many.p99_ms:.1f} ms (client CPU {many.client_cpu:.0%},"
         f" server CPU {many.server_ms:.2f} ms a request)",
-        f"{held:.0%} of the rate",
+        f"{held:.1%} of the rate",
         f">= 90%, p99 < {CROWD_P99_MS:.0f} ms",
         held >= 0.9 and many.p99_ms < CROWD_P99_MS,
     )
