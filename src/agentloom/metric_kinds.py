@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
-from typing import Generic, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from typing import ClassVar, Generic, TypeVar
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import (
@@ -40,6 +40,10 @@ class CounterValue:
     def inc(self, amount: float = 1.0) -> None:
         self.value += amount
 
+    def expose(self, family: Metric, labels: tuple[str, ...]) -> None:
+        assert isinstance(family, CounterMetricFamily)
+        family.add_metric(labels, self.value, created=self.created)
+
 
 class GaugeValue:
     __slots__ = ("value",)
@@ -55,6 +59,10 @@ class GaugeValue:
 
     def set(self, value: float) -> None:
         self.value = value
+
+    def expose(self, family: Metric, labels: tuple[str, ...]) -> None:
+        assert isinstance(family, GaugeMetricFamily)
+        family.add_metric(labels, self.value)
 
 
 class HistogramValue:
@@ -72,12 +80,25 @@ class HistogramValue:
         self.counts[bisect_left(self._bounds, value)] += 1  # the first bucket with value <= le
         self.sum += value
 
+    def expose(self, family: Metric, labels: tuple[str, ...]) -> None:
+        """Cumulative buckets, the count, the sum, and the creation time."""
+        assert isinstance(family, HistogramMetricFamily)
+        buckets, seen = [], 0
+        for bound, count in zip(self._bounds, self.counts, strict=True):
+            seen += count
+            buckets.append((_le(bound), float(seen)))
+        family.add_metric(list(labels), buckets, self.sum)
+        named = family.samples[-1].labels  # the _sum sample's: these labels by name
+        family.samples.append(Sample(f"{family.name}_created", named, self.created))
+
 
 V = TypeVar("V", CounterValue, GaugeValue, HistogramValue)
 
 
 class _Family(Generic[V]):
     """A metric's values by label values; registered in ``registry`` as its collector."""
+
+    family_type: ClassVar[Callable[..., Metric]]  # its samples' family in the exposition
 
     def __init__(
         self,
@@ -108,10 +129,7 @@ class _Family(Generic[V]):
         raise NotImplementedError
 
     def _family(self) -> Metric:
-        raise NotImplementedError
-
-    def _add(self, family: Metric, labels: tuple[str, ...], value: V) -> None:
-        raise NotImplementedError
+        return self.family_type(self.name, self.documentation, labels=self.labelnames)
 
     def describe(self) -> list[Metric]:
         """The family's names, without samples: the registry refuses a name taken twice."""
@@ -120,35 +138,27 @@ class _Family(Generic[V]):
     def collect(self) -> Iterator[Metric]:
         family = self._family()
         for labels, value in list(self._values.items()):
-            self._add(family, labels, value)
+            value.expose(family, labels)
         yield family
 
 
 class Counter(_Family[CounterValue]):
+    family_type = CounterMetricFamily
+
     def _new(self) -> CounterValue:
         return CounterValue()
 
-    def _family(self) -> Metric:
-        return CounterMetricFamily(self.name, self.documentation, labels=self.labelnames)
-
-    def _add(self, family: Metric, labels: tuple[str, ...], value: CounterValue) -> None:
-        assert isinstance(family, CounterMetricFamily)
-        family.add_metric(labels, value.value, created=value.created)
-
 
 class Gauge(_Family[GaugeValue]):
+    family_type = GaugeMetricFamily
+
     def _new(self) -> GaugeValue:
         return GaugeValue()
 
-    def _family(self) -> Metric:
-        return GaugeMetricFamily(self.name, self.documentation, labels=self.labelnames)
-
-    def _add(self, family: Metric, labels: tuple[str, ...], value: GaugeValue) -> None:
-        assert isinstance(family, GaugeMetricFamily)
-        family.add_metric(labels, value.value)
-
 
 class Histogram(_Family[HistogramValue]):
+    family_type = HistogramMetricFamily
+
     def __init__(
         self,
         name: str,
@@ -163,19 +173,6 @@ class Histogram(_Family[HistogramValue]):
 
     def _new(self) -> HistogramValue:
         return HistogramValue(self._bounds)
-
-    def _family(self) -> Metric:
-        return HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
-
-    def _add(self, family: Metric, labels: tuple[str, ...], value: HistogramValue) -> None:
-        assert isinstance(family, HistogramMetricFamily)
-        buckets, seen = [], 0
-        for bound, count in zip(self._bounds, value.counts, strict=True):
-            seen += count
-            buckets.append((_le(bound), float(seen)))
-        family.add_metric(list(labels), buckets, value.sum)
-        named = dict(zip(self.labelnames, labels, strict=True))
-        family.samples.append(Sample(f"{self.name}_created", named, value.created))
 
 
 def _le(bound: float) -> str:
