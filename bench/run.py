@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agentloom.testing.serving import serve_async
-from bench import hostile, ingestion, postgres, retrieval, scenarios, sdk, soak
+from bench import hostile, ingestion, instructions, postgres, retrieval, scenarios, sdk, soak
 from bench.backend import MODEL
 from bench.corpus import retrieval as retrieval_corpus
 from bench.processes import HOST, free_port, process
@@ -123,11 +123,12 @@ def server(
     *,
     keyed: bool = False,
     extra_env: dict[str, str] | None = None,
+    under: Sequence[str] = (),
 ) -> Iterator[int]:
     """The server on ``database_url``; ``keyed``: with API keys on (admin key ``ADMIN_KEY``);
-    ``extra_env`` added to its environment."""
+    ``extra_env`` added to its environment; ``under``: the command it runs under (valgrind)."""
     port = free_port()
-    args = [sys.executable, "-m", "agentloom.cli.main", "serve", "--port", str(port)]
+    args = [*under, sys.executable, "-m", "agentloom.cli.main", "serve", "--port", str(port)]
     with tempfile.TemporaryDirectory(prefix="agentloom-bench-") as tmp:
         folder = Path(tmp)
         (folder / "files").mkdir()
@@ -771,6 +772,23 @@ async def _throughput_row(
     return Row(title, direct, measured, f"{share:.0%} of direct", target, passed)
 
 
+def _instructions_row(database_url: str) -> Row:
+    """Instructions a stored response costs the server (``bench.instructions``): the measure
+    of server work that the host's drift does not move."""
+    title = (
+        f"instructions a stored response, {instructions.REQUESTS} in sequence"
+        " (callgrind; the host's speed does not move it)"
+    )
+    if not instructions.available():
+        return Row(title, "", "valgrind not installed: not measured", "", "", None)
+    with tempfile.TemporaryDirectory() as tmp, backend() as backend_port:
+        out = Path(tmp) / "callgrind.out"
+        with server(backend_port, database_url, under=instructions.prefix(out)) as port:
+            instructions.count(HOST, port, PIDS[port])
+        counted = instructions.total(out) / instructions.REQUESTS
+    return Row(title, "", f"{counted / 1e6:.2f} million", "", "", None)
+
+
 CROWD = 64  # clients of the no-collapse row
 CROWD_P99_MS = 50.0
 
@@ -952,6 +970,7 @@ def run_one(
     kind = f"backend paced at {opts.paced_ms:.0f} ms an answer"
     with backend(opts.paced_ms) as backend_port, server(backend_port, database_url) as port:
         rows.append(asyncio.run(_throughput_row(backend_port, port, opts, kind, paced=True)))
+    rows.append(_instructions_row(database_url))
     guards = f"{title}: guardrails"
     print(f"\n## {title}\n\n{table(rows)}", flush=True)
     print(f"\n## {guards}\n\n{table(guard_rows, GUARD_HEADER)}", flush=True)
