@@ -33,13 +33,15 @@ def test_counter_totals_by_labels_with_created() -> None:
 
 def test_histogram_buckets_are_cumulative_and_inclusive() -> None:
     registry = CollectorRegistry()
-    seconds = Histogram("x_seconds", "Time.", registry=registry, buckets=(0.5, 0.1, 1)).labels()
+    buckets = (0.5, 0.1, 1, float("inf"))  # in any order; +Inf given or not
+    seconds = Histogram("x_seconds", "Time.", registry=registry, buckets=buckets).labels()
     for value in (0.1, 0.2, 1.0, 7.0):  # a value equal to a bound is in that bound's bucket
         seconds.observe(value)
     found = _samples(registry)
     buckets = {le: found[("x_seconds_bucket", (("le", le),))] for le in ("0.1", "0.5", "1.0")}
     assert buckets == {"0.1": 1, "0.5": 2, "1.0": 3}
     assert found[("x_seconds_bucket", (("le", "+Inf"),))] == 4
+    assert generate_latest(registry).decode().count('x_seconds_bucket{le="+Inf"}') == 1
     assert found[("x_seconds_count", ())] == 4
     assert found[("x_seconds_sum", ())] == pytest.approx(8.3)
 

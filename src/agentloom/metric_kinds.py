@@ -168,7 +168,8 @@ class Histogram(_Family[HistogramValue]):
         registry: CollectorRegistry,
         buckets: Sequence[float],
     ) -> None:
-        self._bounds = (*sorted(float(b) for b in buckets), float("inf"))
+        finite = sorted(float(b) for b in buckets if b != float("inf"))  # +Inf is added once
+        self._bounds = (*finite, float("inf"))
         super().__init__(name, documentation, labelnames, registry=registry)
 
     def _new(self) -> HistogramValue:
