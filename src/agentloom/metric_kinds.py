@@ -14,6 +14,7 @@ The values are updated on the event loop's thread, where every caller runs; they
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from typing import ClassVar, Generic, TypeVar
@@ -95,7 +96,7 @@ class HistogramValue:
 V = TypeVar("V", CounterValue, GaugeValue, HistogramValue)
 
 
-class _Family(Generic[V]):
+class _Family(ABC, Generic[V]):
     """A metric's values by label values; registered in ``registry`` as its collector."""
 
     family_type: ClassVar[Callable[..., Metric]]  # its samples' family in the exposition
@@ -125,8 +126,9 @@ class _Family(Generic[V]):
     def clear(self) -> None:
         self._values.clear()
 
+    @abstractmethod
     def _new(self) -> V:
-        raise NotImplementedError
+        """A new value of this kind (each family makes its own)."""
 
     def _family(self) -> Metric:
         return self.family_type(self.name, self.documentation, labels=self.labelnames)
