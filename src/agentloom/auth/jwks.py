@@ -20,6 +20,8 @@ import anyio
 import httpx2
 from jwt import PyJWK, PyJWTError
 
+from agentloom.tls import client_context
+
 log = logging.getLogger(__name__)
 
 MAX_JWKS_BYTES: Final = 1024 * 1024
@@ -71,7 +73,9 @@ class FileJwks:
 class UrlJwks:
     def __init__(self, url: str, *, timeout: float = FETCH_TIMEOUT) -> None:
         self._url = url
-        self._client = httpx2.AsyncClient(timeout=timeout, follow_redirects=False)
+        self._client = httpx2.AsyncClient(
+            verify=client_context(), timeout=timeout, follow_redirects=False
+        )
 
     @property
     def where(self) -> str:

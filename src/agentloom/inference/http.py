@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import urlsplit
 
+from agentloom.tls import client_context
+
 __all__ = [
     "HTTPConnectError",
     "HTTPError",
@@ -211,7 +213,7 @@ class Pool:
         self.read_timeout = read_timeout
         self._headers = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
         self._idle: list[_Connection] = []
-        self._ssl = ssl.create_default_context() if origin.scheme == "https" else None
+        self._ssl = client_context() if origin.scheme == "https" else None
 
     @asynccontextmanager
     async def post(self, path: str, body: bytes, *, root: bool = False) -> AsyncIterator[Response]:

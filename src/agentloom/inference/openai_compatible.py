@@ -50,6 +50,7 @@ from agentloom.inference.http import (
 )
 from agentloom.offload import off_loop
 from agentloom.text import clip
+from agentloom.tls import client_context
 from agentloom.upstream import MAX_MESSAGE, Failure, retry_after, upstream_error
 
 __all__ = ["INFERENCE", "OpenAICompatibleProvider", "status_error"]
@@ -171,7 +172,9 @@ class OpenAICompatibleProvider:
             api_key=config.api_key or "not-needed",
             timeout=timeout,
             max_retries=config.max_retries,
-            http_client=httpx2.AsyncClient(timeout=timeout, limits=_LIMITS, follow_redirects=True),
+            http_client=httpx2.AsyncClient(
+                verify=client_context(), timeout=timeout, limits=_LIMITS, follow_redirects=True
+            ),
         )
         self._where = str(self._client.base_url).rstrip("/")
         self._pool = _lean_pool(config, self._where)

@@ -29,6 +29,7 @@ from agentloom.errors import (
     UpstreamTimeoutError,
 )
 from agentloom.retrieval.retries import RetryPolicy, Sleep, with_retries
+from agentloom.tls import client_context
 from agentloom.upstream import Failure, upstream_error
 
 __all__ = ["OpenAICompatibleEmbedder"]
@@ -65,6 +66,7 @@ class OpenAICompatibleEmbedder:
         self._where = settings.base_url.rstrip("/")
         key = settings.resolved_api_key()
         self._client = httpx2.AsyncClient(
+            verify=client_context(),
             base_url=self._where + "/",
             headers={"authorization": f"Bearer {key}"} if key else {},
             timeout=httpx2.Timeout(

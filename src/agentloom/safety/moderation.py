@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentloom.safety.base import Role, ShieldError, ShieldKind, Verdict, Violation
 from agentloom.safety.settings import ModerationShieldSettings
+from agentloom.tls import client_context
 
 _CONNECT_TIMEOUT: Final = 10.0
 _MAX_DETAIL: Final = 300
@@ -44,6 +45,7 @@ class ModerationShield:
         api_key = settings.resolved_api_key()
         headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx2.AsyncClient(
+            verify=client_context(),
             base_url=settings.base_url.rstrip("/") + "/",
             headers=headers,
             timeout=httpx2.Timeout(

@@ -23,6 +23,7 @@ from agentloom.errors import InvalidRequestError
 from agentloom.services.webhook_signing import signed_headers
 from agentloom.storage.jobs import JobRow
 from agentloom.storage.webhooks import SqlWebhookStore
+from agentloom.tls import client_context
 
 if TYPE_CHECKING:
     from agentloom.services.webhooks import WebhooksService
@@ -43,7 +44,10 @@ class WebhookSender:
     ) -> DeliveryAttempt:
         if self._client is None:
             self._client = httpx2.AsyncClient(
-                timeout=self._timeout, follow_redirects=False, headers={"user-agent": USER_AGENT}
+                verify=client_context(),
+                timeout=self._timeout,
+                follow_redirects=False,
+                headers={"user-agent": USER_AGENT},
             )
         started = time.time()
         headers = signed_headers(secrets, message_id, int(started), body)

@@ -19,6 +19,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from agentloom.tls import client_context
 from agentloom.tools.mcp.stdio import StdioAddress, stdio_streams
 
 FailureKind = Literal["mcp_protocol_error", "http_error"]
@@ -119,7 +120,9 @@ async def _transport(
             sse_read_timeout=address.call_timeout + 30,
         )
     timeout = httpx2.Timeout(address.connect_timeout, read=address.call_timeout)
-    http = httpx2.AsyncClient(headers=dict(address.headers), timeout=timeout)
+    http = httpx2.AsyncClient(
+        verify=client_context(), headers=dict(address.headers), timeout=timeout
+    )
     await attempt.enter_async_context(http)
     return streamable_http_client(address.url, http_client=http)
 

@@ -13,6 +13,7 @@ from typing import Final
 import httpx2
 
 from agentloom.errors import UpstreamError, UpstreamTimeoutError
+from agentloom.tls import client_context
 from agentloom.upstream import Failure, upstream_error
 
 _CONNECT_TIMEOUT: Final = 10.0
@@ -27,6 +28,7 @@ class JSONClient:
     ) -> None:
         self.name = name
         self._client = httpx2.AsyncClient(
+            verify=client_context(),
             base_url=base_url.rstrip("/") + "/",
             headers=dict(headers),
             timeout=httpx2.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT)),
