@@ -1,5 +1,6 @@
 pytest_plugins = [
     "tests.plugins.db",
+    "tests.plugins.sql_split",
     "tests.plugins.backend",
     "tests.plugins.server",
     "tests.plugins.sandbox",

@@ -5,7 +5,6 @@ tools run client-side, declared tools wait for the caller."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any, cast
 
 import openai
@@ -43,12 +42,6 @@ LOOKUP = FunctionTool(
     "Look a word up in the caller's dictionary.",
     {"type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"]},
 )
-
-
-@pytest.fixture
-def database_url(tmp_path: Path) -> str:
-    """SQLite only: what is tested here is the client side (storage is tested elsewhere)."""
-    return f"sqlite:///{tmp_path / 'agentloom.db'}"
 
 
 def sent(backend: FakeBackend, index: int = -1) -> list[dict[str, Any]]:

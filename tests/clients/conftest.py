@@ -9,7 +9,6 @@ database is SQLite only: these tests are about the wire, and the stores have the
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -17,11 +16,6 @@ from agentloom.config import Settings
 from agentloom.server.app import create_app
 from agentloom.testing.serving import serve
 from tests.clients.recording import Recorder
-
-
-@pytest.fixture
-def database_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'agentloom.db'}"
 
 
 @pytest.fixture

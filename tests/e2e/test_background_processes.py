@@ -11,11 +11,14 @@ from pathlib import Path
 
 import httpx2
 import openai
+import pytest
 
 from agentloom.inference.scripted import ScriptedModel, delay
 from agentloom.testing.backend import FakeBackend
 from tests.e2e.test_restart import WAIT, _env, agentloom_serve
 from tests.plugins.webhooks import WebhookReceiver
+
+pytestmark = pytest.mark.both_databases  # what these check depends on the storage
 
 LEASE = "2"  # seconds: a killed process's jobs are taken over soon
 

@@ -75,6 +75,7 @@ async def test_the_cli_says_what_the_server_refused(live_url: str) -> None:
     assert "cannot reach" in unreachable.output
 
 
+@pytest.mark.both_databases
 async def test_the_sdk_client(scripted: ScriptedModel, backend: FakeBackend, live_url: str) -> None:
     scripted.add_turn(tool_call("think", {"thought": "hm"}))
     scripted.add_turn("Done.")

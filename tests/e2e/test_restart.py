@@ -20,9 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx2
+import pytest
 
 from agentloom.inference.scripted import ScriptedModel, delay
 from agentloom.testing.backend import FakeBackend
+
+pytestmark = pytest.mark.both_databases  # what these check depends on the storage
 
 START_TIMEOUT = 30.0  # seconds for a server process to answer /v1/health
 WAIT = 10.0  # seconds for any other condition

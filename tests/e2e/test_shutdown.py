@@ -11,12 +11,15 @@ from collections import Counter
 from pathlib import Path
 
 import httpx2
+import pytest
 
 from agentloom.inference.base import ChatRequest
 from agentloom.inference.scripted import ScriptedModel, Turn, delay
 from agentloom.testing.backend import FakeBackend
 from tests.e2e.test_background_processes import _wait_status
 from tests.e2e.test_restart import WAIT, _env, agentloom_serve
+
+pytestmark = pytest.mark.both_databases  # what these check depends on the storage
 
 STREAMS = 8
 JOBS = 2

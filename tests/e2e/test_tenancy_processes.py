@@ -8,9 +8,12 @@ import time
 from pathlib import Path
 
 import httpx2
+import pytest
 
 from agentloom.testing.backend import FakeBackend
 from tests.e2e.test_restart import WAIT, _env, agentloom_serve
+
+pytestmark = pytest.mark.both_databases  # what these check depends on the storage
 
 ADMIN = "sk-admin-" + secrets.token_urlsafe(24)
 

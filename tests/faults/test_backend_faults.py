@@ -29,6 +29,8 @@ from agentloom.inference.scripted import (
 from agentloom.testing.backend import FakeBackend
 from tests.faults.support import sse_events
 
+pytestmark = pytest.mark.both_databases  # what these check depends on the storage
+
 BOUND = 10.0  # seconds: an exchange still running after this has hung
 
 

@@ -19,11 +19,14 @@ from typing import Any
 
 import anyio
 import httpx2
+import pytest
 
 from agentloom.inference.base import ChatRequest
 from agentloom.inference.scripted import ScriptedModel, TurnPart, delay
 from agentloom.testing.backend import FakeBackend
 from tests.faults.support import WAIT, eventually, served, sse_events, status_of
+
+pytestmark = pytest.mark.both_databases  # what these check depends on the storage
 
 BOUND = 60.0  # seconds: the test is over long before this, or it hung
 FAST = "[server]\nheartbeat_interval = 0.2\nabandoned_after = 2.0\n\n[jobs]\nlease_seconds = 2\n"

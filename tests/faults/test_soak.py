@@ -12,7 +12,10 @@ exchanges, 1 MiB over the next 2,000).
 
 from __future__ import annotations
 
+import pytest
 from bench.soak import describe, measure
+
+pytestmark = pytest.mark.both_databases  # what these check depends on the storage
 
 EXCHANGES = 2000
 CLIENTS = 32

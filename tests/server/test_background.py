@@ -23,6 +23,8 @@ from agentloom.storage.database import Database
 from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import BASE_URL, audited_client
 
+pytestmark = pytest.mark.both_databases  # what these check depends on the storage
+
 SETTLED = {"completed", "failed", "incomplete", "cancelled"}
 
 

@@ -233,6 +233,7 @@ async def test_rate_limits_apply(
         await alpha.client.chat.completions.create(model=backend.model, messages=HELLO)
 
 
+@pytest.mark.both_databases
 async def test_usage_is_recorded_for_the_project(keyed: Settings, backend: FakeBackend) -> None:
     quick = keyed.model_copy(
         update={"server": keyed.server.model_copy(update={"usage_flush_interval": 0.05})}
@@ -254,9 +255,16 @@ async def test_usage_is_recorded_for_the_project(keyed: Settings, backend: FakeB
             report, lambda p: sum(r.num_model_requests for b in p.data for r in b.results) == 2
         )
 
+        # as the console's usage page asks
+        grouped = await usage.completions(
+            start_time=start, bucket_width="1d", group_by=["project_id", "model"]
+        )
+
     results = [r for b in page.data for r in b.results]
     assert sum(r.input_tokens for r in results) > 0
     assert sum(r.output_tokens for r in results) > 0
+    rows = [r for b in grouped.data for r in b.results]
+    assert {(r.project_id, r.model) for r in rows} == {(tenant.project_id, backend.model)}
 
 
 # --- the legacy POST /v1/completions -----------------------------------------------------------

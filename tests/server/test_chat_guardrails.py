@@ -23,11 +23,6 @@ HELLO = [{"role": "user", "content": "Hi"}]
 
 
 @pytest.fixture
-def database_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'agentloom.db'}"
-
-
-@pytest.fixture
 async def guarded(
     backend: FakeBackend, database_url: str, tmp_path: Path
 ) -> AsyncIterator[openai.AsyncOpenAI]:

@@ -18,7 +18,10 @@ from agentloom.testing.backend import FakeBackend
 from agentloom.tools.sandbox import bwrap_available
 from tests.plugins.server import make_settings
 
-pytestmark = pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not installed")
+pytestmark = [
+    pytest.mark.both_databases,
+    pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not installed"),
+]
 
 
 @pytest.fixture

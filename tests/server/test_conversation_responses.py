@@ -21,6 +21,8 @@ from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import BASE_URL, running
 from tests.server.test_errors import the_error
 
+pytestmark = pytest.mark.both_databases  # what these check depends on the storage
+
 WEATHER_TOOL: dict[str, Any] = {
     "type": "function",
     "name": "get_weather",

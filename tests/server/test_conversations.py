@@ -15,6 +15,8 @@ from openai.types.responses import ResponseInputItemParam
 
 from tests.server.test_errors import the_error
 
+pytestmark = pytest.mark.both_databases  # what these check depends on the storage
+
 
 def user(text: str, **extra: Any) -> ResponseInputItemParam:
     return cast(

@@ -6,7 +6,6 @@ backend as the tool call and its result."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any, cast
 
 import openai
@@ -34,12 +33,6 @@ APPLY_PATCH: CustomToolParam = {
 }
 NOTE: CustomToolParam = {"type": "custom", "name": "note", "format": {"type": "text"}}
 PATCH = '*** Begin Patch\n*** Add File: a.txt\n+say "hi" \\ tab\there é 😀\n*** End Patch\n'
-
-
-@pytest.fixture
-def database_url(tmp_path: Path) -> str:
-    """SQLite only: these tests are about the wire; items are stored as their JSON either way."""
-    return f"sqlite:///{tmp_path / 'agentloom.db'}"
 
 
 def sent(backend: FakeBackend, index: int = -1) -> dict[str, Any]:

@@ -280,6 +280,7 @@ async def test_a_projects_rate_limit_applies(
     assert second.json()["error"]["code"] == "rate_limit_exceeded"
 
 
+@pytest.mark.both_databases
 async def test_usage_is_recorded_in_the_embeddings_report(quick_usage: Settings) -> None:
     start = int(time.time()) // 86_400 * 86_400
     async with audited_client(quick_usage) as raw:

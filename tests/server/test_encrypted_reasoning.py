@@ -8,7 +8,6 @@ On SQLite only: sealing keys are per server, the stores have their own suites.
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import Any, cast
 
 import httpx2
@@ -36,11 +35,6 @@ TOOLS: list[Any] = [
     }
 ]
 QUESTION = {"role": "user", "content": "Weather in Paris?"}
-
-
-@pytest.fixture
-def database_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'agentloom.db'}"
 
 
 def wire(items: list[dict[str, Any]]) -> list[ResponseInputItemParam]:

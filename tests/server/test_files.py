@@ -33,6 +33,8 @@ from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import BASE_URL, make_settings, running
 from tests.retrieval.documents import docx_bytes, pdf_bytes, with_member
 
+pytestmark = pytest.mark.both_databases  # what these check depends on the storage
+
 MIB = 1024 * 1024
 
 

@@ -55,12 +55,6 @@ WEATHER: dict[str, Any] = {
 }
 
 
-@pytest.fixture
-def database_url(tmp_path: Path) -> str:
-    """SQLite only: storage is not what these tests are about."""
-    return f"sqlite:///{tmp_path / 'agentloom.db'}"
-
-
 def safety_settings(backend: FakeBackend, **options: Any) -> SafetySettings:
     return SafetySettings(
         shields=[

@@ -22,6 +22,8 @@ from agentloom.testing.backend import FakeBackend
 from tests.e2e.support import received
 from tests.plugins.server import audited_client
 
+pytestmark = pytest.mark.both_databases  # what these check depends on the storage
+
 SETTLED = {"completed", "failed", "cancelled"}
 Frames = list[tuple[str, Any]]
 

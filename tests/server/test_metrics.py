@@ -56,6 +56,7 @@ def value(
     return found.get((name, frozenset(labels.items())), 0.0)
 
 
+@pytest.mark.both_databases
 async def test_requests_responses_and_tokens_are_counted(
     http: httpx2.AsyncClient,
     client: openai.AsyncOpenAI,

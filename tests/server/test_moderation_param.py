@@ -35,11 +35,6 @@ from tests.server.test_guardrails import (
 
 
 @pytest.fixture
-def database_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'agentloom.db'}"
-
-
-@pytest.fixture
 def settings(backend: FakeBackend, database_url: str, tmp_path: Path) -> Settings:
     base = make_settings(backend, database_url, files_directory=tmp_path / "files")
     return base.model_copy(update={"safety": safety_settings(backend)})

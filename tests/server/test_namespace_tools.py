@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, cast
 
 import openai
@@ -48,12 +47,6 @@ SHELL: ToolParam = {
     "strict": False,
 }
 FLAT_CLOSE = "multi_agent_v1__close_agent"
-
-
-@pytest.fixture
-def database_url(tmp_path: Path) -> str:
-    """SQLite only: these tests are about the wire; items are stored as their JSON either way."""
-    return f"sqlite:///{tmp_path / 'agentloom.db'}"
 
 
 def sent(backend: FakeBackend, index: int = -1) -> dict[str, Any]:

@@ -25,6 +25,8 @@ from agentloom.inference.scripted import ScriptedModel
 from agentloom.storage.prompts_base import PromptRow
 from agentloom.testing.backend import FakeBackend
 
+pytestmark = pytest.mark.both_databases  # what these check depends on the storage
+
 PNG_DATA_URL = (
     "data:image/png;base64,"
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgAAIAAAUAAeImBZsAAAAASUVORK5CYII="

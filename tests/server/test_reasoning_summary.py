@@ -3,8 +3,6 @@ streamed with OpenAI's summary events, parsed here by the ``openai`` client."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import openai
 import pytest
 from openai.types.responses import (
@@ -24,11 +22,6 @@ FIRST = "**Weighing the options**"
 SECOND = "The user asks for a haiku. Five, seven, five syllables; the theme is autumn."
 THIRD = "Maple leaves fall. " * 40  # 720 characters: past what "auto" keeps
 THOUGHT = f"{FIRST}\n\n{SECOND}\n\n{THIRD.strip()}"
-
-
-@pytest.fixture
-def database_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'agentloom.db'}"
 
 
 def reasoning_item(output: list[object]) -> ResponseReasoningItem:

@@ -16,6 +16,8 @@ from agentloom.inference.scripted import ScriptedModel, raise_error
 from agentloom.testing.backend import FakeBackend
 from tests.plugins.tenants import Tenant
 
+pytestmark = pytest.mark.both_databases  # what these check depends on the storage
+
 
 async def listed(http: httpx2.AsyncClient, **params: Any) -> list[str]:
     reply = await http.get("/responses", params=params)
@@ -53,6 +55,12 @@ async def test_filters_by_metadata_status_and_time(
     assert await listed(http, created_after=before, created_before=later) == [failed, *ids[::-1]]
     assert await listed(http, created_after=later) == []
     assert await listed(http, created_before=before) == []
+    # every filter at once, as the console's logs page sends them
+    both = {"metadata[team]": "a", "metadata[env]": "prod", "status": "completed"}
+    assert await listed(http, **both) == [ids[0]]
+    assert await listed(http, **both, created_after=before) == [ids[0]]
+    assert await listed(http, **both, created_before=later) == [ids[0]]
+    assert await listed(http, **both, created_after=before, created_before=later) == [ids[0]]
 
 
 async def test_pages_walk_the_matches(

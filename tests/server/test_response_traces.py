@@ -32,6 +32,8 @@ from tests.server.test_background import settled
 from tests.server.test_compaction import compacted_on_create
 from tests.server.test_errors import the_error
 
+pytestmark = pytest.mark.both_databases  # what these check depends on the storage
+
 SPAN_KEYS = {"name", "kind", "start_ms", "duration_ms", "status", "attributes"}
 WEATHER: Any = {
     "type": "function",

@@ -28,12 +28,6 @@ from tests.safety.guard_fake import guard
 from tests.safety.moderation_fake import MARKER, FakeModerations, serving
 
 
-@pytest.fixture
-def database_url(tmp_path: Path) -> str:
-    """SQLite only: these endpoints never touch the database."""
-    return f"sqlite:///{tmp_path / 'agentloom.db'}"
-
-
 @pytest.fixture(scope="module")
 def _served() -> Iterator[FakeModerations]:
     with serving() as fake:

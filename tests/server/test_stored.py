@@ -17,6 +17,8 @@ import pytest
 from agentloom.inference.scripted import ScriptedModel, delay, reasoning, text, tool_call
 from agentloom.testing.backend import FakeBackend
 
+pytestmark = pytest.mark.both_databases  # what these check depends on the storage
+
 WEATHER_TOOL: Any = {
     "type": "function",
     "name": "get_weather",

@@ -24,6 +24,8 @@ from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import FAKE_EMBEDDING_MODEL, audited_client
 from tests.plugins.tenants import ADMIN, Tenant, sdk
 
+pytestmark = pytest.mark.both_databases  # what these check depends on the storage
+
 
 def error_of(reply: httpx2.Response, status: int) -> dict[str, Any]:
     assert reply.status_code == status, reply.text
@@ -549,7 +551,11 @@ async def test_more_admin_keys_through_the_admin_api(
     made = await keys.create(name="second admin")
     second = sdk(raw, admin_api_key=made.value).admin.organization
     listed = [k async for k in keys.list()]
+    again = await keys.retrieve(made.id)
+    after = await keys.list(after=made.id)
     projects = [p.id async for p in second.projects.list()]
+    first = (await second.projects.list(limit=1)).data[0]
+    rest = [p.id async for p in second.projects.list(after=first.id)]
     in_project = sdk(raw, made.value, project=alpha.project_id)
     answered = await in_project.responses.create(model=backend.model, input="Hi")
     gone = await keys.delete(made.id)
@@ -557,7 +563,10 @@ async def test_more_admin_keys_through_the_admin_api(
     assert made.value.startswith("sk-admin-")
     assert [k.id for k in listed] == [made.id]
     assert made.value not in {k.redacted_value for k in listed}
+    assert again.id == made.id
+    assert after.data == []
     assert alpha.project_id in projects
+    assert rest == projects[1:]
     assert answered.id
     assert gone.deleted
     with pytest.raises(openai.AuthenticationError):
@@ -566,5 +575,8 @@ async def test_more_admin_keys_through_the_admin_api(
     kinds = ["tenant.admin_api_key.created", "tenant.admin_api_key.deleted"]
     logged = [e.type async for e in logs.list(event_types=kinds)]  # type: ignore[arg-type]
     assert logged == ["tenant.admin_api_key.deleted", "tenant.admin_api_key.created"]
+    newest = (await logs.list(event_types=kinds, limit=1)).data[0]  # type: ignore[arg-type]
+    older = await logs.list(event_types=kinds, after=newest.id)  # type: ignore[arg-type]
+    assert [e.type for e in older.data] == ["tenant.admin_api_key.created"]
     with pytest.raises(openai.PermissionDeniedError):
         await sdk(raw, admin_api_key=alpha.key).admin.organization.admin_api_keys.list()

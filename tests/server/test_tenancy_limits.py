@@ -17,6 +17,8 @@ from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import FAKE_EMBEDDING_MODEL, audited_client
 from tests.plugins.tenants import ADMIN, Tenant, new_tenant, sdk
 
+pytestmark = pytest.mark.both_databases  # what these check depends on the storage
+
 T = TypeVar("T")
 
 

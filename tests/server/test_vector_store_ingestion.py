@@ -36,6 +36,8 @@ from tests.server.vector_support import (
     wait_until,
 )
 
+pytestmark = pytest.mark.both_databases  # what these check depends on the storage
+
 KETTLE = "The Zephyr kettle boils a litre of water in ninety seconds."
 CAKE = "Lemon cake needs four eggs, two lemons and a cup of sugar."
 VSF = schema.vector_store_files

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import openai
+import pytest
 import sqlalchemy as sa
 from starlette.applications import Starlette
 
@@ -32,6 +33,8 @@ LONG = " ".join(f"Sentence {n} tells of kettle number {n}." for n in range(6000)
 EXPECTED = [c.text for c in chunk_text(LONG, max_tokens=100, overlap=0)]
 CAKE = "Lemon cake needs four eggs, two lemons and a cup of sugar."
 VC = schema.vector_store_chunks
+
+pytestmark = pytest.mark.both_databases  # what these check depends on the storage
 
 
 def _settings(backend: FakeBackend, database_url: str, files: Path) -> Settings:

@@ -16,6 +16,8 @@ from agentloom.retrieval.index import Weights
 from agentloom.storage import schema
 from tests.server.vector_support import execute, runtime, upload
 
+pytestmark = pytest.mark.both_databases  # what these check depends on the storage
+
 DOCS = {
     "kettle.txt": "The Zephyr kettle boils a litre of water in ninety seconds.",
     "cake.md": "Lemon cake needs four eggs, two lemons and a cup of sugar.",

@@ -18,6 +18,8 @@ from starlette.applications import Starlette
 
 from tests.server.vector_support import chunks, upload
 
+pytestmark = pytest.mark.both_databases  # what these check depends on the storage
+
 KETTLE = "The Zephyr kettle boils a litre of water in ninety seconds."
 CAKE = "Lemon cake needs four eggs, two lemons and a cup of sugar."
 

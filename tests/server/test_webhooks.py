@@ -26,6 +26,8 @@ from tests.plugins.server import make_settings
 from tests.plugins.webhooks import Received, WebhookReceiver
 from tests.server.test_background import settled
 
+pytestmark = pytest.mark.both_databases  # what these check depends on the storage
+
 RESPONSE_TYPES = [
     "response.completed",
     "response.failed",

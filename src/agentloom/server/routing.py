@@ -25,10 +25,10 @@ class IndexedRouter(Router):
 
     def __init__(self, routes: Sequence[BaseRoute], lifespan: Lifespan[Any] | None = None) -> None:
         super().__init__(routes, lifespan=lifespan)
-        keyed = {_prefix(_path(route)) for route in self.routes if _keyed(route)}
+        keys = [_prefix(_path(route)) if _keyed(route) else None for route in self.routes]
         self._index = {
-            key: [r for r in self.routes if not _keyed(r) or _prefix(_path(r)) == key]
-            for key in keyed
+            key: [r for r, its in zip(self.routes, keys, strict=True) if its in (None, key)]
+            for key in set(keys) - {None}
         }
 
     async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
