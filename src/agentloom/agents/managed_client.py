@@ -22,10 +22,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from typing import Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
 import httpx2
-import openai
 from pydantic import BaseModel
 
 from agentloom.api.managed_agent_stream import (
@@ -47,6 +46,11 @@ from agentloom.api.managed_agents import (
     ManagedAgentPage,
 )
 from agentloom.errors import UpstreamError
+from agentloom.tls import client_context
+from agentloom.upstream import Failure
+
+if TYPE_CHECKING:
+    import openai
 
 __all__ = ["AgentStreamEvent", "ManagedAgents", "reply_text"]
 
@@ -54,23 +58,109 @@ AgentStreamEvent: TypeAlias = AgentChunk | ToolCallsEvent | ToolResultEvent
 M = TypeVar("M", bound=BaseModel)
 DEFAULT_BASE_URL = "http://127.0.0.1:8321/v1"
 PATH = "/managed-agents"
+TIMEOUT = httpx2.Timeout(600.0, connect=5.0)  # as the openai client's defaults
+
+
+class _Http(Protocol):
+    """How requests reach the server: an ``openai`` client's, or a plain HTTP client's."""
+
+    async def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Mapping[str, Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+        stream: bool = False,
+    ) -> httpx2.Response: ...
+
+    async def aclose(self) -> None: ...
+
+
+class _SdkHttp:
+    """Through an ``openai.AsyncOpenAI`` (its retries, its errors); left open: it is the
+    caller's."""
+
+    def __init__(self, client: openai.AsyncOpenAI) -> None:
+        self.client = client
+
+    async def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Mapping[str, Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+        stream: bool = False,
+    ) -> httpx2.Response:
+        options: Any = {"params": dict(params)} if params else {}
+        at: Any = {"cast_to": httpx2.Response, "options": options}
+        if method == "get":
+            reply: httpx2.Response = await self.client.get(path, stream=stream, **at)
+        elif method == "post":
+            reply = await self.client.post(path, body=dict(body or {}), stream=stream, **at)
+        else:
+            reply = await self.client.delete(path, **at)
+        return reply
+
+    async def aclose(self) -> None:
+        pass
+
+
+class _PlainHttp:
+    """Straight to a base URL (no ``openai`` import: ``agentloom agents`` starts fast). What
+    the server refused is an :class:`UpstreamError` carrying its status and message."""
+
+    def __init__(self, base_url: str, api_key: str | None) -> None:
+        self.where = base_url.rstrip("/")
+        headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx2.AsyncClient(
+            base_url=self.where + "/", headers=headers, timeout=TIMEOUT, verify=client_context()
+        )
+
+    async def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Mapping[str, Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+        stream: bool = False,
+    ) -> httpx2.Response:
+        request = self._client.build_request(
+            method.upper(), path.lstrip("/"), json=body, params=dict(params or {})
+        )
+        try:
+            reply = await self._client.send(request, stream=stream)
+        except httpx2.TransportError as exc:
+            raise UpstreamError(f"cannot reach the server at {self.where}: {exc}") from exc
+        if reply.is_success:
+            return reply
+        raw = await reply.aread()
+        failure = Failure.of_http(reply.status_code, reply.headers, raw)
+        message = f"the server answered {reply.status_code}: {failure.message}"
+        raise UpstreamError(message, status=reply.status_code, code=failure.code)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
 
 
 class ManagedAgents:
     """The managed agents of the server ``client`` talks to: an ``openai.AsyncOpenAI`` (left
-    open: it is the caller's) or a base URL (closed by :meth:`aclose`); ``api_key`` defaults to
-    ``AGENTLOOM_API_KEY``, then ``OPENAI_API_KEY``."""
+    open: it is the caller's; its errors are the ``openai`` package's) or a base URL (closed by
+    :meth:`aclose`; what the server refuses is an :class:`~agentloom.errors.UpstreamError`);
+    ``api_key`` defaults to ``AGENTLOOM_API_KEY``, then ``OPENAI_API_KEY``."""
 
     def __init__(self, client: openai.AsyncOpenAI | str, *, api_key: str | None = None) -> None:
-        self._own = isinstance(client, str)
+        self._http: _Http
         if isinstance(client, str):
             key = api_key or os.environ.get("AGENTLOOM_API_KEY") or os.environ.get("OPENAI_API_KEY")
-            client = openai.AsyncOpenAI(base_url=client, api_key=key or "not-needed")
-        self.client = client
+            self._http = _PlainHttp(client, key)
+        else:
+            self._http = _SdkHttp(client)
 
     async def aclose(self) -> None:
-        if self._own:
-            await self.client.close()
+        await self._http.aclose()
 
     async def __aenter__(self) -> ManagedAgents:
         return self
@@ -137,7 +227,7 @@ class ManagedAgents:
         return await self._post(f"{PATH}/{agent_id}", body, ManagedAgent)
 
     async def delete(self, agent_id: str) -> DeletedManagedAgent:
-        reply = await self.client.delete(f"{PATH}/{agent_id}", cast_to=httpx2.Response)
+        reply = await self._http.send("delete", f"{PATH}/{agent_id}")
         return DeletedManagedAgent.model_validate_json(reply.content)
 
     async def state(self, agent_id: str) -> AgentState:
@@ -155,9 +245,7 @@ class ManagedAgents:
     ) -> AsyncGenerator[AgentStreamEvent, None]:
         """Run the agent on ``content`` now; its reply as it is made."""
         body = {"content": content, "mode": mode, "stream": True}
-        reply = await self.client.post(
-            f"{PATH}/{agent_id}/messages", cast_to=httpx2.Response, body=body, stream=True
-        )
+        reply = await self._http.send("post", f"{PATH}/{agent_id}/messages", body=body, stream=True)
         async for event in _events(reply):
             yield event
 
@@ -175,9 +263,7 @@ class ManagedAgents:
 
     async def runs(self, agent_id: str, *, limit: int = 20) -> list[AgentRun]:
         """The agent's latest ``limit`` runs, newest first."""
-        page = await self.client.get(
-            f"{PATH}/{agent_id}/runs", cast_to=httpx2.Response, options={"params": {"limit": limit}}
-        )
+        page = await self._http.send("get", f"{PATH}/{agent_id}/runs", params={"limit": limit})
         return [AgentRun.model_validate(run) for run in page.json()["data"]]
 
     async def get_run(self, agent_id: str, run_id: str) -> AgentRun:
@@ -194,11 +280,8 @@ class ManagedAgents:
         params: dict[str, Any] = {"stream": "true"}
         if after >= 0:
             params["starting_after"] = after
-        reply = await self.client.get(
-            f"{PATH}/{agent_id}/runs/{run_id}",
-            cast_to=httpx2.Response,
-            options={"params": params},
-            stream=True,
+        reply = await self._http.send(
+            "get", f"{PATH}/{agent_id}/runs/{run_id}", params=params, stream=True
         )
         async for event in _events(reply):
             yield event
@@ -215,12 +298,11 @@ class ManagedAgents:
     # --- plumbing ----------------------------------------------------------------------------
 
     async def _get(self, path: str, model: type[M], query: Mapping[str, Any] | None = None) -> M:
-        options: Any = {"params": dict(query)} if query else {}
-        reply = await self.client.get(path, cast_to=httpx2.Response, options=options)
+        reply = await self._http.send("get", path, params=query)
         return model.model_validate_json(reply.content)
 
     async def _post(self, path: str, body: Mapping[str, Any], model: type[M]) -> M:
-        reply = await self.client.post(path, cast_to=httpx2.Response, body=dict(body))
+        reply = await self._http.send("post", path, body=body)
         return model.model_validate_json(reply.content)
 
 

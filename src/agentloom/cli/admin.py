@@ -14,16 +14,14 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from agentloom.api.admin import CreateProjectRequest, CreateServiceAccountRequest, Project
-from agentloom.config import ConfigError, Settings, load_settings
-from agentloom.errors import AgentloomError
-from agentloom.services.audit import AuditLog
-from agentloom.services.projects import ProjectsService
-from agentloom.storage.projects import ListQuery
+if TYPE_CHECKING:
+    from agentloom.api.admin import Project
+    from agentloom.config import Settings
+    from agentloom.services.projects import ProjectsService
 
 __all__ = ["keys", "projects"]
 
@@ -50,6 +48,8 @@ def projects() -> None:
 @config_option
 def create_project(name: str, config_path: Path | None) -> None:
     """Create a project; prints its id."""
+    from agentloom.api.admin import CreateProjectRequest
+
     project = _run(config_path, lambda s: s.create_project(CreateProjectRequest(name=name)))
     click.echo(project.id)
 
@@ -91,6 +91,8 @@ def keys() -> None:
 @config_option
 def create_key(project: str, name: str, expires_in: str | None, config_path: Path | None) -> None:
     """Create a key; prints it once (it cannot be shown again)."""
+    from agentloom.api.admin import CreateServiceAccountRequest
+
     seconds = _duration(expires_in)
 
     async def create(service: ProjectsService) -> str:
@@ -108,6 +110,7 @@ def create_key(project: str, name: str, expires_in: str | None, config_path: Pat
 @config_option
 def list_keys(project: str | None, config_path: Path | None) -> None:
     """List keys (redacted)."""
+    from agentloom.storage.projects import ListQuery
 
     async def listing(service: ProjectsService) -> list[tuple[str, ...]]:
         wanted = None if project is None else await _project_id(service, project)
@@ -132,6 +135,7 @@ def list_keys(project: str | None, config_path: Path | None) -> None:
 @config_option
 def revoke_key(key_id: str, config_path: Path | None) -> None:
     """Revoke a key at once (every server process stops accepting it)."""
+    from agentloom.errors import AgentloomError
 
     async def revoke(service: ProjectsService) -> None:
         async for each in _every(service, include_archived=True):
@@ -150,6 +154,9 @@ def revoke_key(key_id: str, config_path: Path | None) -> None:
 
 
 def _run(config_path: Path | None, work: Callable[[ProjectsService], Awaitable[T]]) -> T:
+    from agentloom.config import ConfigError, load_settings
+    from agentloom.errors import AgentloomError
+
     try:
         settings = load_settings(config_path)
     except ConfigError as exc:
@@ -168,6 +175,8 @@ def _run(config_path: Path | None, work: Callable[[ProjectsService], Awaitable[T
 @asynccontextmanager
 async def _service(settings: Settings) -> AsyncIterator[ProjectsService]:
     from agentloom.auth.keys import KeyHasher
+    from agentloom.services.audit import AuditLog
+    from agentloom.services.projects import ProjectsService
     from agentloom.storage.database import Database
 
     database = await Database.connect(
@@ -190,6 +199,8 @@ async def _service(settings: Settings) -> AsyncIterator[ProjectsService]:
 
 
 async def _every(service: ProjectsService, include_archived: bool) -> AsyncIterator[Project]:
+    from agentloom.storage.projects import ListQuery
+
     page = await service.list_projects(ListQuery(limit=100), include_archived=include_archived)
     while True:
         for project in page.data:

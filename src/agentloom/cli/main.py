@@ -1,4 +1,9 @@
-"""The ``agentloom`` command line."""
+"""The ``agentloom`` command line.
+
+Starting it imports click and the command modules alone: each command imports what it works
+with when it runs (``tests/test_cli_imports.py`` holds ``--version`` and ``--help`` to that), and
+``serve`` reads and checks its configuration before it imports the server.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +11,19 @@ import ipaddress
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from agentloom import __version__, logs
+from agentloom import __version__
 from agentloom.cli.admin import keys, projects
 from agentloom.cli.ask import ask
 from agentloom.cli.catalog import agents, tools
 from agentloom.cli.chat import chat
 from agentloom.cli.managed import COMMANDS as MANAGED_AGENT_COMMANDS
-from agentloom.config import ConfigError, Settings, load_settings
+
+if TYPE_CHECKING:
+    from agentloom.config import Settings
 
 
 @click.group()
@@ -63,18 +70,19 @@ def serve(
     workers: int | None,
 ) -> None:
     """Run the API server."""
-    import uvicorn
-
-    from agentloom.server.app import create_app
-    from agentloom.server.coalesce import CoalescingHttpToolsProtocol
-    from agentloom.server.workers import CONFIG_ENV, LOG_LEVEL_ENV, WORKER_APP
-
     settings = _settings(config_path, host, port, workers)
     settings = _logging(settings, log_format, access_log)
     refusal = exposed_without_auth(settings)
     if refusal is not None:
         click.echo(f"agentloom: {refusal}", err=True)
         sys.exit(2)
+    import uvicorn
+
+    from agentloom import logs
+    from agentloom.server.app import create_app
+    from agentloom.server.coalesce import CoalescingHttpToolsProtocol
+    from agentloom.server.workers import CONFIG_ENV, LOG_LEVEL_ENV, WORKER_APP
+
     logs.configure(log_level, settings.logging.format, access=settings.logging.access_log)
     common: dict[str, Any] = {
         "host": settings.server.host,
@@ -125,6 +133,8 @@ def _loopback(host: str) -> bool:
 def _settings(
     config_path: Path | None, host: str | None, port: int | None, workers: int | None
 ) -> Settings:
+    from agentloom.config import ConfigError, load_settings
+
     try:
         settings = load_settings(config_path)
     except ConfigError as exc:

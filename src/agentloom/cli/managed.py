@@ -48,9 +48,8 @@ def _server(command: Callable[..., None]) -> Callable[..., None]:
 
 
 def _run(base_url: str, api_key: str | None, work: Callable[[ManagedAgents], Awaitable[T]]) -> T:
-    """``work`` on the server's managed agents; what the server refused as one line, exit 1."""
-    import openai
-
+    """``work`` on the server's managed agents; what the server refused (or that it cannot be
+    reached) as one line, exit 1."""
     from agentloom.agents.managed_client import ManagedAgents
     from agentloom.errors import AgentloomError
 
@@ -60,11 +59,6 @@ def _run(base_url: str, api_key: str | None, work: Callable[[ManagedAgents], Awa
 
     try:
         return asyncio.run(main())
-    except openai.APIStatusError as exc:
-        body = exc.body if isinstance(exc.body, dict) else {}
-        fail(f"the server answered {exc.status_code}: {body.get('message', exc.message)}")
-    except openai.APIConnectionError:
-        fail(f"cannot reach the server at {base_url}")
     except AgentloomError as exc:
         fail(exc.message)
 
