@@ -22,12 +22,6 @@ from collections.abc import Callable, Iterator
 from pathlib import PurePosixPath
 from typing import BinaryIO
 
-import docx
-from docx.opc.exceptions import PackageNotFoundError
-from docx.text.paragraph import Paragraph
-from pypdf import PasswordType, PdfReader
-from pypdf.errors import PyPdfError
-
 from agentloom.retrieval.html import html_text
 
 PDF = "application/pdf"
@@ -289,9 +283,9 @@ def _table(delimiter: str) -> Callable[[bytes, str], str]:
     return rows
 
 
-# pypdf raises many kinds of errors on damaged files; all of them mean "cannot be read".
+# pypdf raises many kinds of errors on damaged files (its own PyPdfError too): all of them mean
+# "cannot be read". pypdf and python-docx are imported by the first file of their kind.
 _PDF_ERRORS: tuple[type[Exception], ...] = (
-    PyPdfError,
     ValueError,
     KeyError,
     IndexError,
@@ -306,9 +300,12 @@ _PDF_ERRORS: tuple[type[Exception], ...] = (
 
 
 def _pdf(data: bytes, filename: str) -> str:
+    from pypdf.errors import PyPdfError
+
+    unreadable: tuple[type[Exception], ...] = (PyPdfError, *_PDF_ERRORS)
     try:
         pages = list(_pdf_pages(data, filename))
-    except _PDF_ERRORS as exc:
+    except unreadable as exc:
         raise InvalidFileError(f"The PDF '{filename}' could not be read: {exc}.") from None
     text = "\n\n".join(page.strip() for page in pages if page.strip())
     if not text:
@@ -319,6 +316,8 @@ def _pdf(data: bytes, filename: str) -> str:
 
 
 def _pdf_pages(data: bytes, filename: str) -> Iterator[str]:
+    from pypdf import PasswordType, PdfReader
+
     reader = PdfReader(io.BytesIO(data))
     if reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED:
         raise InvalidFileError(f"The PDF '{filename}' is encrypted with a password.")
@@ -327,6 +326,8 @@ def _pdf_pages(data: bytes, filename: str) -> Iterator[str]:
 
 
 def _docx(data: bytes, filename: str) -> str:
+    from docx.opc.exceptions import PackageNotFoundError
+
     _check_unzipped_size(data, filename)
     try:
         return "\n".join(_docx_blocks(data))
@@ -335,6 +336,9 @@ def _docx(data: bytes, filename: str) -> str:
 
 
 def _docx_blocks(data: bytes) -> Iterator[str]:
+    import docx
+    from docx.text.paragraph import Paragraph
+
     document = docx.Document(io.BytesIO(data))
     for block in document.iter_inner_content():
         if isinstance(block, Paragraph):

@@ -26,9 +26,7 @@ import threading
 from collections.abc import Callable, Coroutine, Mapping
 from concurrent.futures import Future
 from contextlib import AsyncExitStack
-from typing import Any, TypeVar
-
-import mcp_types
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentloom.agents.base import AgentContext
 from agentloom.agents.tools.base import Tool, ToolError
@@ -38,6 +36,9 @@ from agentloom.json_types import JSONObject
 from agentloom.tools.mcp.client import Connection, McpFailure, ServerAddress
 from agentloom.tools.mcp.schema import normalise
 from agentloom.tools.mcp.stdio import StdioAddress
+
+if TYPE_CHECKING:
+    import mcp_types
 
 __all__ = [
     "McpAgentTool",
@@ -206,7 +207,9 @@ class McpAgentTool(Tool):
 
 def result_text(result: mcp_types.CallToolResult) -> str:
     """The text parts of a result joined by newlines; else its structured content as JSON."""
-    texts = [part.text for part in result.content if isinstance(part, mcp_types.TextContent)]
+    from mcp_types import TextContent
+
+    texts = [part.text for part in result.content if isinstance(part, TextContent)]
     if texts:
         return "\n".join(texts)
     if result.structured_content is not None:

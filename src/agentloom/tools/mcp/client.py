@@ -1,30 +1,31 @@
 """One connection to an MCP server per response, opened on first use and closed with the
 response (its exit stack). Streamable HTTP first; a server that refuses it is tried with the
 older HTTP+SSE transport. A declared stdio server is started as a subprocess (see
-:mod:`.stdio`). Failures become :class:`McpFailure` with a readable message."""
+:mod:`.stdio`). Failures become :class:`McpFailure` with a readable message.
+
+The ``mcp`` SDK (~1 s of import) is imported by the first connection, not with the server."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 import httpx2
-import mcp_types
-from mcp import Client
-from mcp.client._transport import Transport
-from mcp.client.sse import sse_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
 
 from agentloom.tls import client_context
 from agentloom.tools.mcp.stdio import StdioAddress, stdio_streams
 
+if TYPE_CHECKING:
+    import mcp_types
+    from mcp import Client
+    from mcp.client._transport import Transport
+
 FailureKind = Literal["mcp_protocol_error", "http_error"]
 TransportKind = Literal["streamable_http", "sse", "stdio"]
-_EXPECTED = (OSError, httpx2.HTTPError, MCPError, TimeoutError)
+_EXPECTED = (OSError, httpx2.HTTPError, TimeoutError)  # and the SDK's MCPError
 _MAX_PAGES = 20
 
 
@@ -93,6 +94,8 @@ class Connection:
                 raise first from None
 
     async def _enter(self, transport: TransportKind) -> Client:
+        from mcp import Client
+
         address = self._address
         async with AsyncExitStack() as attempt:
             streams = await _transport(address, transport, attempt)
@@ -112,6 +115,9 @@ async def _transport(
 ) -> Transport:
     if isinstance(address, StdioAddress):  # declared stdio servers: the only kind for them
         return stdio_streams(address)
+    from mcp.client.sse import sse_client
+    from mcp.client.streamable_http import streamable_http_client
+
     if kind == "sse":
         return sse_client(
             address.url,
@@ -133,8 +139,10 @@ def _failures() -> Iterator[None]:
     try:
         yield
     except (Exception, BaseExceptionGroup) as exc:
+        from mcp.shared.exceptions import MCPError
+
         leaf = _leaf(exc)
-        if not isinstance(leaf, _EXPECTED):
+        if not isinstance(leaf, (*_EXPECTED, MCPError)):
             raise
         raise _failure(leaf) from None
 
@@ -146,6 +154,8 @@ def _leaf(exc: BaseException) -> BaseException:
 
 
 def _failure(exc: BaseException) -> McpFailure:
+    from mcp.shared.exceptions import MCPError
+
     if isinstance(exc, MCPError):
         return McpFailure("mcp_protocol_error", exc.code, exc.message)
     if isinstance(exc, TimeoutError):

@@ -12,10 +12,12 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
-from mcp.client._transport import TransportStreams
-from mcp.client.stdio import StdioServerParameters, stdio_client
+
+if TYPE_CHECKING:
+    from mcp.client._transport import TransportStreams
 
 log = logging.getLogger(__name__)
 _CHUNK = 65536
@@ -43,6 +45,8 @@ def process_env(declared: Mapping[str, str]) -> dict[str, str]:
 @asynccontextmanager
 async def stdio_streams(address: StdioAddress) -> AsyncIterator[TransportStreams]:
     """The SDK's stdio transport with the process's stderr piped into the log."""
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
     env = process_env(address.env)
     await _check_command(address, env["PATH"])
     params = StdioServerParameters(

@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-
-import mcp_types
+from typing import TYPE_CHECKING
 
 from agentloom.api import events as ev
 from agentloom.api.items import (
@@ -37,6 +36,9 @@ from agentloom.tools.mcp.declared import McpServer, resolve
 from agentloom.tools.mcp.policy import UrlPolicy
 from agentloom.tools.mcp.schema import normalise
 from agentloom.tools.mcp.stdio import StdioAddress
+
+if TYPE_CHECKING:
+    import mcp_types
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,7 +249,9 @@ def _arguments(arguments: str) -> dict[str, object] | McpCallError:
 
 
 def _text(result: mcp_types.CallToolResult) -> str:
-    texts = [part.text for part in result.content if isinstance(part, mcp_types.TextContent)]
+    from mcp_types import TextContent
+
+    texts = [part.text for part in result.content if isinstance(part, TextContent)]
     if texts:
         return "\n".join(texts)
     if result.structured_content is not None:
