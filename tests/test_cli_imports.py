@@ -96,3 +96,11 @@ def test_a_command_that_talks_to_a_server_leaves_the_sdk_and_the_server_out(
     modules = imported("agents", "list", "--base-url", "http://127.0.0.1:9/v1", cwd=tmp_path)
     assert "agentloom.agents.managed_client" in modules  # it tried the server
     assert not [m for m in modules if _within(m, HEAVY)]
+
+
+def test_the_agents_package_names_each_export_once() -> None:
+    """``agentloom.agents`` imports its names on first use: each one it exports has a home."""
+    import agentloom.agents as package
+
+    assert sorted(package.__all__) == sorted(package._HOME)
+    assert all(getattr(package, name) is not None for name in package.__all__)
