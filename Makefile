@@ -63,13 +63,22 @@ $(NODE_STAMP): $(CLIENTS)/package.json $(CLIENTS)/package-lock.json
 
 install-test: $(TEST_STAMP) $(NODE_STAMP)
 
+# Python's bytecode for src/, written once (cheap when up to date): where PYTHONDONTWRITEBYTECODE
+# is set, every process would otherwise compile the ~370 modules again (a server start: ~4.7 s
+# of CPU instead of ~2.7 s; the suite starts over a hundred of them).
+define COMPILE
+	@$(BIN)/python -m compileall -q src
+endef
+
 serve: $(STAMP)
+	$(COMPILE)
 	$(BIN)/agentloom serve --host $(HOST) --port $(PORT)
 
 test: $(TEST_STAMP) $(NODE_STAMP)
 	$(BIN)/ruff check src tests bench examples
 	$(BIN)/mypy
-	$(BIN)/pytest --cov --cov-report=term:skip-covered
+	$(COMPILE)
+	$(BIN)/pytest -n auto --dist worksteal --cov --cov-report=term:skip-covered
 
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check src tests bench examples

@@ -1,6 +1,7 @@
 pytest_plugins = [
+    "tests.plugins.split",
     "tests.plugins.db",
-    "tests.plugins.sql_split",
+    "tests.plugins.groups",
     "tests.plugins.backend",
     "tests.plugins.server",
     "tests.plugins.sandbox",

@@ -1,11 +1,7 @@
 """Database fixtures: the tests whose outcome depends on the storage run on SQLite and on
 PostgreSQL, the rest on SQLite.
 
-A test that uses ``database_url`` (through ``settings``, ``app``, ``client`` ...) runs on both when
-:func:`on_both_databases` says so: it is marked ``both_databases`` (a module says it with
-``pytestmark``), it lives in ``tests/storage``, or it works on the stores themselves (the
-``database`` fixture). :mod:`tests.plugins.sql_split` keeps the split honest: every SQL statement
-the suite runs on SQLite is run by some test that runs on PostgreSQL too.
+Which tests run on both, and the check that keeps that honest, are :mod:`tests.plugins.split`'s.
 
 Each test starts from a migrated database with empty tables, without paying for the migrations:
 on SQLite a copy of a file migrated once a session (a copy takes ~1 ms, the 14 migrations
@@ -34,9 +30,9 @@ from sqlalchemy.engine import make_url
 
 from agentloom.storage import schema
 from agentloom.storage.database import Database
+from tests.plugins.split import covering
 
 DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
-BACKENDS = ["sqlite", "postgresql"]
 
 
 def _admin_url() -> str:
@@ -95,41 +91,10 @@ async def _migrated(url: str) -> None:
 def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A SQLite file migrated to the head revision, for each test to copy."""
     path = tmp_path_factory.mktemp("template") / "agentloom.db"
-    asyncio.run(_migrated(f"sqlite:///{path}"))
+    with covering("the migrations"):  # the same ones the PostgreSQL session database runs
+        asyncio.run(_migrated(f"sqlite:///{path}"))
     assert not path.with_name(path.name + "-wal").exists(), "the template is one whole file"
     return path
-
-
-BOTH_MARK = "both_databases"
-STORE_SUITES = Path(__file__).parent.parent / "storage"
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers",
-        f"{BOTH_MARK}: what the test checks depends on the storage: run it on SQLite "
-        "and on PostgreSQL",
-    )
-
-
-def on_both_databases(node: pytest.Item | pytest.FunctionDefinition) -> bool:
-    """Whether a test that uses a database runs on SQLite and on PostgreSQL."""
-    return (
-        node.get_closest_marker(BOTH_MARK) is not None
-        or node.path.is_relative_to(STORE_SUITES)
-        or "database" in getattr(node, "fixturenames", ())
-    )
-
-
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """``database_url`` on both backends or SQLite alone, unless the test chooses its own."""
-    if "database_url" not in metafunc.fixturenames:
-        return
-    chosen = metafunc.definition.iter_markers("parametrize")
-    if any("database_url" in str(mark.args[0]) for mark in chosen):
-        return
-    backends = BACKENDS if on_both_databases(metafunc.definition) else BACKENDS[:1]
-    metafunc.parametrize("database_url", backends, indirect=True)
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ def depth_of(value: Any) -> int:
     return 0
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(documents, st.booleans())
 def test_the_depth_is_the_decoded_depth(value: Any, ascii_only: bool) -> None:
     raw = json.dumps(value, ensure_ascii=ascii_only).encode()

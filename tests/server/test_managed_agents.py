@@ -115,6 +115,7 @@ async def test_an_agent_is_made_read_listed_changed_and_deleted(
     fetched = (await http.get(f"/managed-agents/{first['id']}")).json()
     page = (await http.get("/managed-agents", params={"limit": 1})).json()
     rest = (await http.get("/managed-agents", params={"limit": 1, "after": page["last_id"]})).json()
+    oldest = (await http.get("/managed-agents", params={"order": "asc"})).json()
     changed = await http.patch(
         f"/managed-agents/{first['id']}", json={"name": "renamed", "config": {"max_turns": 3}}
     )
@@ -139,6 +140,7 @@ async def test_an_agent_is_made_read_listed_changed_and_deleted(
     assert page["agents"] == page["data"]  # OpenJarvis's key
     assert [a["id"] for a in rest["data"]] == [first["id"]]
     assert not rest["has_more"]
+    assert [a["id"] for a in oldest["data"]] == [first["id"], second["id"]]
     assert changed.json()["name"] == "renamed"
     assert changed.json()["config"] == {"max_turns": 3, "tools": []}  # replaced whole
     assert deleted == {"id": first["id"], "object": "managed_agent.deleted", "deleted": True}

@@ -1,5 +1,10 @@
-"""Keeps the database split honest (:mod:`tests.plugins.db`): every SQL statement the suite runs
-on SQLite is run by some test that runs on PostgreSQL too.
+"""Which database each test runs on, and the check that keeps the split honest: every SQL
+statement the suite runs on SQLite is run by some test that runs on PostgreSQL too.
+
+A test that uses ``database_url`` (through ``settings``, ``app``, ``client`` ...) runs on SQLite,
+and on PostgreSQL too when :func:`on_both_databases` says so: it is marked ``both_databases`` (a
+module says it with ``pytestmark``), it lives in ``tests/storage``, or it works on the stores
+themselves (the ``database`` fixture).
 
 Each SQLite connection opened in the test process reports what it runs (SQLite's trace
 callback). A statement's shape is its text with every literal made a ``?`` (SQLite reports it
@@ -8,10 +13,12 @@ with the values bound) and every list of them one ``?``. Each shape a test run o
 runs on SQLite alone needs it covered. (Tests that make SQLite files of their own, to test
 SQLite itself or an old schema, are not split, and not counted.)
 
-When the whole suite ran (``pytest`` with no arguments, nothing deselected, no early stop), a
-shape only SQLite-only tests ran fails the session, naming the test that ran it: mark that test
-(or its module) ``both_databases``, or have a test that runs on both run the same statement.
-Under xdist each worker reports its shapes to the controller, which checks.
+What the migrations run counts as run on both (:func:`covering`): each session migrates its
+PostgreSQL database with them. When the whole suite ran (``pytest`` with no arguments, nothing
+deselected, no early stop), a shape only SQLite-only tests ran fails the session, naming the
+test that ran it: mark that test (or its module) ``both_databases``, or have a test that runs on
+both run the same statement. Under xdist each worker reports its shapes to the controller, which
+checks.
 """
 
 from __future__ import annotations
@@ -20,21 +27,46 @@ import json
 import re
 import sqlite3
 from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import event
 from sqlalchemy.pool import Pool
 
-from tests.plugins.db import on_both_databases
-
+BACKENDS = ["sqlite", "postgresql"]
 _KINDS = ("select", "insert", "update", "delete", "with", "replace")
 _LITERAL = re.compile(
     r"""'(?:[^']|'')*'|[xX]'[0-9a-fA-F]*'|(?<![\w"])-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?\b|\bNULL\b"""
 )
 _LIST = re.compile(r"\?(?:\s*,\s*\?)+")
 _SPACE = re.compile(r"\s+")
-_OUTPUT = "sql_split"
+_OUTPUT = "sql_shapes"
+
+
+BOTH_MARK = "both_databases"
+STORE_SUITES = Path(__file__).parent.parent / "storage"
+
+
+def on_both_databases(node: pytest.Item | pytest.FunctionDefinition) -> bool:
+    """Whether a test that uses a database runs on SQLite and on PostgreSQL."""
+    return (
+        node.get_closest_marker(BOTH_MARK) is not None
+        or node.path.is_relative_to(STORE_SUITES)
+        or "database" in getattr(node, "fixturenames", ())
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``database_url`` on both backends or SQLite alone, unless the test chooses its own."""
+    if "database_url" not in metafunc.fixturenames:
+        return
+    chosen = metafunc.definition.iter_markers("parametrize")
+    if any("database_url" in str(mark.args[0]) for mark in chosen):
+        return
+    backends = BACKENDS if on_both_databases(metafunc.definition) else BACKENDS[:1]
+    metafunc.parametrize("database_url", backends, indirect=True)
 
 
 def shape(sql: str) -> str | None:
@@ -84,10 +116,26 @@ def _trace(dbapi_connection: object, _record: object) -> None:
         dbapi_connection.set_trace_callback(_shapes.seen)
 
 
+@contextmanager
+def covering(what: str) -> Iterator[None]:
+    """What runs inside counts as run on both databases."""
+    before = _shapes.test, _shapes.both
+    _shapes.test, _shapes.both = what, True
+    try:
+        yield
+    finally:
+        _shapes.test, _shapes.both = before
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{BOTH_MARK}: what the test checks depends on the storage: run it on SQLite "
+        "and on PostgreSQL",
+    )
     event.listen(Pool, "connect", _trace)
     if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(_Controller(), "sql_split_controller")
+        config.pluginmanager.register(_Controller(), "split_controller")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -143,6 +191,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             reporter.write_sep("=", "SQL run on SQLite alone", red=True)
             reporter.write_line(
                 f"{len(missing)} statements ran on SQLite only: mark a test that runs each "
-                "both_databases (tests/plugins/db.py)\n" + "\n".join(lines)
+                "both_databases (tests/plugins/split.py)\n" + "\n".join(lines)
             )
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
