@@ -22,7 +22,8 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypeVar
 
 import httpx2
 from pydantic import BaseModel
@@ -61,18 +62,21 @@ PATH = "/managed-agents"
 TIMEOUT = httpx2.Timeout(600.0, connect=5.0)  # as the openai client's defaults
 
 
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """One request to the server: ``stream``: the answer's body is left unread."""
+
+    method: Literal["get", "post", "delete"]
+    path: str
+    body: Mapping[str, Any] | None = None
+    params: Mapping[str, Any] | None = None
+    stream: bool = False
+
+
 class _Http(Protocol):
     """How requests reach the server: an ``openai`` client's, or a plain HTTP client's."""
 
-    async def send(
-        self,
-        method: str,
-        path: str,
-        *,
-        body: Mapping[str, Any] | None = None,
-        params: Mapping[str, Any] | None = None,
-        stream: bool = False,
-    ) -> httpx2.Response: ...
+    async def send(self, call: _Call) -> httpx2.Response: ...
 
     async def aclose(self) -> None: ...
 
@@ -84,23 +88,16 @@ class _SdkHttp:
     def __init__(self, client: openai.AsyncOpenAI) -> None:
         self.client = client
 
-    async def send(
-        self,
-        method: str,
-        path: str,
-        *,
-        body: Mapping[str, Any] | None = None,
-        params: Mapping[str, Any] | None = None,
-        stream: bool = False,
-    ) -> httpx2.Response:
-        options: Any = {"params": dict(params)} if params else {}
+    async def send(self, call: _Call) -> httpx2.Response:
+        options: Any = {"params": dict(call.params)} if call.params else {}
         at: Any = {"cast_to": httpx2.Response, "options": options}
-        if method == "get":
-            reply: httpx2.Response = await self.client.get(path, stream=stream, **at)
-        elif method == "post":
-            reply = await self.client.post(path, body=dict(body or {}), stream=stream, **at)
+        if call.method == "get":
+            reply: httpx2.Response = await self.client.get(call.path, stream=call.stream, **at)
+        elif call.method == "post":
+            body = dict(call.body or {})
+            reply = await self.client.post(call.path, body=body, stream=call.stream, **at)
         else:
-            reply = await self.client.delete(path, **at)
+            reply = await self.client.delete(call.path, **at)
         return reply
 
     async def aclose(self) -> None:
@@ -118,20 +115,15 @@ class _PlainHttp:
             base_url=self.where + "/", headers=headers, timeout=TIMEOUT, verify=client_context()
         )
 
-    async def send(
-        self,
-        method: str,
-        path: str,
-        *,
-        body: Mapping[str, Any] | None = None,
-        params: Mapping[str, Any] | None = None,
-        stream: bool = False,
-    ) -> httpx2.Response:
+    async def send(self, call: _Call) -> httpx2.Response:
         request = self._client.build_request(
-            method.upper(), path.lstrip("/"), json=body, params=dict(params or {})
+            call.method.upper(),
+            call.path.lstrip("/"),
+            json=call.body,
+            params=dict(call.params or {}),
         )
         try:
-            reply = await self._client.send(request, stream=stream)
+            reply = await self._client.send(request, stream=call.stream)
         except httpx2.TransportError as exc:
             raise UpstreamError(f"cannot reach the server at {self.where}: {exc}") from exc
         if reply.is_success:
@@ -227,7 +219,7 @@ class ManagedAgents:
         return await self._post(f"{PATH}/{agent_id}", body, ManagedAgent)
 
     async def delete(self, agent_id: str) -> DeletedManagedAgent:
-        reply = await self._http.send("delete", f"{PATH}/{agent_id}")
+        reply = await self._http.send(_Call("delete", f"{PATH}/{agent_id}"))
         return DeletedManagedAgent.model_validate_json(reply.content)
 
     async def state(self, agent_id: str) -> AgentState:
@@ -245,7 +237,9 @@ class ManagedAgents:
     ) -> AsyncGenerator[AgentStreamEvent, None]:
         """Run the agent on ``content`` now; its reply as it is made."""
         body = {"content": content, "mode": mode, "stream": True}
-        reply = await self._http.send("post", f"{PATH}/{agent_id}/messages", body=body, stream=True)
+        reply = await self._http.send(
+            _Call("post", f"{PATH}/{agent_id}/messages", body, stream=True)
+        )
         async for event in _events(reply):
             yield event
 
@@ -263,7 +257,9 @@ class ManagedAgents:
 
     async def runs(self, agent_id: str, *, limit: int = 20) -> list[AgentRun]:
         """The agent's latest ``limit`` runs, newest first."""
-        page = await self._http.send("get", f"{PATH}/{agent_id}/runs", params={"limit": limit})
+        page = await self._http.send(
+            _Call("get", f"{PATH}/{agent_id}/runs", params={"limit": limit})
+        )
         return [AgentRun.model_validate(run) for run in page.json()["data"]]
 
     async def get_run(self, agent_id: str, run_id: str) -> AgentRun:
@@ -280,9 +276,8 @@ class ManagedAgents:
         params: dict[str, Any] = {"stream": "true"}
         if after >= 0:
             params["starting_after"] = after
-        reply = await self._http.send(
-            "get", f"{PATH}/{agent_id}/runs/{run_id}", params=params, stream=True
-        )
+        call = _Call("get", f"{PATH}/{agent_id}/runs/{run_id}", params=params, stream=True)
+        reply = await self._http.send(call)
         async for event in _events(reply):
             yield event
 
@@ -298,11 +293,11 @@ class ManagedAgents:
     # --- plumbing ----------------------------------------------------------------------------
 
     async def _get(self, path: str, model: type[M], query: Mapping[str, Any] | None = None) -> M:
-        reply = await self._http.send("get", path, params=query)
+        reply = await self._http.send(_Call("get", path, params=query))
         return model.model_validate_json(reply.content)
 
     async def _post(self, path: str, body: Mapping[str, Any], model: type[M]) -> M:
-        reply = await self._http.send("post", path, body=body)
+        reply = await self._http.send(_Call("post", path, body))
         return model.model_validate_json(reply.content)
 
 
