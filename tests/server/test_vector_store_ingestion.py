@@ -315,6 +315,8 @@ async def test_the_claim_of_a_stopped_server_is_taken_over(
     backend: FakeBackend, database_url: str, tmp_path: Path
 ) -> None:
     first = _settings(backend, database_url, tmp_path)
+    quick = first.jobs.model_copy(update={"drain_seconds": 0.1})  # stop without waiting for it
+    first = first.model_copy(update={"jobs": quick})
     gated = await GatedEmbedder.around(build_embedder(first.embeddings))
     try:
         async with serving(first, embedder=gated) as (app, client):
