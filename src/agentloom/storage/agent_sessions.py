@@ -21,10 +21,9 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from agentloom.storage import schema
@@ -69,6 +68,9 @@ _START_TICK = T.insert().from_select(
 )
 _TICKS = sa.select(*_TICK_COLUMNS).where(*_TICK_IN_SESSION).order_by(T.c.id.desc())
 _SESSION_LOCK_SPACE = 0x61676E74  # "agnt": pg_advisory_xact_lock(space, key) for sessions
+
+if TYPE_CHECKING:
+    from sqlalchemy.dialects import postgresql, sqlite
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,12 +19,11 @@ fault and try again in their next round, instead of stopping.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import asyncpg  # type: ignore[import-untyped]
 from sqlalchemy import event, exc
 from sqlalchemy.engine import ExceptionContext
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agentloom.errors import DatabaseUnavailableError
 
@@ -50,6 +49,9 @@ _SERVER_ENDED: Final = (
 )
 # asyncpg's own words for a connection (or pool) it can no longer use.
 _UNUSABLE: Final = ("closed", "closing", "another operation is in progress")
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 
 def connection_lost(error: BaseException) -> bool:

@@ -22,7 +22,6 @@ import asyncpg  # type: ignore[import-untyped]
 import sqlalchemy as sa
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, make_url
-from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import StaticPool
 
 from agentloom.storage import migrations, schema
@@ -102,6 +101,8 @@ def _postgres_runner(url: sa.URL, pool_size: int) -> AsyncRunner:
     plain asyncpg pool keeps up to ``pool_size`` (a burst beyond waits its turn); SQLAlchemy's
     two (transactions, autocommit reads) keep half as many each and open as many again for a
     burst (closed after use). At most ``3 * pool_size`` connections a process."""
+    from sqlalchemy.ext.asyncio import create_async_engine  # PostgreSQL's alone (and the ORM)
+
     connect_args = _pg_connect_args(url)
     # Every use ends in COMMIT or ROLLBACK, so returning a connection needs no extra reset.
     pool: dict[str, Any] = {

@@ -14,7 +14,6 @@ from functools import partial
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Connection
 
 from agentloom.errors import NotFoundError
@@ -431,6 +430,8 @@ def _filters(query: ResponseQuery, dialect: str) -> list[sa.ColumnElement[bool]]
 
 def _pg_has_pair(key: str, value: str) -> sa.ColumnElement[bool]:
     """``body``'s metadata holds ``key: value`` (PostgreSQL: ``jsonb`` containment)."""
+    from sqlalchemy.dialects.postgresql import JSONB
+
     metadata = sa.cast(R.c.body, JSONB)["metadata"]
     return metadata.contains(sa.func.jsonb_build_object(key, value))
 

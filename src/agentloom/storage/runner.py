@@ -30,12 +30,11 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import asyncpg  # type: ignore[import-untyped]
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import Pool, QueuePool
 
 from agentloom.errors import DatabaseUnavailableError, InvalidRequestError
@@ -45,6 +44,9 @@ from agentloom.tracing import Leaf, Tracing
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 
 @dataclass(frozen=True, slots=True)
