@@ -102,7 +102,6 @@ async def test_two_runners_queue_each_run_once(database: Database, database_url:
     async with runners(database_url, ticks, 2):
         await asyncio.sleep(4.6)
 
-    starts = [start for _, start, _ in ticks.runs]
     jobs = await database.runner.read(
         lambda conn: conn.scalar(
             sa.select(sa.func.count()).where(schema.jobs.c.subject == "agent_1")
@@ -110,7 +109,9 @@ async def test_two_runners_queue_each_run_once(database: Database, database_url:
     )
     assert 3 <= len(ticks.runs) <= 5
     assert jobs == len(ticks.runs)  # every run queued once, run once
-    assert all(later - earlier > 0.7 for earlier, later in pairwise(starts))
+    # one run at a time, whichever runner has it (a start's spacing is the host's: under load a
+    # late run and the next, on time, start closer than the schedule's second)
+    assert all(later[1] >= earlier[2] for earlier, later in pairwise(ticks.runs))
     assert set(ticks.projects) == {"proj_a"}  # a run acts as the schedule's project
     with acting_for("proj_a"):
         assert (await database.schedules.get(made.id)).runs == len(ticks.runs)  # type: ignore[union-attr]
