@@ -47,7 +47,7 @@ from agentloom.api.managed_agents import (
     ManagedAgentPage,
 )
 from agentloom.errors import UpstreamError
-from agentloom.tls import client_context
+from agentloom.tls import context_for
 from agentloom.upstream import Failure
 
 if TYPE_CHECKING:
@@ -112,7 +112,10 @@ class _PlainHttp:
         self.where = base_url.rstrip("/")
         headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx2.AsyncClient(
-            base_url=self.where + "/", headers=headers, timeout=TIMEOUT, verify=client_context()
+            base_url=self.where + "/",
+            headers=headers,
+            timeout=TIMEOUT,
+            verify=context_for(self.where),
         )
 
     async def send(self, call: _Call) -> httpx2.Response:
