@@ -63,7 +63,9 @@ def _sample(annotation: Any) -> Any:
     if origin is dict:
         return {"key": _sample(typing.get_args(annotation)[1])}
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return _sparse(annotation).model_dump(mode="json", by_alias=True)
+        # a nested item as the server sends it: with its id and status
+        filled = ("id", "status")
+        return _sparse(annotation, filled=filled).model_dump(mode="json", by_alias=True)
     return {str: "x", int: 1, float: 0.5, bool: True}.get(annotation, "x")
 
 

@@ -1,6 +1,8 @@
-"""Every JSON body, SSE event and WebSocket frame the app sends, checked against the ``openai``
-package's types: it must parse, and it may hold ``null`` only where the spec allows it
-(:mod:`tests.wire_nullability`).
+"""Every JSON body, SSE event and WebSocket frame the app sends, checked against the Open
+Responses specification for what it defines (:mod:`tests.spec_oracle`: the Response, items,
+content parts, streaming events, errors, and the SSE framing), and against the ``openai``
+package's types for everything: it must parse, and it may hold ``null`` only where the spec
+allows it (:mod:`tests.wire_nullability`).
 
 :class:`WireAudit` wraps the app at the ASGI edge, so every test that talks to the app through
 the ``http`` / ``client`` fixtures or a live socket checks the wire as a side effect; what it
@@ -77,6 +79,7 @@ from openai.types.webhooks import (
 )
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from tests import spec_oracle
 from tests.wire_nullability import nullable, required_fields
 
 Scope = MutableMapping[str, Any]
@@ -139,6 +142,8 @@ _ELEMENT_TYPES: tuple[tuple[re.Pattern[str], TypeAdapter[Any]], ...] = (
     ),
 )
 """What the elements of a list (or a single item) on these paths are."""
+_ITEMS = re.compile(r"/v1/(conversations/[^/]+/items(/[^/]+)?|responses/[^/]+/input_items)$")
+"""The paths whose elements are items (the specification's ``ItemField``)."""
 
 _PASSED: dict[str, TypeAdapter[Any]] = {
     "chat.completion": TypeAdapter(ChatCompletion),
@@ -166,7 +171,7 @@ def problems(value: Any, path: str = "") -> list[str]:
     if not isinstance(value, dict):
         return []
     if set(value) == {"error"} and isinstance(value["error"], dict):
-        return _check(_ERROR, value["error"], "error")
+        return _check(_ERROR, value["error"], "error") + spec_oracle.error_problems(value["error"])
     kind = value.get("object")
     if kind == "list" and path.endswith("/v1/embeddings"):
         return _check(_EMBEDDINGS, _floats(value), "embeddings")
@@ -174,9 +179,10 @@ def problems(value: Any, path: str = "") -> list[str]:
         return _list_problems(value, path)
     if kind == "response.compaction":  # output holds the kept user messages too (OpenAI does)
         found = _check(_COMPACTED, {**value, "output": []}, kind)
+        found += spec_oracle.object_problems(value, kind)
         return found + _elements(value["output"], path, "output")
     if isinstance(kind, str) and kind in _BY_OBJECT:
-        return _check(_BY_OBJECT[kind], value, kind)
+        return _check(_BY_OBJECT[kind], value, kind) + spec_oracle.object_problems(value, kind)
     if isinstance(kind, str) and kind in _PASSED:
         return _parses(_PASSED[kind], value, kind)
     return _elements([value], path, "item")
@@ -198,8 +204,13 @@ def _decoded(embedding: Any) -> Any:
     return [value for (value,) in struct.iter_unpack("<f", raw)]
 
 
-def event_problems(value: Any) -> list[str]:
+def event_problems(value: Any, *, websocket: bool = False) -> list[str]:
     """What is wrong with one streamed event (SSE ``data:`` or WebSocket frame)."""
+    found = spec_oracle.event_problems(value, websocket=websocket)
+    return found + _package_event_problems(value)
+
+
+def _package_event_problems(value: Any) -> list[str]:
     if isinstance(value, dict) and value.get("type") == "error" and "error" in value:
         return _check(_ERROR, value["error"], "error event")
     if isinstance(value, dict) and set(value) == {"error"}:  # a Chat Completions stream's
@@ -220,7 +231,8 @@ def event_problems(value: Any) -> list[str]:
 
 def item_problems(value: Any) -> list[str]:
     """What is wrong with one conversation item (any kind a response or a client makes)."""
-    return _check(_ITEM, value, f"item {value.get('type')}" if isinstance(value, dict) else "")
+    where = f"item {value.get('type')}" if isinstance(value, dict) else "item"
+    return _check(_ITEM, value, where) + spec_oracle.item_problems(value, where)
 
 
 def _list_problems(page: dict[str, Any], path: str) -> list[str]:
@@ -240,11 +252,14 @@ def _elements(elements: list[Any], path: str, where: str) -> list[str]:
         at = f"{where}[{index}]"
         if isinstance(element, dict) and element.get("object") in _BY_OBJECT:
             found += _check(_BY_OBJECT[element["object"]], element, at)
+            found += spec_oracle.object_problems(element, at)
             continue
         for pattern, adapter in _ELEMENT_TYPES:
             if pattern.search(path):
                 found += _check(adapter, element, at)
                 break
+        if _ITEMS.search(path) or where == "output":
+            found += spec_oracle.item_problems(element, at)
     return found  # agentloom's own objects (prompts, shields ...): no OpenAI type to hold them to
 
 
@@ -295,6 +310,26 @@ def _nulls(node: Any, path: str = "") -> list[str]:
     return found
 
 
+_DONE = "data: [DONE]"
+_RESPONSES_STREAM = re.compile(r"/v1/responses(/[^/]+)?$")
+"""The streams the specification frames: each event's ``event:`` line is its ``type``, and the
+stream ends with ``data: [DONE]``."""
+
+
+def _record_problems(record: str, path: str) -> list[str]:
+    """One SSE record: its ``data:`` event, and (on a Responses stream) its ``event:`` line."""
+    fields = dict(line.split(": ", 1) for line in record.splitlines() if ": " in line)
+    data = fields.get("data", "")
+    if not data.startswith("{"):
+        return []
+    event = json.loads(data)
+    found = event_problems(event)
+    named = fields.get("event")
+    if _RESPONSES_STREAM.search(path) and isinstance(event, dict) and named != event.get("type"):
+        found.append(f"event line {named!r} is not the event's type {event.get('type')!r}")
+    return found
+
+
 @dataclass
 class WireAudit:
     """ASGI middleware recording what is wrong with what ``app`` sends."""
@@ -322,6 +357,7 @@ class _Exchange:
     found: list[str]
     media: str = ""
     body: bytearray = field(default_factory=bytearray)
+    ended: bool = False  # the body's last message was sent (the stream was not cut short)
 
     def wrap(
         self, send: Callable[[Message], Awaitable[None]]
@@ -339,16 +375,19 @@ class _Exchange:
             self.media = headers.get(b"content-type", b"").decode()
         elif kind == "http.response.body":
             self.body += message.get("body", b"")
+            self.ended = not message.get("more_body", False)
         elif kind == "websocket.send" and message.get("text"):
-            self._report(event_problems(json.loads(message["text"])))
+            self._report(event_problems(json.loads(message["text"]), websocket=True))
 
     def finish(self) -> None:
         if self.media.startswith("application/json") and self.body:
             self._report(problems(json.loads(self.body), self.path))
         elif self.media.startswith("text/event-stream"):
-            for line in self.body.decode().splitlines():
-                if line.startswith("data: {"):
-                    self._report(event_problems(json.loads(line[6:])))
+            records = [r for r in self.body.decode().split("\n\n") if r.strip()]
+            for record in records:
+                self._report(_record_problems(record, self.path))
+            if _RESPONSES_STREAM.search(self.path) and self.ended and records[-1:] != [_DONE]:
+                self._report([f"the stream ends with {records[-1:]!r}, not {_DONE!r}"])
 
     def _report(self, found: list[str]) -> None:
         self.found += [f"{self.path}: {problem}" for problem in found]

@@ -20,6 +20,8 @@ from functools import cache
 
 from pydantic import BaseModel
 
+from tests import spec_oracle
+
 _TWINS: dict[str, tuple[str, str]] = {
     "openai.types.responses.response.Response": (
         "openai.types.responses.response_create_params",
@@ -66,12 +68,32 @@ def _top_level_args(text: str) -> list[str]:
     return [*args, text[start:]]
 
 
+_SPEC_SCHEMAS: dict[str, str] = {
+    "Response": "ResponseResource",
+    "ResponseUsage": "Usage",
+    "Reasoning": "Reasoning",
+    "ResponseReasoningItem": "ReasoningBody",
+    "ResponseOutputMessage": "Message",
+    "ResponseOutputText": "OutputTextContent",
+    "ResponseFunctionToolCall": "FunctionCall",
+    "FunctionTool": "FunctionTool",
+    "ResponseCompactionItem": "CompactionBody",
+    "ResponseFormatTextJSONSchemaConfig": "JsonSchemaResponseFormat",
+}
+"""The ``openai`` models whose wire shape the Open Responses specification defines: for their
+fields it says, its word on ``null`` wins (:func:`tests.spec_oracle.nullable`)."""
+
+
 @cache
 def nullable(model: type[BaseModel], field: str) -> bool:
     """Whether ``field`` of the ``openai`` model may be ``null`` on the wire."""
     info = model.model_fields.get(field)
     if info is None:
         return False
+    schema = _SPEC_SCHEMAS.get(model.__name__)
+    spec = spec_oracle.nullable(schema, field) if schema else None
+    if spec is not None:
+        return spec
     if field in required_fields(model):  # required: null only if the type admits it
         return admits_none(info.annotation)
     twin = _twin(model)

@@ -272,11 +272,25 @@ class CompactionCompacting(_Event):
     output_index: int
 
 
+class StreamedError(WireModel):
+    """What an ``error`` event carries (the specification's ``ErrorPayload``)."""
+
+    type: str
+    code: Nullable[str]
+    message: str
+    param: Nullable[str]
+
+
 class ErrorEvent(_Event):
+    """A fault after the stream began. ``error`` is the specification's shape (and what the
+    ``openai`` package raises as an ``APIError``); ``code``, ``message`` and ``param`` repeat it
+    at the top, as the package's ``ResponseErrorEvent`` reads it."""
+
     type: Literal["error"] = "error"
     code: Nullable[str]
     message: str
     param: Nullable[str]
+    error: StreamedError
 
 
 TerminalEvent: TypeAlias = ResponseCompleted | ResponseIncomplete | ResponseFailed

@@ -149,7 +149,7 @@ class Reasoning(WireModel):
     id: str | None = None
     summary: list[SummaryText] = Field(default_factory=list)
     content: list[ReasoningText] | None = None
-    encrypted_content: Nullable[str] = None
+    encrypted_content: str | None = None
     status: ItemStatus | None = None
 
     def text(self) -> str:

@@ -43,8 +43,8 @@ class TextFormatJsonSchema(WireModel):
     type: Literal["json_schema"] = "json_schema"
     name: str = Field(min_length=1, max_length=64, pattern=r"^[a-zA-Z0-9_\-]+$")
     schema_: dict[str, object] = Field(alias="schema")
-    description: str | None = None
-    strict: bool | None = None
+    description: Nullable[str] = None
+    strict: bool = False
 
 
 TextFormat: TypeAlias = Annotated[

@@ -107,7 +107,7 @@ class Response(WireModel):
     status: ResponseStatus
     access_programs: Nullable[dict[str, str]] = None  # required by the spec; none run here
     background: bool = False
-    completed_at: int | None = None
+    completed_at: Nullable[int] = None
     conversation: Nullable[ConversationRef] = None
     error: Nullable[ResponseError] = None
     incomplete_details: Nullable[IncompleteDetails] = None
@@ -136,7 +136,7 @@ class Response(WireModel):
     presence_penalty: float = 0.0
     frequency_penalty: float = 0.0
     truncation: Literal["auto", "disabled"] = "disabled"
-    usage: ResponseUsage | None = None
+    usage: Nullable[ResponseUsage] = None
     user: str | None = None
 
     def output_text(self) -> str:

@@ -8,7 +8,7 @@ from pydantic import Discriminator, Field, Tag
 
 from agentloom.api.filters import Filter
 from agentloom.api.limits import at_most
-from agentloom.api.wire import WireModel
+from agentloom.api.wire import Nullable, WireModel
 
 
 def _empty_object_schema() -> dict[str, object]:
@@ -20,7 +20,7 @@ class FunctionTool(WireModel):
 
     type: Literal["function"] = "function"
     name: str = Field(min_length=1, max_length=128, pattern=r"^[a-zA-Z0-9_.\-]+$")
-    description: str | None = None
+    description: Nullable[str] = None
     parameters: dict[str, object] = Field(default_factory=_empty_object_schema)
     strict: bool = True
 

@@ -42,6 +42,7 @@ from agentloom.api.response import ResponseUsage
 from agentloom.engine import mcp_history
 from agentloom.engine.client_tools import found_text
 from agentloom.engine.context import Context
+from agentloom.engine.items import with_id
 from agentloom.engine.messages import Summary, SummaryReader, visible
 from agentloom.engine.usage import response_usage
 from agentloom.errors import InvalidRequestError, UpstreamError
@@ -130,7 +131,7 @@ async def compact(compactions: Compactions, resolved: Resolved, seen: Context) -
         raise InvalidRequestError("There is nothing to compact: give 'input'.", param="input")
     done = await compactions.summarize(resolved.provider, resolved.model.backend_id, seen.items)
     shown = visible(seen.items, compactions.read, first_new=len(seen.items))
-    kept = [seen.items[i] for i in shown if _is_input_message(seen.items[i])]
+    kept = [with_id(seen.items[i].model_copy()) for i in shown if _is_input_message(seen.items[i])]
     usage = ResponseUsage() if done.usage is None else response_usage(done.usage)
     return CompactedResponse(
         id=new_id("resp"),

@@ -14,9 +14,9 @@ from starlette.background import BackgroundTask
 from starlette.responses import StreamingResponse
 from starlette.types import Message, Receive, Scope, Send
 
-from agentloom.api.events import ErrorEvent, StreamEvent
+from agentloom.api.events import ErrorEvent, StreamedError, StreamEvent
 from agentloom.errors import AgentloomError, InternalError, UpstreamError
-from agentloom.server.errors import INTERNAL_MESSAGE, error_body
+from agentloom.server.errors import INTERNAL_MESSAGE, error_body, status_and_type
 from agentloom.services.agent_stream import Frame
 from agentloom.storage.events import StoredEvent
 
@@ -117,25 +117,32 @@ def _record(kind: str, body: str) -> bytes:
 async def encode_stream(events: AsyncIterator[StreamEvent]) -> AsyncGenerator[bytes, None]:
     """The events, then ``[DONE]``. A failure after the stream began (the headers are sent:
     no status can tell it) ends it with an ``error`` event, as OpenAI's streams report one,
-    instead of a connection cut mid-record."""
+    instead of a connection cut mid-record (then ``[DONE]``: the specification ends every
+    stream so)."""
     sequence = -1
     try:
         async for event in events:
             sequence = event.sequence_number
             yield encode_event(event)
     except AgentloomError as exc:
-        yield encode_event(_error_event(exc, sequence + 1))
+        yield encode_event(_error_event(exc, sequence + 1)) + DONE
         return
     except Exception as exc:  # the edge's last resort, like the app's 500 handler
         log.exception("unhandled error in a /v1/responses stream", exc_info=exc)
-        yield encode_event(_error_event(InternalError(INTERNAL_MESSAGE), sequence + 1))
+        yield encode_event(_error_event(InternalError(INTERNAL_MESSAGE), sequence + 1)) + DONE
         return
     yield DONE
 
 
 def _error_event(exc: AgentloomError, sequence: int) -> ErrorEvent:
+    _, kind = status_and_type(exc)
+    error = StreamedError(type=kind, code=exc.code, message=exc.stated(), param=exc.param)
     return ErrorEvent(
-        sequence_number=sequence, code=exc.code, message=exc.stated(), param=exc.param
+        sequence_number=sequence,
+        code=error.code,
+        message=error.message,
+        param=error.param,
+        error=error,
     )
 
 
