@@ -132,6 +132,9 @@ class CreateResponseRequest(WireModel):
     service_tier: Literal["auto", "default", "flex", "scale", "priority"] | None = None
     user: str | None = None
     guardrails: list[str] | None = None  # our extension: shield ids checked on this response
+    # Llama Stack's extension: the model calls this response may make (at most the server's
+    # ``[engine] max_model_calls``, its default when left out)
+    max_infer_iters: int | None = Field(default=None, ge=1)
     moderation: ModerationParam | None = None
 
     @field_validator("include")

@@ -10,9 +10,9 @@ delete work on agentloom; a later ``previous_response_id`` is passed on as it is
 keeps its own state). A streamed answer is relayed by :mod:`agentloom.services.responses_relay`.
 
 What only agentloom can do is refused with a 400 naming the parameter: ``background``,
-``conversation``, ``prompt``, ``guardrails``, ``moderation``, the server's default guardrails, and
-the tools agentloom runs against its own resources (``file_search``, ``code_interpreter``,
-``mcp``).
+``conversation``, ``prompt``, ``guardrails``, ``max_infer_iters``, ``moderation``, the server's
+default guardrails, and the tools agentloom runs against its own resources (``file_search``,
+``code_interpreter``, ``mcp``).
 """
 
 from __future__ import annotations
@@ -142,6 +142,7 @@ class ResponsesGateway:
             ("conversation", request.conversation is not None),
             ("prompt", request.prompt is not None),
             ("guardrails", bool(request.guardrails)),
+            ("max_infer_iters", request.max_infer_iters is not None),
             ("moderation", request.moderation is not None),
         ):
             if used:
