@@ -182,6 +182,7 @@ async def test_a_model_not_opted_in_runs_agentlooms_loop(
         ),
         ({"tools": [{"type": "mcp", "server_label": "x", "server_url": "http://x"}]}, "tools[0]"),
         ({"guardrails": ["g"]}, "guardrails"),
+        ({"guardrails": [{"type": "g"}]}, "guardrails"),
         ({"max_infer_iters": 3}, "max_infer_iters"),
     ],
 )
