@@ -43,6 +43,7 @@ from agentloom.testing.serving import serve
 from tests.plugins.server import BASE_URL, make_settings, running
 from tests.safety.guard_fake import MARKER as HARM
 from tests.safety.guard_fake import guard
+from tests.server.test_background import settled
 
 CARD = "4111 1111 1111 1111"  # Luhn-valid
 EMAIL = "alice.smith@example.com"
@@ -212,6 +213,70 @@ async def test_unknown_shields_are_a_400_before_anything_runs(
     assert (error["param"], error["code"]) == ("guardrails[1]", "invalid_shield")
     assert scripted.requests == []
     assert (await http.get("/responses")).json()["data"] == []
+
+
+# Llama Stack's ``ResponseGuardrailSpec``: ``{"type": shield_id}``, beside plain ids.
+
+
+async def test_spec_objects_name_shields_as_ids_do(
+    client: openai.AsyncOpenAI, backend: FakeBackend, scripted: ScriptedModel
+) -> None:
+    scripted.respond_with(Router(f"Write to {EMAIL}"))
+    body = {"guardrails": [{"type": "guard"}, "pii"]}
+
+    events = await stream(client, backend.model, input="Who do I ask?", extra_body=body)
+
+    assert_refused(final(events))  # pii, named by id, blocked the output
+    refused = await stream(client, backend.model, input=f"How do I {HARM}?", extra_body=body)
+    assert_refused(final(refused))  # guard, named by a spec, blocked the input
+    assert len(model_requests(backend)) == 1  # only the first response reached the model
+
+
+@pytest.mark.both_databases
+async def test_spec_objects_guard_a_background_response(
+    client: openai.AsyncOpenAI, backend: FakeBackend, scripted: ScriptedModel
+) -> None:
+    queued = await client.responses.create(
+        model=backend.model,
+        input=f"Charge my card {CARD}",
+        background=True,
+        extra_body={"guardrails": [{"type": "pii"}]},
+    )
+
+    final_state = await settled(client, queued.id)
+
+    assert_refused(final_state)
+    assert scripted.requests == []
+
+
+@pytest.mark.parametrize(
+    ("guardrails", "param", "code"),
+    [
+        ([{"type": "nope"}], "guardrails[0].type", "invalid_shield"),
+        (["pii", {"type": "pii", "severity": "high"}], "guardrails[1].severity", "invalid_value"),
+        ([{"id": "pii"}], "guardrails[0].type", "missing_required_parameter"),
+        ([{"type": ""}], "guardrails[0].type", "invalid_value"),
+        ([7], "guardrails[0]", "invalid_value"),
+    ],
+)
+async def test_a_spec_with_an_unknown_shield_or_field_is_a_400_naming_it(
+    client: openai.AsyncOpenAI,
+    backend: FakeBackend,
+    scripted: ScriptedModel,
+    guardrails: list[object],
+    param: str,
+    code: str,
+) -> None:
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.responses.create(
+            model=backend.model, input="Hi", extra_body={"guardrails": guardrails}
+        )
+
+    error = caught.value.body
+    assert isinstance(error, dict)
+    assert (error["type"], error["param"], error["code"]) == ("invalid_request_error", param, code)
+    assert param.rsplit(".", 1)[-1] in error["message"]
+    assert scripted.requests == []
 
 
 async def test_default_guardrails_apply_to_every_response(

@@ -182,6 +182,8 @@ async def test_a_model_not_opted_in_runs_agentlooms_loop(
         ),
         ({"tools": [{"type": "mcp", "server_label": "x", "server_url": "http://x"}]}, "tools[0]"),
         ({"guardrails": ["g"]}, "guardrails"),
+        ({"guardrails": [{"type": "g"}]}, "guardrails"),
+        ({"max_infer_iters": 3}, "max_infer_iters"),
     ],
 )
 async def test_what_only_agentloom_does_is_a_400(
@@ -361,3 +363,45 @@ async def test_a_stream_broken_midway_ends_failed_and_is_stored_so(
     assert stored.status == "failed"
     assert stored.error is not None
     assert "closed the stream" in stored.error.message
+
+
+# --- what the upstream is sent -----------------------------------------------------------------
+
+
+async def test_image_url_objects_reach_the_upstream_in_openais_shape(
+    backend: FakeBackend, database_url: str, tmp_path: Path
+) -> None:
+    received: list[Any] = []
+
+    async def upstream(scope: Any, receive: Any, send: Any) -> None:
+        """A Responses backend that keeps each body it is sent and answers an empty response."""
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body, more = body + message.get("body", b""), message.get("more_body", False)
+        received.append(json.loads(body))
+        answer = Response(id="resp_img", created_at=1, status="completed", model=NATIVE)
+        headers = [(b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": answer.model_dump_json().encode()})
+
+    image = {"type": "input_image", "image_url": {"url": "https://example.com/a.png"}}
+    detailed = {"type": "input_image", "image_url": {"url": "data:,x", "detail": "low"}}
+    turn = {"role": "user", "content": [{"type": "input_text", "text": "See"}, image, detailed]}
+    with serve(upstream, lifespan=False) as url:
+        front = make_settings(backend, database_url, files_directory=tmp_path / "files")
+        native = ProviderSettings(name="native", base_url=url, models=[NATIVE], responses=["*"])
+        async with audited_client(front.model_copy(update={"providers": [native]})) as raw:
+            await sdk(raw).responses.create(model=NATIVE, input=[turn])  # type: ignore[list-item]
+
+    (sent,) = received
+    assert sent["input"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "See"},
+                {"type": "input_image", "image_url": "https://example.com/a.png", "detail": "auto"},
+                {"type": "input_image", "image_url": "data:,x", "detail": "low"},
+            ],
+        }
+    ]

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypeAlias
+from typing import Annotated, Literal, NotRequired, TypeAlias, get_args
 
-from pydantic import Field, field_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator, with_config
+from typing_extensions import TypedDict  # pydantic reads typing's only from Python 3.12
 
 from agentloom.api.wire import WireModel
+
+ImageDetail: TypeAlias = Literal["low", "high", "auto", "original"]
+IMAGE_DETAILS: tuple[str, ...] = get_args(ImageDetail)
 
 
 class InputText(WireModel):
@@ -14,11 +18,58 @@ class InputText(WireModel):
     text: str
 
 
+@with_config(ConfigDict(extra="forbid"))
+class ImageUrlObject(TypedDict):
+    """``image_url`` as an object, Chat Completions' shape (Llama Stack's examples send it):
+    read as OpenAI's string, its ``detail`` as the part's (the schema of what is accepted; the
+    validators of :class:`InputImage` read it)."""
+
+    url: str
+    detail: NotRequired[ImageDetail]
+
+
 class InputImage(WireModel):
     type: Literal["input_image"] = "input_image"
     image_url: str | None = None
     file_id: str | None = None
-    detail: Literal["low", "high", "auto", "original"] = "auto"
+    detail: ImageDetail = "auto"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _detail_of_url_object(cls, data: object) -> object:
+        """An ``image_url`` object's ``detail`` becomes the part's, unless the part gives
+        another or it is no detail (then it stays, and :meth:`_url_of_object` refuses it)."""
+        if not isinstance(data, dict) or not isinstance(data.get("image_url"), dict):
+            return data
+        url = dict(data["image_url"])
+        detail = url.get("detail")
+        if detail in IMAGE_DETAILS and data.get("detail", detail) == detail:
+            del url["detail"]
+            return {**data, "detail": detail, "image_url": url}
+        return data
+
+    @field_validator("image_url", mode="before", json_schema_input_type=str | ImageUrlObject | None)
+    @classmethod
+    def _url_of_object(cls, value: object) -> object:
+        """``{"url": ...}`` is stored and echoed as OpenAI's string; any other field of the
+        object is refused by name."""
+        if not isinstance(value, dict):
+            return value
+        unknown = [str(key) for key in value if key not in ("url", "detail")]
+        if unknown:
+            raise ValueError(f"an image_url object has only 'url' and 'detail', not '{unknown[0]}'")
+        if "detail" in value:
+            raise ValueError(_wrong_detail(value["detail"]))
+        url = value.get("url")
+        if not isinstance(url, str):
+            raise ValueError("an image_url object needs 'url', a string")
+        return url
+
+
+def _wrong_detail(detail: object) -> str:
+    if detail in IMAGE_DETAILS:
+        return f"its 'detail' ({detail}) differs from the input_image's own 'detail'"
+    return f"its 'detail' must be one of {', '.join(IMAGE_DETAILS)}"
 
 
 class InputFile(WireModel):

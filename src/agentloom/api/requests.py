@@ -94,6 +94,25 @@ def _input_tag(value: object) -> str:
     return "~text" if isinstance(value, str) else "~items"
 
 
+class GuardrailSpec(WireModel):
+    """Llama Stack's ``ResponseGuardrailSpec``: a guardrail named by its ``type`` (a shield id),
+    the same as the id given as a string. It has no other field: any other is refused by name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: str = Field(min_length=1)
+
+
+def _guardrail_tag(value: object) -> str:
+    return "~id" if isinstance(value, str) else "~spec"
+
+
+Guardrail: TypeAlias = Annotated[
+    Annotated[str, Tag("~id")] | Annotated[GuardrailSpec, Tag("~spec")],
+    Discriminator(_guardrail_tag),
+]
+
+
 Input: TypeAlias = Annotated[
     Annotated[str, Tag("~text")]
     | Annotated[list[InputItem], at_most("max_input_items"), Tag("~items")],
@@ -131,7 +150,11 @@ class CreateResponseRequest(WireModel):
     safety_identifier: str | None = Field(default=None, max_length=256)
     service_tier: Literal["auto", "default", "flex", "scale", "priority"] | None = None
     user: str | None = None
-    guardrails: list[str] | None = None  # our extension: shield ids checked on this response
+    # Llama Stack's extensions: the shields checked on this response (ids or ``{"type": id}``),
+    # and the model calls it may make (at most the server's ``[engine] max_model_calls``, its
+    # default when left out)
+    guardrails: list[Guardrail] | None = None
+    max_infer_iters: int | None = Field(default=None, ge=1)
     moderation: ModerationParam | None = None
 
     @field_validator("include")
@@ -141,6 +164,14 @@ class CreateResponseRequest(WireModel):
         if unknown:
             raise ValueError(f"unknown include value(s): {', '.join(unknown)}")
         return value
+
+    def requested_shields(self) -> list[tuple[str, str]]:
+        """The shield ids ``guardrails`` names, in order, each with where it was given
+        (``guardrails[0]``, or ``guardrails[1].type`` for a spec)."""
+        return [
+            (g, f"guardrails[{i}]") if isinstance(g, str) else (g.type, f"guardrails[{i}].type")
+            for i, g in enumerate(self.guardrails or ())
+        ]
 
     def conversation_id(self) -> str | None:
         if isinstance(self.conversation, ConversationRef):

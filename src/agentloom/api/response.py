@@ -114,6 +114,7 @@ class Response(WireModel):
     instructions: Nullable[str] = None
     max_output_tokens: Nullable[int] = None
     max_tool_calls: Nullable[int] = None
+    max_infer_iters: int | None = None  # Llama Stack's extension, echoed when the request gave it
     metadata: dict[str, str] = Field(default_factory=dict)
     model: str
     moderation: Nullable[ResponseModeration] = None  # when the request asked for ``moderation``

@@ -116,7 +116,10 @@ class Guardrails:
 
     def plan(self, request: CreateResponseRequest) -> GuardPlan | None:
         """The shields ``request`` runs (``None``: none); unknown ids are a 400."""
-        shields = self.safety.guardrails(request.guardrails)
+        requested = [
+            self.safety.require_one(shield, param) for shield, param in request.requested_shields()
+        ]
+        shields = self.safety.guardrails(requested)
         moderation = self._moderation(request.moderation)
         if not shields and moderation is None:
             return None

@@ -126,6 +126,7 @@ class Preparer:
         ``identity``: the id and creation time the response already has (a background
         response, queued earlier)."""
         _check_unsupported(request)
+        model_calls = self._model_calls(request)
         guards = self._guards(request)
         resolved = await self._catalog.resolve(request.model)
         tools = self._plan_tools(request)
@@ -165,6 +166,7 @@ class Preparer:
                 resolved,
                 tools,
                 seen.chat.render(head),
+                model_calls,
                 compaction=compaction,
                 earlier=seen.items,
                 guards=None if guards is None else guards.with_input(input_text(items)),
@@ -186,8 +188,26 @@ class Preparer:
         files = await self._attachments.resolve(items, param="input")
         seen = await _extended(before, items, files)
         tools = tools.with_loaded(seen.items, first_new=len(before.items))
-        loop = self._loop(request, resolved, tools, seen.chat.render(Head(request.instructions)))
+        messages = seen.chat.render(Head(request.instructions))
+        loop = self._loop(request, resolved, tools, messages, self._limits.max_model_calls)
         return Preview(resolved=resolved, seen=seen, request=loop.request)
+
+    def _model_calls(self, request: CreateResponseRequest) -> int:
+        """The model calls the response may make: ``max_infer_iters``, at most the server's
+        limit (above it: a 400 naming the limit); the server's limit when left out."""
+        cap = self._limits.max_model_calls
+        asked = request.max_infer_iters
+        if asked is None:
+            return cap
+        if asked > cap:
+            raise InvalidRequestError(
+                "Invalid 'max_infer_iters': integer above maximum value. Expected a value less "
+                f"than or equal to {cap} (this server's limit of model calls per response), "
+                f"but got {asked} instead.",
+                param="max_infer_iters",
+                code="integer_above_max_value",
+            )
+        return asked
 
     def _guards(self, request: CreateResponseRequest) -> GuardPlan | None:
         """The request's guardrails and moderation (unknown shields: a 400, before anything
@@ -228,6 +248,7 @@ class Preparer:
         resolved: Resolved,
         tools: ToolPlan,
         messages: Sequence[inf.ChatMessage],
+        max_model_calls: int,
         *,
         compaction: CompactionPlan | None = None,
         earlier: Sequence[StoredItem] = (),
@@ -240,7 +261,7 @@ class Preparer:
             request=chat,
             tools=tools,
             max_output_tokens=request.max_output_tokens,
-            max_model_calls=self._limits.max_model_calls,
+            max_model_calls=max_model_calls,
             truncation=request.truncation,
             truncation_retries=self._limits.truncation_retries,
             context_window=resolved.model.info.context_window,
@@ -325,6 +346,7 @@ def _skeleton(request: CreateResponseRequest, identity: tuple[str, int] | None) 
         instructions=request.instructions,
         max_output_tokens=request.max_output_tokens,
         max_tool_calls=request.max_tool_calls,
+        max_infer_iters=request.max_infer_iters,
         metadata=request.metadata or {},
         model=request.model,
         parallel_tool_calls=request.parallel_tool_calls,

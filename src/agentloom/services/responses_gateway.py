@@ -10,9 +10,9 @@ delete work on agentloom; a later ``previous_response_id`` is passed on as it is
 keeps its own state). A streamed answer is relayed by :mod:`agentloom.services.responses_relay`.
 
 What only agentloom can do is refused with a 400 naming the parameter: ``background``,
-``conversation``, ``prompt``, ``guardrails``, ``moderation``, the server's default guardrails, and
-the tools agentloom runs against its own resources (``file_search``, ``code_interpreter``,
-``mcp``).
+``conversation``, ``prompt``, ``guardrails``, ``max_infer_iters``, ``moderation``, the server's
+default guardrails, and the tools agentloom runs against its own resources (``file_search``,
+``code_interpreter``, ``mcp``).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import TypeGuard
 from pydantic import ValidationError
 
 from agentloom import json_codec
+from agentloom.api.content import InputImage
 from agentloom.api.items import StoredItem
 from agentloom.api.requests import CreateResponseRequest
 from agentloom.api.response import Response
@@ -91,6 +92,8 @@ class ResponsesGateway:
         backend_id = resolved.model.backend_id
         inputs = await self._inputs(request) if request.store else None
         sent = {**body, "model": backend_id}
+        if b'"input_image"' in raw:
+            sent["input"] = _image_urls_as_strings(body.get("input"))
         return NativeCall(provider, sent, request.model, backend_id != request.model, inputs)
 
     async def create(self, call: NativeCall) -> bytes:
@@ -142,6 +145,7 @@ class ResponsesGateway:
             ("conversation", request.conversation is not None),
             ("prompt", request.prompt is not None),
             ("guardrails", bool(request.guardrails)),
+            ("max_infer_iters", request.max_infer_iters is not None),
             ("moderation", request.moderation is not None),
         ):
             if used:
@@ -158,6 +162,18 @@ class ResponsesGateway:
         return await stored_items(
             self._finder, request.input, param="input", for_conversation=False
         )
+
+
+def _image_urls_as_strings(value: object) -> object:
+    """``value`` (the request's input, as sent) with each ``input_image`` whose ``image_url`` is
+    an object (``{"url", "detail"}``) in OpenAI's shape: the upstream is sent what is stored."""
+    if isinstance(value, list):
+        return [_image_urls_as_strings(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if value.get("type") == "input_image" and isinstance(value.get("image_url"), dict):
+        return InputImage.model_validate(value).model_dump()
+    return {key: _image_urls_as_strings(v) for key, v in value.items()}
 
 
 def usage_of(response: dict[str, object]) -> Usage | None:
