@@ -6,8 +6,9 @@ from typing import Annotated, Literal, TypeAlias
 
 from pydantic import Discriminator, Field, Tag
 
-from agentloom.api.filters import Filter
+from agentloom.api.filters import FilterParam
 from agentloom.api.limits import at_most
+from agentloom.api.vector_store_search import RankFields
 from agentloom.api.wire import WireModel
 
 
@@ -103,6 +104,7 @@ class RankingOptions(WireModel):
     ranker: Literal["none", "auto", "default-2024-11-15"] | None = None
     score_threshold: float | None = Field(default=None, ge=0, le=1)
     hybrid_search: HybridSearch | None = None
+    rank_fields: RankFields | None = None
 
 
 class FileSearchTool(WireModel):
@@ -112,7 +114,7 @@ class FileSearchTool(WireModel):
     type: Literal["file_search"] = "file_search"
     vector_store_ids: list[str] = Field(min_length=1, max_length=16)
     max_num_results: int | None = Field(default=None, ge=1, le=50)
-    filters: Filter | None = None
+    filters: FilterParam | None = None
     ranking_options: RankingOptions | None = None
     search_mode: Literal["hybrid", "vector", "keyword"] | None = None
 
