@@ -129,7 +129,7 @@ EVENT: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
 _ELEMENT_TYPES: tuple[tuple[re.Pattern[str], TypeAdapter[Any]], ...] = (
     (re.compile(r"/v1/vector_stores/[^/]+/search$"), TypeAdapter(VectorStoreSearchResponse)),
     (re.compile(r"/v1/conversations/[^/]+/items(/[^/]+)?$"), TypeAdapter(ConversationItem)),
-    (re.compile(r"/v1/responses/[^/]+/input_items$"), TypeAdapter(ResponseItem)),
+    (re.compile(r"/v1/(agents/)?responses/[^/]+/input_items$"), TypeAdapter(ResponseItem)),
     (re.compile(r"/v1/responses/compact$"), TypeAdapter(ConversationItem)),
     (re.compile(r"/hosted_tool_permissions$"), TypeAdapter(ProjectHostedToolPermissions)),
     (re.compile(r"/usage/completions$"), TypeAdapter(UsageCompletionsResponse)),

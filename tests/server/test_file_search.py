@@ -184,6 +184,58 @@ async def test_filters_and_max_num_results_reach_the_search(
     assert results[0].attributes == {"kind": "food"}
 
 
+@pytest.mark.both_databases  # the filter selects stored files by their stored attributes
+async def test_llama_stack_shorthand_filters_and_rank_fields_apply(
+    client: openai.AsyncOpenAI,
+    http: httpx2.AsyncClient,
+    backend: FakeBackend,
+    scripted: ScriptedModel,
+) -> None:
+    store = await _store(
+        client,
+        {"handbook.md": HANDBOOK, "recipes.txt": RECIPES, "old.txt": RECIPES},
+        **{
+            "handbook.md": {"file_name": "handbook.md", "created_at": "2024-03-01"},
+            "recipes.txt": {"file_name": "recipes.txt", "created_at": "2024-06-01"},
+            "old.txt": {"file_name": "recipes.txt", "created_at": "2023-12-31"},
+        },
+    )
+    scripted.add_turn(_search("five years warranty lemon cake"))
+    scripted.add_turn("Done.")
+    tool = {  # as Llama Stack's reference writes it
+        "type": "file_search",
+        "vector_store_ids": [store],
+        "filters": {"file_name": {"eq": "recipes.txt"}, "created_at": {"gte": "2024-01-01"}},
+        "max_num_results": 5,
+        "ranking_options": {"rank_fields": ["score"], "score_threshold": 0.0},
+    }
+
+    reply = await http.post(
+        "/responses",
+        json={
+            "model": backend.model,
+            "input": "?",
+            "tools": [tool],
+            "include": ["file_search_call.results"],
+        },
+    )
+
+    assert reply.status_code == 200, reply.text
+    response = SDKResponse.model_validate(reply.json(), strict=True)
+    (found,) = response.output[0].results or []  # type: ignore[union-attr]
+    assert found.filename == "recipes.txt"
+    assert found.attributes == {"file_name": "recipes.txt", "created_at": "2024-06-01"}
+    echoed = reply.json()["tools"][0]
+    assert echoed["filters"] == {  # the shorthand, read as OpenAI's filter
+        "type": "and",
+        "filters": [
+            {"type": "eq", "key": "file_name", "value": "recipes.txt"},
+            {"type": "gte", "key": "created_at", "value": "2024-01-01"},
+        ],
+    }
+    assert echoed["ranking_options"]["rank_fields"] == ["score"]
+
+
 async def test_max_tool_calls_stops_further_searches(
     client: openai.AsyncOpenAI, backend: FakeBackend, scripted: ScriptedModel
 ) -> None:
@@ -246,6 +298,18 @@ async def test_unknown_vector_store_is_a_404_before_anything_runs(
             "tools[0].max_num_results",
         ),
         ({"type": "file_search"}, "tools[0].vector_store_ids"),
+        (
+            {"type": "file_search", "vector_store_ids": ["vs_1"], "filters": {"k": {"like": 1}}},
+            "tools[0].filters",
+        ),
+        (
+            {
+                "type": "file_search",
+                "vector_store_ids": ["vs_1"],
+                "ranking_options": {"rank_fields": ["created_at"]},
+            },
+            "tools[0].ranking_options.rank_fields",
+        ),
     ],
 )
 async def test_bad_file_search_tools_are_400s(
@@ -257,6 +321,24 @@ async def test_bad_file_search_tools_are_400s(
 
     assert reply.status_code == 400
     assert reply.json()["error"]["param"] == param
+
+
+async def test_an_unknown_shorthand_operator_is_named(
+    client: openai.AsyncOpenAI, backend: FakeBackend
+) -> None:
+    tool: Any = {
+        "type": "file_search",
+        "vector_store_ids": ["vs_1"],
+        "filters": {"file_name": {"eq": "report.pdf"}, "created_at": {"after": "2024"}},
+    }
+
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.responses.create(model=backend.model, input="?", tools=[tool])
+
+    error: Any = caught.value.body
+    assert error["param"] == "tools[0].filters"
+    assert "unknown filter operator 'after' on 'created_at'" in error["message"]
+    assert backend.requests == []
 
 
 async def test_tool_choice_file_search_forces_the_search(

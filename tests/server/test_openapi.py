@@ -77,6 +77,29 @@ async def test_the_served_document_is_valid_openapi_3_1(
     assert len(ids) == len(set(ids)) >= 100
 
 
+def test_llama_stack_paths_are_documented_as_aliases(settings: Settings) -> None:
+    paths = document(create_app(settings).routes)["paths"]
+    aliased = {p: ops for p, ops in paths.items() if p.startswith("/v1/agents/responses")}
+
+    assert {p: sorted(ops) for p, ops in aliased.items()} == {
+        "/v1/agents/responses": ["get", "post"],
+        "/v1/agents/responses/{response_id}": ["delete", "get"],
+        "/v1/agents/responses/{response_id}/input_items": ["get"],
+    }
+    for path, ops in aliased.items():
+        home = paths[path.replace("/agents", "")]
+        for method, op in ops.items():
+            assert op["operationId"] == home[method]["operationId"] + "_llama_stack"
+            said = f"Llama Stack's path for `{method.upper()} {path.replace('/agents', '')}`"
+            assert op["description"].startswith(said)
+            own = ("operationId", "summary", "description")
+            assert _without(op, own) == _without(home[method], own)  # the same operation
+
+
+def _without(op: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {key: value for key, value in op.items() if key not in keys}
+
+
 def test_schemas_are_the_wire_models(settings: Settings) -> None:
     doc = document(create_app(settings).routes)
     schemas = doc["components"]["schemas"]

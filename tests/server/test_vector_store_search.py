@@ -229,6 +229,97 @@ async def test_every_filter_operator_and_nesting(client: openai.AsyncOpenAI) -> 
         assert {names[r.file_id] for r in found.data} == expected, filters
 
 
+SHORTHAND: list[tuple[dict[str, Any], set[str]]] = [
+    ({"author": {"eq": "ann"}}, {"kettle.txt"}),
+    ({"draft": {"ne": True}}, {"kettle.txt", "bike.txt"}),
+    ({"year": {"gt": 2021, "lte": 2023}}, {"cake.md"}),
+    ({"year": {"gte": 2023}, "draft": {"eq": False}}, {"bike.txt"}),
+    ({"date": {"gte": "2022-01-01"}}, {"cake.md"}),
+    ({"date": {"lt": "2022-01-01"}}, {"kettle.txt"}),
+    ({"author": {"in": ["ann", "cy"]}}, {"kettle.txt", "bike.txt"}),
+    ({"year": {"nin": [2021, 2024]}}, {"cake.md"}),
+    ({"missing": {"eq": "x"}}, set()),
+]
+
+
+async def test_llama_stack_shorthand_filters_select_as_their_openai_form(
+    client: openai.AsyncOpenAI,
+) -> None:
+    store, ids = await _store(client)
+    names = {file_id: name for name, file_id in ids.items()}
+
+    for filters, expected in SHORTHAND:
+        found = await client.vector_stores.search(
+            store,
+            query="the a of",
+            filters=filters,  # type: ignore[arg-type]
+            max_num_results=50,
+        )
+        assert {names[r.file_id] for r in found.data} == expected, filters
+
+
+@pytest.mark.parametrize(
+    ("filters", "says"),
+    [
+        ({"author": {"like": "a%"}}, "unknown filter operator 'like' on 'author'"),
+        ({"author": {"eq": "ann", "$regex": "a"}}, "unknown filter operator '$regex' on 'author'"),
+        ({"author": "ann"}, "the shorthand filter on 'author' needs {operator: value}"),
+        ({"author": {}}, "the shorthand filter on 'author' needs {operator: value}"),
+        ({"year": {"in": 2021}}, """'year': {"in": ...}: a 'in' filter needs a list value"""),
+        ({}, "this one has no condition"),
+    ],
+)
+async def test_bad_shorthand_filters_are_400s_naming_the_problem(
+    client: openai.AsyncOpenAI, filters: dict[str, Any], says: str
+) -> None:
+    store = await client.vector_stores.create(name="docs")
+
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.vector_stores.search(store.id, query="x", filters=filters)  # type: ignore[arg-type]
+
+    error: Any = caught.value.body
+    assert error["param"] == "filters"
+    assert error["type"] == "invalid_request_error"
+    assert says in error["message"]
+
+
+async def test_rank_fields_score_ranks_by_score(client: openai.AsyncOpenAI) -> None:
+    store, _ = await _store(client)
+    ranked: Any = {"rank_fields": ["score"], "score_threshold": 0.0}
+
+    plain = await client.vector_stores.search(store, query="kettle water", max_num_results=50)
+    by_score = await client.vector_stores.search(
+        store, query="kettle water", max_num_results=50, ranking_options=ranked
+    )
+
+    assert by_score.model_dump() == plain.model_dump()
+    assert [r.score for r in by_score.data] == sorted((r.score for r in plain.data), reverse=True)
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        (["created_at"], "'created_at' is not a field they can be ranked by"),
+        (["score", "year"], "'year' is not a field they can be ranked by"),
+        ([], "at least 1 item"),
+    ],
+)
+async def test_rank_fields_other_than_score_are_refused_by_name(
+    http: httpx2.AsyncClient, fields: list[str], says: str
+) -> None:
+    store = (await http.post("/vector_stores", json={"name": "docs"})).json()
+
+    reply = await http.post(
+        f"/vector_stores/{store['id']}/search",
+        json={"query": "x", "ranking_options": {"rank_fields": fields}},
+    )
+
+    assert reply.status_code == 400
+    error = reply.json()["error"]
+    assert error["param"] == "ranking_options.rank_fields"
+    assert says in error["message"]
+
+
 async def test_the_service_searches_several_stores_and_fuses_them(
     app: Starlette, client: openai.AsyncOpenAI
 ) -> None:

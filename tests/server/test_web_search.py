@@ -15,7 +15,7 @@ from agentloom.config import SearchSourceSettings, Settings, WebSearchSettings
 from agentloom.inference.scripted import ScriptedModel, text, tool_call
 from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import make_settings
-from tests.tools.search_fakes import PAGES, FakeSearch, running_fake
+from tests.tools.search_fakes import PAGES, FakeSearch, Page, running_fake
 
 KEY = "brave-secret-789"
 TOOL: dict[str, Any] = {"type": "web_search"}
@@ -262,6 +262,126 @@ async def test_codex_style_web_search_items_are_accepted_as_input(
     assert searched[0].id.startswith("ws_")  # type: ignore[union-attr]
 
 
+async def test_max_results_is_the_count_asked_and_the_most_a_call_returns(
+    client: openai.AsyncOpenAI, backend: FakeBackend, scripted: ScriptedModel, live: FakeSearch
+) -> None:
+    live.per_query["other kettles"] = (Page("https://b.example.com/", "B", "Another kettle."),)
+    scripted.add_turn(tool_call("web_search", {"queries": ["kettle", "other kettles"]}))
+    scripted.add_turn("Done.")
+    tool: Any = {  # fields of Llama Stack's the SDK's type lacks
+        "type": "web_search",
+        "max_results": 1,
+        "search_engine": "brave",
+        "search_context_size": "high",  # 8 results without max_results
+    }
+
+    response = await client.responses.create(
+        model=backend.model,
+        input="?",
+        tools=[tool],
+        include=["web_search_call.action.sources"],
+    )
+
+    assert [r.params["count"] for r in live.received] == ["1", "1"]
+    sources = response.output[0].action.sources  # type: ignore[union-attr]
+    assert [s.url for s in sources or []] == [PAGES[0].url]  # the second query's page is cut
+    echoed = response.tools[0].model_dump()
+    assert (echoed["max_results"], echoed["search_engine"]) == (1, "brave")
+
+
+async def test_without_max_results_the_context_size_sets_the_count(
+    client: openai.AsyncOpenAI, backend: FakeBackend, scripted: ScriptedModel, live: FakeSearch
+) -> None:
+    scripted.add_turn(_search("kettle"))
+    scripted.add_turn("Done.")
+
+    await client.responses.create(
+        model=backend.model,
+        input="?",
+        tools=[{"type": "web_search", "search_context_size": "high"}],
+    )
+
+    assert live.received[0].params["count"] == "8"  # twice the configured 4
+
+
+async def test_the_offline_source_is_the_engine_without_external_web_access(
+    client: openai.AsyncOpenAI,
+    backend: FakeBackend,
+    scripted: ScriptedModel,
+    live: FakeSearch,
+    offline: FakeSearch,
+) -> None:
+    scripted.add_turn(_search("kettle"))
+    scripted.add_turn("Done.")
+    tool: Any = {
+        "type": "web_search",
+        "external_web_access": False,
+        "search_engine": "SearXNG",
+        "max_results": 1,
+    }
+
+    response = await client.responses.create(
+        model=backend.model, input="?", tools=[tool], include=["web_search_call.action.sources"]
+    )
+
+    assert live.received == []
+    assert len(offline.received) == 1
+    sources = response.output[0].action.sources  # type: ignore[union-attr]
+    assert [s.url for s in sources or []] == [PAGES[0].url]  # SearXNG's page cut to one
+
+
+@pytest.mark.parametrize(
+    ("tool", "says"),
+    [
+        ({"search_engine": "google"}, "provider for live web searches is 'brave'"),
+        (
+            {"search_engine": "brave", "external_web_access": False},
+            "provider for calls with external_web_access: false is 'searxng'",
+        ),
+    ],
+)
+async def test_a_search_engine_other_than_the_provider_is_a_400(
+    http: httpx2.AsyncClient,
+    backend: FakeBackend,
+    live: FakeSearch,
+    tool: dict[str, Any],
+    says: str,
+) -> None:
+    reply = await http.post(
+        "/responses",
+        json={"model": backend.model, "input": "?", "tools": [{"type": "web_search", **tool}]},
+    )
+
+    assert reply.status_code == 400
+    error = reply.json()["error"]
+    assert error["param"] == "tools[0].search_engine"
+    assert error["type"] == "invalid_request_error"
+    assert f"search_engine '{tool['search_engine']}' cannot be used" in error["message"]
+    assert says in error["message"]
+    assert backend.requests == []
+    assert live.received == []
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("max_results", 0), ("max_results", 21), ("max_results", "ten"), ("search_engine", "")],
+)
+async def test_bad_max_results_and_search_engine_are_400s(
+    http: httpx2.AsyncClient, backend: FakeBackend, field: str, value: object
+) -> None:
+    reply = await http.post(
+        "/responses",
+        json={
+            "model": backend.model,
+            "input": "?",
+            "tools": [{"type": "web_search", field: value}],
+        },
+    )
+
+    assert reply.status_code == 400
+    assert reply.json()["error"]["param"] == f"tools[0].{field}"
+
+
 class TestWithoutAProvider:
     @pytest.fixture
     def settings(self, backend: FakeBackend, database_url: str) -> Settings:
@@ -284,3 +404,18 @@ class TestWithoutAProvider:
         assert response.output[0].status == "failed"  # type: ignore[union-attr]
         told = backend.requests[1]["messages"][-1]["content"]
         assert "web search is unavailable" in told
+
+    async def test_a_search_engine_is_a_400_when_there_is_none(
+        self, http: httpx2.AsyncClient, backend: FakeBackend
+    ) -> None:
+        tool = {"type": "web_search", "search_engine": "brave"}
+
+        reply = await http.post(
+            "/responses", json={"model": backend.model, "input": "?", "tools": [tool]}
+        )
+
+        assert reply.status_code == 400
+        error = reply.json()["error"]
+        assert error["param"] == "tools[0].search_engine"
+        assert "has no web search provider for live web searches" in error["message"]
+        assert backend.requests == []

@@ -48,9 +48,11 @@ PAGES = (
 
 @dataclass
 class FakeSearch:
-    """One fake serving all three providers; ``status`` / ``garbage`` make it fail."""
+    """One fake serving all three providers; ``status`` / ``garbage`` make it fail. It
+    answers ``pages``, or ``per_query[q]`` for a query ``q`` listed there."""
 
     pages: tuple[Page, ...] = PAGES
+    per_query: dict[str, tuple[Page, ...]] = field(default_factory=dict)
     status: int = 200
     garbage: bool = False
     received: list[Received] = field(default_factory=list)
@@ -89,14 +91,15 @@ class FakeSearch:
         if failed is not None:
             return failed
         if request.method == "POST":  # Tavily
+            query = str((self.received[-1].body or {}).get("query"))
             rows = [
                 {"title": p.title, "url": p.url, "content": p.snippet, "score": 0.9}
-                for p in self.pages
+                for p in self._pages(query)
             ]
             return JSONResponse({"query": "", "results": rows, "response_time": 0.1})
         rows = [  # SearXNG
             {"url": p.url, "title": p.title, "content": p.snippet, "engine": "fake"}
-            for p in self.pages
+            for p in self._pages(request.query_params.get("q", ""))
         ]
         return JSONResponse({"query": request.query_params.get("q"), "results": rows})
 
@@ -107,9 +110,12 @@ class FakeSearch:
             return failed
         rows = [
             {"type": "search_result", "title": p.title, "url": p.url, "description": p.snippet}
-            for p in self.pages
+            for p in self._pages(request.query_params.get("q", ""))
         ]
         return JSONResponse({"type": "search", "web": {"type": "search", "results": rows}})
+
+    def _pages(self, query: str) -> tuple[Page, ...]:
+        return self.per_query.get(query, self.pages)
 
 
 @asynccontextmanager

@@ -6,13 +6,29 @@ A comparison tests one attribute: ``eq``/``ne`` take a string, number or boolean
 ``in``/``nin`` a list of strings and numbers. A compound filter joins filters with ``and``/``or``,
 nested at most ``MAX_FILTER_DEPTH`` levels deep and holding at most ``MAX_FILTER_NODES`` filters
 in all. How a filter is evaluated: ``agentloom.retrieval.filters``.
+
+A request's ``filters`` (:data:`FilterParam`) may also be written in Llama Stack's shorthand,
+``{key: {operator: value}}`` with the same operators: ``{"file_name": {"eq": "report.pdf"},
+"created_at": {"gte": "2024-01-01"}}`` is the ``and`` of those two comparisons (one comparison
+stands alone). It is read into the filters above as the request is validated
+(:func:`from_shorthand`), so nothing past the request models sees it; an unknown operator is a
+400 naming it.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypeAlias
+from typing import Annotated, Literal, TypeAlias, get_args
 
-from pydantic import Field, StrictBool, StrictFloat, StrictStr, field_validator, model_validator
+from pydantic import (
+    BeforeValidator,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from agentloom.api.wire import WireModel
 
@@ -22,7 +38,9 @@ __all__ = [
     "ComparisonFilter",
     "CompoundFilter",
     "Filter",
+    "FilterParam",
     "Scalar",
+    "from_shorthand",
 ]
 
 MAX_FILTER_DEPTH = 8
@@ -101,3 +119,58 @@ def _extent(data: object) -> tuple[int, int]:
 
 
 CompoundFilter.model_rebuild()
+
+
+# --- the shorthand -------------------------------------------------------------------------------
+
+OPERATORS: tuple[str, ...] = get_args(ComparisonType)
+ShorthandValue: TypeAlias = Scalar | list[StrictStr | StrictFloat]
+Shorthand: TypeAlias = dict[str, dict[ComparisonType, ShorthandValue]]
+"""``{key: {operator: value}}``: how the request's JSON schema shows the shorthand."""
+
+
+def from_shorthand(data: object) -> object:
+    """A filter written ``{key: {operator: value}, ...}`` as the comparison (or the ``and`` of
+    the comparisons) it means; any other filter as it is. A filter is shorthand when it has no
+    string ``type`` (every OpenAI filter has one)."""
+    if not isinstance(data, dict) or isinstance(data.get("type"), str):
+        return data
+    comparisons = [_comparison(key, conditions) for key, conditions in data.items()]
+    flat = [comparison for group in comparisons for comparison in group]
+    if not flat:
+        raise ValueError(
+            'a filter is {"type": ..., "key": ..., "value": ...}, {"type": "and" or "or", '
+            '"filters": [...]} or {key: {operator: value}}; this one has no condition'
+        )
+    if len(flat) == 1:
+        return flat[0]
+    return CompoundFilter(type="and", filters=flat)
+
+
+def _comparison(key: object, conditions: object) -> list[ComparisonFilter]:
+    """``{operator: value, ...}`` of one key, each a comparison."""
+    if not isinstance(conditions, dict) or not conditions:
+        raise ValueError(
+            f"the shorthand filter on '{key}' needs {{operator: value}}, e.g. "
+            f'{{"{key}": {{"eq": ...}}}}; the operators are {", ".join(OPERATORS)}'
+        )
+    return [_one(key, operator, value) for operator, value in conditions.items()]
+
+
+def _one(key: object, operator: object, value: object) -> ComparisonFilter:
+    if operator not in OPERATORS:
+        raise ValueError(
+            f"unknown filter operator '{operator}' on '{key}'; "
+            f"the operators are {', '.join(OPERATORS)}"
+        )
+    try:
+        return ComparisonFilter.model_validate({"type": operator, "key": key, "value": value})
+    except ValidationError as exc:
+        why = exc.errors(include_url=False)[0]["msg"].removeprefix("Value error, ")
+        raise ValueError(f"'{key}': {{\"{operator}\": ...}}: {why}") from None
+
+
+FilterParam: TypeAlias = Annotated[
+    Filter, BeforeValidator(from_shorthand, json_schema_input_type=Filter | Shorthand)
+]
+"""The ``filters`` of a request: an OpenAI filter or Llama Stack's shorthand."""

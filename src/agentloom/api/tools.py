@@ -6,8 +6,9 @@ from typing import Annotated, Literal, TypeAlias
 
 from pydantic import Discriminator, Field, Tag
 
-from agentloom.api.filters import Filter
+from agentloom.api.filters import FilterParam
 from agentloom.api.limits import at_most
+from agentloom.api.vector_store_search import RankFields
 from agentloom.api.wire import Nullable, WireModel
 
 
@@ -103,6 +104,7 @@ class RankingOptions(WireModel):
     ranker: Literal["none", "auto", "default-2024-11-15"] | None = None
     score_threshold: float | None = Field(default=None, ge=0, le=1)
     hybrid_search: HybridSearch | None = None
+    rank_fields: RankFields | None = None
 
 
 class FileSearchTool(WireModel):
@@ -112,7 +114,7 @@ class FileSearchTool(WireModel):
     type: Literal["file_search"] = "file_search"
     vector_store_ids: list[str] = Field(min_length=1, max_length=16)
     max_num_results: int | None = Field(default=None, ge=1, le=50)
-    filters: Filter | None = None
+    filters: FilterParam | None = None
     ranking_options: RankingOptions | None = None
     search_mode: Literal["hybrid", "vector", "keyword"] | None = None
 
@@ -134,9 +136,15 @@ class UserLocation(WireModel):
     timezone: str | None = None
 
 
+WEB_SEARCH_MAX_RESULTS = 20
+"""The most results one web search asks its provider for (Tavily's and Brave's own bound)."""
+
+
 class WebSearchTool(WireModel):
     """Search the web; the server runs it with the configured search provider (see
-    :mod:`agentloom.tools.web_search`). ``web_search_preview`` and the dated types too."""
+    :mod:`agentloom.tools.web_search`). ``web_search_preview`` and the dated types too.
+    ``max_results`` and ``search_engine`` are Llama Stack's: the results a call returns at
+    most, and the provider it must use (a 400 unless it is the configured one)."""
 
     type: Literal[
         "web_search", "web_search_2025_08_26", "web_search_preview", "web_search_preview_2025_03_11"
@@ -145,6 +153,8 @@ class WebSearchTool(WireModel):
     search_context_size: Literal["low", "medium", "high"] | None = None
     user_location: UserLocation | None = None
     external_web_access: bool | None = None
+    max_results: int | None = Field(default=None, ge=1, le=WEB_SEARCH_MAX_RESULTS)
+    search_engine: str | None = Field(default=None, min_length=1, max_length=64)
 
 
 class McpToolFilter(WireModel):

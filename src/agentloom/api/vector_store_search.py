@@ -6,7 +6,7 @@ from typing import Annotated, Literal, TypeAlias
 
 from pydantic import AfterValidator, Field
 
-from agentloom.api.filters import Filter
+from agentloom.api.filters import FilterParam
 from agentloom.api.vector_stores import AttributeValue
 from agentloom.api.wire import Nullable, WireModel
 
@@ -27,6 +27,27 @@ def _not_blank(value: str) -> str:
 Query: TypeAlias = Annotated[str, Field(max_length=MAX_QUERY_CHARS), AfterValidator(_not_blank)]
 
 
+RANK_FIELDS = ("score",)
+"""What results can be ranked by: their relevance ``score``, best first (what every search does)."""
+
+
+def _rankable(fields: list[str]) -> list[str]:
+    for name in fields:
+        if name not in RANK_FIELDS:
+            raise ValueError(
+                f"results can only be ranked by {', '.join(repr(f) for f in RANK_FIELDS)} (their "
+                f"relevance, best first); '{name}' is not a field they can be ranked by"
+            )
+    return fields
+
+
+RankFields: TypeAlias = Annotated[
+    list[str], Field(min_length=1, max_length=8), AfterValidator(_rankable)
+]
+"""``ranking_options.rank_fields`` (Llama Stack's): the fields results are ranked by. Only
+``["score"]``, the ranking every search makes; any other field is refused by name."""
+
+
 class HybridSearch(WireModel):
     """How much the embedding match and the keyword match weigh in a hybrid score."""
 
@@ -38,11 +59,12 @@ class RankingOptions(WireModel):
     ranker: Literal["none", "auto", "default-2024-11-15"] = "auto"
     score_threshold: float = Field(default=0.0, ge=0, le=1)
     hybrid_search: HybridSearch | None = None
+    rank_fields: RankFields | None = None
 
 
 class SearchRequest(WireModel):
     query: Query | Annotated[list[Query], Field(min_length=1, max_length=MAX_QUERIES)]
-    filters: Filter | None = None
+    filters: FilterParam | None = None
     max_num_results: int = Field(default=DEFAULT_RESULTS, ge=1, le=MAX_RESULTS)
     ranking_options: RankingOptions | None = None
     rewrite_query: bool = False

@@ -24,7 +24,7 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 import agentloom
 from agentloom.api.errors import ErrorEnvelope
-from agentloom.server.spec import ApiRoute, JsonSchema, Op, PageRoute, Param, Upload
+from agentloom.server.spec import Alias, ApiRoute, JsonSchema, Op, PageRoute, Param, Upload
 
 Mode = Literal["validation", "serialization"]
 
@@ -77,7 +77,8 @@ def document(routes: Iterable[BaseRoute]) -> dict[str, Any]:
         for method, op in route.operations.items():
             if method not in _HIDDEN_METHODS:
                 shared = handlers.count(op.handler) > 1  # one handler for several methods
-                item[method.lower()] = _operation(op, params, schemas, method if shared else "")
+                operation = _operation(op, params, schemas, method if shared else "")
+                item[method.lower()] = _aliased(operation, method, route.alias)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -156,6 +157,19 @@ def _operation(
     if op.open:
         operation["security"] = []
     return operation
+
+
+def _aliased(operation: dict[str, Any], method: str, alias: Alias | None) -> dict[str, Any]:
+    """An alias's operation: its own id, and a description that says what it is."""
+    if alias is None:
+        return operation
+    said = f"{alias.by}'s path for `{method} {_path(alias.of)}`: the same operation."
+    return {
+        **operation,
+        "operationId": operation["operationId"] + alias.suffix,
+        "summary": f"{operation['summary']} ({alias.by}'s path)",
+        "description": f"{said}\n\n{operation.get('description', '')}".strip(),
+    }
 
 
 def _tag(op: Op) -> str:

@@ -71,14 +71,35 @@ class Op:
     open: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Alias:
+    """What makes a route an alias: the path it is an alias of (``/v1/responses``) and whose
+    path the alias is (``Llama Stack``: its clients call ``/v1/agents/responses``)."""
+
+    of: str
+    by: str
+
+    @property
+    def suffix(self) -> str:
+        """What its operation ids end with: ``_llama_stack``."""
+        return "_" + "_".join(self.by.lower().split())
+
+
 class ApiRoute(Route):
     """A Starlette route whose methods each have an :class:`Op`. Several methods share one
     endpoint (:func:`by_method`), so a 405 names them all in ``Allow``."""
 
-    def __init__(self, path: str, **operations: Op) -> None:
+    def __init__(self, path: str, *, alias: Alias | None = None, **operations: Op) -> None:
         handlers = {method: op.handler for method, op in operations.items()}
         super().__init__(path, by_method(**handlers), methods=list(operations))
         self.operations: dict[str, Op] = operations
+        self.alias = alias
+
+    def aliased(self, path: str, *, by: str) -> ApiRoute:
+        """This route's operations at another path (``by``'s path for them): the same
+        handlers, so the same authentication, tenancy, answers and errors. The document lists
+        it as an operation of its own, which says what it is an alias of."""
+        return ApiRoute(path, alias=Alias(self.path, by), **self.operations)
 
 
 class PageRoute(Route):

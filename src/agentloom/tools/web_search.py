@@ -7,8 +7,10 @@ cite them; :mod:`agentloom.engine.citations` turns those into ``url_citation`` a
 
 ``external_web_access: false`` never reaches the live provider: the call goes to the configured
 offline source, or, without one, fails and the model is told web search is unavailable. So does
-every call when no provider is configured at all: the tool is always accepted (Codex sends it
-with every request).
+every call when no provider is configured at all: the tool is accepted (Codex sends it with every
+request) unless it names a ``search_engine`` other than the provider its calls would use, which is
+a 400 naming the field. ``max_results`` (Llama Stack's) is the count asked of the provider and
+the most results a call returns, whatever ``search_context_size`` says.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from typing import Final
 
 from agentloom.api import events as ev
 from agentloom.api.items import WebSearchAction, WebSearchCall, WebSearchSource
-from agentloom.api.tools import UserLocation, WebSearchTool
-from agentloom.errors import UpstreamError
+from agentloom.api.tools import WEB_SEARCH_MAX_RESULTS, UserLocation, WebSearchTool
+from agentloom.errors import InvalidRequestError, UpstreamError
 from agentloom.inference import base as inf
 from agentloom.json_types import JSONObject
 from agentloom.text import clip
@@ -32,7 +34,7 @@ from agentloom.tools.web.base import Location
 
 NAME: Final = "web_search"
 MAX_QUERIES: Final = 4
-MAX_RESULTS: Final = 20
+MAX_RESULTS: Final = WEB_SEARCH_MAX_RESULTS
 # search_context_size -> (results, relative to the configured count; snippet characters)
 CONTEXT_SIZES: Final = {"low": (0.5, 300), "medium": (1.0, 600), "high": (2.0, 1200)}
 
@@ -78,7 +80,26 @@ class WebSearch:
         )
 
     async def check(self) -> None:
-        return None  # always accepted: an unavailable search is told to the model per call
+        """Accepted without a provider (an unavailable search is told to the model per call),
+        but not when ``search_engine`` names one its calls would not use."""
+        engine = self.config.search_engine
+        provider = self._provider()
+        if engine is None or (provider is not None and provider.name == engine.lower()):
+            return
+        param = f"{self.param}.search_engine"
+        raise InvalidRequestError(self._engine_refused(engine, provider), param=param)
+
+    def _engine_refused(self, engine: str, provider: SearchProvider | None) -> str:
+        calls = "calls with external_web_access: false" if self.offline else "live web searches"
+        if provider is None:
+            return (
+                f"search_engine '{engine}' cannot be used: this server has no web search "
+                f"provider for {calls}."
+            )
+        return (
+            f"search_engine '{engine}' cannot be used: this server's web search provider for "
+            f"{calls} is '{provider.name}'; send search_engine '{provider.name}' or leave it out."
+        )
 
     def item(self, context: ToolCallContext, arguments: str) -> WebSearchCall:
         queries, _ = parse_queries(arguments)
@@ -126,16 +147,23 @@ class WebSearch:
         for query in queries:
             for result in await provider.search(self._query(query)):
                 found.setdefault(result.url, result)
-        return list(found.values())
+        kept = list(found.values())
+        return kept if self.config.max_results is None else kept[: self.config.max_results]
+
+    def _count(self) -> int:
+        """Results asked of the provider per query: the request's ``max_results``, else the
+        configured count scaled by ``search_context_size``."""
+        if self.config.max_results is not None:
+            return self.config.max_results
+        factor, _ = CONTEXT_SIZES[self.config.search_context_size or "medium"]
+        return max(1, min(MAX_RESULTS, round(self.sources.max_results * factor)))
 
     def _query(self, text: str) -> SearchQuery:
         size = self.config.search_context_size or "medium"
-        factor, _ = CONTEXT_SIZES[size]
-        count = max(1, min(MAX_RESULTS, round(self.sources.max_results * factor)))
         domains = self.config.filters.allowed_domains if self.config.filters else None
         return SearchQuery(
             query=text,
-            max_results=count,
+            max_results=self._count(),
             allowed_domains=tuple(_domain(d) for d in domains or ()),
             user_location=_location(self.config.user_location),
             context_size=size,

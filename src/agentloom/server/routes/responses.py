@@ -1,5 +1,6 @@
 """``/v1/responses``: create (JSON or SSE), retrieve, delete, list, input items, cancel, and
-agentloom's trace of a stored response."""
+agentloom's trace of a stored response. Llama Stack's clients find create, list, retrieve,
+delete and input items at ``/v1/agents/responses`` too: aliases of the same routes."""
 
 from __future__ import annotations
 
@@ -271,4 +272,17 @@ routes = [
             query=(INCLUDE, AFTER, BEFORE, LIMIT, ORDER),
         ),
     ),
+]
+
+LLAMA_STACK_PREFIX = "/v1/agents/responses"
+"""Where Llama Stack serves its Responses API (``POST /agents/responses`` ... under ``/v1``)."""
+_LLAMA_STACK_ROUTES = (
+    "/v1/responses",
+    "/v1/responses/{response_id}",
+    "/v1/responses/{response_id}/input_items",
+)
+routes += [
+    route.aliased(LLAMA_STACK_PREFIX + route.path.removeprefix("/v1/responses"), by="Llama Stack")
+    for route in routes
+    if route.path in _LLAMA_STACK_ROUTES
 ]
