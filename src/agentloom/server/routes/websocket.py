@@ -287,14 +287,16 @@ def _check_type(kind: object) -> None:
 
 
 def error_frame(exc: AgentloomError) -> str:
-    """An ``error`` frame: the HTTP status and OpenAI error envelope of ``exc``."""
+    """An ``error`` frame: the HTTP status and OpenAI error envelope of ``exc``. The
+    specification requires a code in every frame: one HTTP leaves null is the error's type."""
     status, kind = status_and_type(exc)
-    body = envelope(exc.stated(), type=kind, param=exc.param, code=exc.code)
+    body = envelope(exc.stated(), type=kind, param=exc.param, code=exc.code or kind)
     return json.dumps({"type": "error", "status": status, **body})
 
 
 def _internal_error_frame() -> str:
-    body = envelope("The server had an error while processing your request.", type="server_error")
+    message = "The server had an error while processing your request."
+    body = envelope(message, type="server_error", code="server_error")
     return json.dumps({"type": "error", "status": 500, **body})
 
 
