@@ -1,10 +1,11 @@
 """The base of every wire model, and the one rule for ``null`` on the wire.
 
 An optional field is absent or of its type: a field whose value is ``None`` is left out of what
-we send, unless its annotation says :data:`NULLABLE` — the fields OpenAI's spec declares nullable
-(``previous_response_id``, ``error``, ``incomplete_details`` ...), which are sent as ``null`` the
-way OpenAI sends them. ``tests/wire_audit.py`` holds every body, event and frame the server sends
-to the ``openai`` package's reading of the spec.
+we send, unless its annotation says :data:`NULLABLE` — the fields the spec declares nullable
+(``previous_response_id``, ``error``, ``completed_at``, ``usage`` ...), which are sent as ``null``
+the way OpenAI sends them. ``tests/wire_audit.py`` holds every body, event and frame the server
+sends to the Open Responses specification where it speaks, and to the ``openai`` package's
+reading of OpenAI's spec everywhere (docs/limits.md).
 """
 
 from __future__ import annotations
