@@ -174,14 +174,36 @@ class AuthSettings(_Strict):
         return value or None
 
 
-class JobSettings(_Strict):
-    """``[jobs]``: background responses, run by every server process from one durable queue."""
+class JobPools(_Strict):
+    """``[jobs.pools]``: each kind of job has its own slots in a process, so that one kind held up
+    (stuck background responses) does not keep the others waiting. A field is a job kind; unset,
+    its pool is ``[jobs] concurrency`` (ingest: ``[vector_stores] ingestion_concurrency``)."""
 
-    concurrency: int = Field(default=4, ge=1, le=256)  # jobs one process runs at once
+    response: int | None = Field(default=None, ge=1, le=256)  # background responses
+    webhook: int | None = Field(default=None, ge=1, le=256)  # webhook deliveries
+    ingest: int | None = Field(default=None, ge=1, le=256)  # vector store files to ingest
+    agent_run: int | None = Field(default=None, ge=1, le=256)  # managed agents' runs
+    agent_tick: int | None = Field(default=None, ge=1, le=256)  # managed agents' scheduled ticks
+
+    def size(self, kind: str) -> int | None:
+        """The pool set for ``kind`` (``None``: not set, or not a kind named here)."""
+        return self.model_dump().get(kind)
+
+
+class JobSettings(_Strict):
+    """``[jobs]``: background work, run by every server process from one durable queue."""
+
+    concurrency: int = Field(default=4, ge=1, le=256)  # jobs of each kind one process runs at once
+    pools: JobPools = Field(default_factory=JobPools)  # per kind, in place of ``concurrency``
     lease_seconds: float = Field(default=30.0, gt=1)  # a silent process's jobs are taken over after
     max_queued: int = Field(default=10_000, ge=1)  # queued jobs past which a create is a 429
     drain_seconds: float = Field(default=10.0, ge=0)  # on shutdown, to finish before handing back
     max_attempts: int = Field(default=3, ge=1)  # runs of one job before it fails
+
+    def pool(self, kind: str, default: int | None = None) -> int:
+        """How many jobs of ``kind`` one process runs at once: its ``[jobs.pools]`` entry, else
+        ``default`` (a kind's own older setting), else ``concurrency``."""
+        return self.pools.size(kind) or default or self.concurrency
 
 
 class DatabaseSettings(_Strict):

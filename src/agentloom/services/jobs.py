@@ -1,14 +1,18 @@
 """The job runner: each server process claims queued jobs and runs them, with leases.
 
 What a job does depends on its ``kind``: a :class:`JobHandler` per kind, registered with
-:meth:`JobRunner.handle` (background responses, webhook deliveries ...). The runner knows only
-jobs: ``concurrency`` workers claim them (woken when this process queues one, by a PostgreSQL
-notification when another does, else every second). A job runs as the project and key that
-queued it. A maintenance task renews this process's leases, stops jobs whose cancellation was
-asked for (in any process), and takes over jobs whose lease ran out (their process died): run
-again from the start, or abandoned once they have been tried ``max_attempts`` times or did
-something that must not happen twice. On shutdown the process stops claiming, lets running
-jobs finish within ``drain_seconds``, and hands the others back to the queue. The same task
+:meth:`JobRunner.handle` (background responses, webhook deliveries ...). Each kind has its own pool
+of slots in the process (``[jobs.pools]``, else ``[jobs] concurrency``), so that jobs of one kind
+that never end do not keep the others waiting. The runner knows only jobs: it claims one of a kind
+with a free slot whenever there is one (woken when this process queues a job or one of its jobs
+ends, by a PostgreSQL notification when another process queues one, else every second), the
+storage choosing fairly between projects (:meth:`SqlJobStore.claim`), and runs it beside the
+others. A job runs as the project and key that queued it. A maintenance task renews this
+process's leases, stops jobs whose cancellation was asked for (in any process), and takes over
+jobs whose lease ran out (their process died): run again from the start, or abandoned once they
+have been tried ``max_attempts`` times or did something that must not happen twice. On shutdown
+the process stops claiming, lets running jobs finish within ``drain_seconds``, and hands the
+others back to the queue. The same task
 queues the jobs of due schedules (:mod:`agentloom.storage.schedules`).
 """
 
@@ -21,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import anyio
+from anyio.abc import TaskGroup
 
 from agentloom.config import JobSettings
 from agentloom.storage.connection_faults import DATABASE_FAULTS
@@ -83,7 +88,6 @@ class JobRunner:
         self._handlers: dict[str, JobHandler] = {}
         self._limits: dict[str, int] = {}  # jobs of a kind run here at once, at most
         self._running: dict[str, _Running] = {}  # by job id
-        self._claiming = anyio.Lock()  # one claim at a time: limits hold exactly
         self._queued = anyio.Event()
         self._stopping = False
 
@@ -92,18 +96,22 @@ class JobRunner:
         return self._instance
 
     def handle(self, kind: str, handler: JobHandler, *, limit: int | None = None) -> None:
-        """Run jobs of ``kind`` with ``handler``, at most ``limit`` at once in this process
-        (the others wait in the queue: they take no worker)."""
+        """Run jobs of ``kind`` with ``handler``, as many at once in this process as its pool
+        (``[jobs.pools]``; else ``limit``, the kind's own setting; else ``[jobs] concurrency``).
+        The others wait in the queue."""
         self._handlers[kind] = handler
-        if limit is not None:
-            self._limits[kind] = limit
+        self._limits[kind] = self._settings.pool(kind, limit)
+
+    @property
+    def pools(self) -> dict[str, int]:
+        """The kinds this runner runs, and how many jobs of each at once."""
+        return dict(self._limits)
 
     async def run(self) -> None:
         """Run jobs until cancelled (the server's task group)."""
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(self._maintain)
-            for _ in range(self._settings.concurrency):
-                tasks.start_soon(self._work)
+            await self._dispatch(tasks)
 
     def released(self, job_id: str) -> bool:
         """Whether the job running here is let go: handed back (the process is stopping) or
@@ -135,39 +143,35 @@ class JobRunner:
 
     # --- workers ---------------------------------------------------------------------------
 
-    async def _work(self) -> None:
+    async def _dispatch(self, tasks: TaskGroup) -> None:
+        """Claim jobs while a kind has a free slot and the queue has one of it; run each in
+        ``tasks``. One claim at a time, so that the pools hold exactly."""
         while not self._stopping:
+            self._queued = anyio.Event()  # what happens from here on wakes the next wait
             job = await self._claim()
             if job is None:
-                await self._idle()
+                with anyio.move_on_after(CLAIM_POLL):
+                    await self._queued.wait()
                 continue
-            await self._run(job)
+            tasks.start_soon(self._run, job)
 
     async def _claim(self) -> JobRow | None:
-        async with self._claiming:
-            full = [kind for kind, limit in self._limits.items() if self._count(kind) >= limit]
-            try:
-                job = await self._jobs.claim(
-                    self._instance,
-                    now=time.time(),
-                    lease=self._settings.lease_seconds,
-                    skip_kinds=full,
-                )
-            except DATABASE_FAULTS:
-                log.warning("could not claim a job; retrying", exc_info=True)
-                return None
-            if job is not None:  # counted before the next claim
-                self._running[job.id] = _Running(job, anyio.CancelScope())
-            return job
+        free = [kind for kind, limit in self._limits.items() if self._count(kind) < limit]
+        if not free:
+            return None
+        try:
+            job = await self._jobs.claim(
+                self._instance, now=time.time(), lease=self._settings.lease_seconds, kinds=free
+            )
+        except DATABASE_FAULTS:
+            log.warning("could not claim a job; retrying", exc_info=True)
+            return None
+        if job is not None:  # counted before the next claim
+            self._running[job.id] = _Running(job, anyio.CancelScope())
+        return job
 
     def _count(self, kind: str) -> int:
         return sum(1 for running in self._running.values() if running.job.kind == kind)
-
-    async def _idle(self) -> None:
-        with anyio.move_on_after(CLAIM_POLL):
-            await self._queued.wait()
-        if self._queued.is_set():
-            self._queued = anyio.Event()
 
     async def _run(self, job: JobRow) -> None:
         tracing = active()
@@ -199,6 +203,7 @@ class JobRunner:
         finally:
             self._running.pop(job.id, None)
             running.done.set()
+            self._queued.set()  # a slot is free
 
     async def _give_up(self, job: JobRow, handler: JobHandler | None) -> None:
         """Settle a job whose run failed. If the database fails this too, the job is left to

@@ -3,10 +3,14 @@
 A job is ``queued`` until a process claims it (``running``, ``claimed_by`` that process, a
 lease it renews), then ``done``; a job of any ``kind`` (a background response, a webhook delivery,
 a vector store file to ingest) is one row here. A queued job with ``run_after`` waits until then
-(a delivery retried with backoff). A claim is one guarded ``UPDATE`` (``... WHERE status =
-'queued'``), after ``FOR UPDATE SKIP LOCKED`` on PostgreSQL so that claimers do not wait on each
-other: each job runs in one process at a time. A job whose lease ran out belongs to a process
-that stopped: another one takes it over (:meth:`SqlJobStore.expired`, :meth:`requeue`).
+(a delivery retried with backoff). A claim takes a job of one of the kinds the claiming process
+has room for, fairly between projects: the oldest job of the project (and kind) with the fewest
+jobs running, every process counted, and of those the one served least recently (``job_queues``),
+so that one project's thousand queued jobs do not keep another's one waiting. It is one guarded
+``UPDATE`` (``... WHERE status = 'queued'``), after ``FOR UPDATE SKIP LOCKED`` on PostgreSQL so
+that claimers do not wait on each other: each job runs in one process at a time. A job whose
+lease ran out belongs to a process that stopped: another one takes it over
+(:meth:`SqlJobStore.expired`, :meth:`requeue`).
 
 Enqueueing a background response writes its response row and its job in one transaction, and
 notifies the processes listening (PostgreSQL) that there is work.
@@ -25,9 +29,11 @@ from agentloom.storage import schema
 from agentloom.storage.base import ResponseRow
 from agentloom.storage.notify import notify
 from agentloom.storage.runner import Runner
+from agentloom.storage.upsert import insert
 from agentloom.tenancy import current_project
 
 J = schema.jobs
+Q = schema.job_queues
 R = schema.responses
 JOBS_CHANNEL = "agentloom_jobs"  # notified when a job is queued
 CANCEL_CHANNEL = "agentloom_cancel"  # notified with a job's subject when it is to stop
@@ -74,11 +80,13 @@ class SqlJobStore:
         await self._runner.write(partial(enqueue, job))
 
     async def claim(
-        self, instance_id: str, *, now: float, lease: float, skip_kinds: list[str] | None = None
+        self, instance_id: str, *, now: float, lease: float, kinds: list[str]
     ) -> JobRow | None:
-        """The oldest queued job that is due (not of ``skip_kinds``), now this instance's
-        (``None`` when there is none)."""
-        return await self._runner.write(partial(_claim, instance_id, now, lease, skip_kinds or []))
+        """A queued job of one of ``kinds`` that is due, now this instance's (``None`` when there
+        is none): the oldest of the project with the fewest jobs of its kind running."""
+        if not kinds:
+            return None
+        return await self._runner.write(partial(_claim, instance_id, now, lease, kinds))
 
     async def renew(self, instance_id: str, job_ids: list[str], until: float) -> set[str]:
         """Extend this instance's leases; the ids it still holds."""
@@ -168,19 +176,74 @@ def enqueue(job: JobRow, conn: Connection) -> None:
     notify(conn, JOBS_CHANNEL)
 
 
+FAIR_CANDIDATES = 16  # (kind, project) queues a claim tries, fairest first
+
+
 def _claim(
-    instance_id: str, now: float, lease: float, skip_kinds: list[str], conn: Connection
+    instance_id: str, now: float, lease: float, kinds: list[str], conn: Connection
 ) -> JobRow | None:
-    due = sa.or_(J.c.run_after.is_(None), J.c.run_after <= now)
-    query = sa.select(J.c.id).where(J.c.status == "queued", due)
-    if skip_kinds:
-        query = query.where(J.c.kind.not_in(skip_kinds))
-    query = query.order_by(J.c.seq).limit(1)
-    if conn.dialect.name == "postgresql":
-        query = query.with_for_update(skip_locked=True)
-    job_id = conn.scalar(query)
-    if job_id is None:
-        return None
+    for kind, project in conn.execute(_fairest(kinds, now)).all():
+        job_id = conn.scalar(_oldest(kind, project, now, conn.dialect.name))
+        job = None if job_id is None else _take(job_id, instance_id, now, lease, conn)
+        if job is not None:  # else other processes hold or took them just now: the next queue
+            _served(kind, project, now, conn)
+            return job
+    return None
+
+
+def _served(kind: str, project: str, now: float, conn: Connection) -> None:
+    upsert = insert(conn, Q).values(kind=kind, project_id=project, served_at=now)
+    key = [Q.c.kind, Q.c.project_id]
+    conn.execute(upsert.on_conflict_do_update(index_elements=key, set_={"served_at": now}))
+
+
+def _due(now: float) -> sa.ColumnElement[bool]:
+    return sa.and_(J.c.status == "queued", sa.or_(J.c.run_after.is_(None), J.c.run_after <= now))
+
+
+def _fairest(kinds: list[str], now: float) -> sa.Select[str, str]:
+    """The queues (kind, project) with a job due: those with the fewest jobs running first, then
+    the least recently served, then the longest waiting (ix_jobs_claim covers both groupings)."""
+    waiting = (
+        sa.select(J.c.kind, J.c.project_id, sa.func.min(J.c.seq).label("head"))
+        .where(_due(now), J.c.kind.in_(kinds))
+        .group_by(J.c.kind, J.c.project_id)
+        .subquery()
+    )
+    busy = (
+        sa.select(J.c.kind, J.c.project_id, sa.func.count().label("running"))
+        .where(J.c.status == "running", J.c.kind.in_(kinds))
+        .group_by(J.c.kind, J.c.project_id)
+        .subquery()
+    )
+    return (
+        sa.select(waiting.c.kind, waiting.c.project_id)
+        .select_from(waiting.outerjoin(busy, _same(busy, waiting)).outerjoin(Q, _same(Q, waiting)))
+        .order_by(
+            sa.func.coalesce(busy.c.running, 0), sa.func.coalesce(Q.c.served_at, 0), waiting.c.head
+        )
+        .limit(FAIR_CANDIDATES)
+    )
+
+
+def _same(one: sa.FromClause, other: sa.FromClause) -> sa.ColumnElement[bool]:
+    return sa.and_(one.c.kind == other.c.kind, one.c.project_id == other.c.project_id)
+
+
+def _oldest(kind: str, project: str, now: float, dialect: str) -> sa.Select[str]:
+    """The oldest due job of one queue that no other claimer holds."""
+    query = (
+        sa.select(J.c.id)
+        .where(_due(now), J.c.kind == kind, J.c.project_id == project)
+        .order_by(J.c.seq)
+        .limit(1)
+    )
+    return query.with_for_update(skip_locked=True) if dialect == "postgresql" else query
+
+
+def _take(
+    job_id: str, instance_id: str, now: float, lease: float, conn: Connection
+) -> JobRow | None:
     claimed = conn.execute(
         J.update()
         .where(J.c.id == job_id, J.c.status == "queued")

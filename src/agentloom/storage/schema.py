@@ -485,6 +485,18 @@ jobs = sa.Table(
     sa.Column("run_after", sa.Float, nullable=True),  # a queued job waits until then
     sa.Index("ix_jobs_status_seq", "status", "seq"),
     sa.Index("ix_jobs_subject", "subject"),
+    # the fair claim: queued and running jobs by kind and project, oldest first, when due
+    sa.Index("ix_jobs_claim", "status", "kind", "project_id", "seq", "run_after"),
+)
+
+# When a project's queue of jobs of one kind was last served (a job of it claimed): claims go
+# round the projects with jobs waiting, the least recently served first.
+job_queues = sa.Table(
+    "job_queues",
+    metadata,
+    sa.Column("kind", sa.String(32), primary_key=True),
+    sa.Column("project_id", sa.String(96), primary_key=True),
+    sa.Column("served_at", sa.Float, nullable=False),
 )
 
 # The stream events of background responses, in order, as they were made.
