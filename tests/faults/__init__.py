@@ -89,6 +89,17 @@ A client that reads a 200 MB stream 4 KiB at a time, then hangs up
     tests/faults/test_slow_client.py
       test_a_slow_reader_holds_back_the_stream_and_blocks_no_one
 
+Background responses held by a backend that sends headers and no token, filling their pool;
+  one project's backlog of twelve background responses, then another project's one
+  (a real socket, both databases; the claim itself, and two runners, in
+  ``tests/services/test_job_pools.py``)
+  checked: a vector store file is ingested meanwhile (its kind has its own pool) while the
+  third held response waits ``queued``; the other project's response is claimed at the first
+  free slot, not after the backlog; everything completes once the backend answers
+    tests/faults/test_job_pools.py
+      test_stuck_background_responses_do_not_hold_up_ingestion
+      test_a_projects_backlog_does_not_delay_another_projects_response
+
 Load: 2,000 mixed exchanges (stored, streamed, function tools, conversation turns,
   file_search) from 32 connections, on SQLite and PostgreSQL (``python -m bench.soak``)
   checked: no error; RSS growth bounded; fds, threads and database sessions flat
