@@ -203,6 +203,30 @@ async def test_two_runners_claim_each_job_once(database: Database, database_url:
     assert Counter(job for job in runs.started) == ran
 
 
+async def test_claims_racing_from_two_processes_take_each_job_once(
+    database: Database, database_url: str
+) -> None:
+    queued: list[str] = []
+    for project in ("proj_a", "proj_b"):
+        queued += await _queue(database.jobs, QUICK, project, 15)
+    other = await Database.connect(database_url, instance_id="inst_other")
+    claimed: list[JobRow | None] = []
+
+    async def claim(store: SqlJobStore, instance: str) -> None:
+        claimed.append(await store.claim(instance, now=time.time(), lease=30, kinds=[QUICK]))
+
+    try:
+        async with anyio.create_task_group() as tasks:
+            for _ in range(20):  # 40 claims at once for 30 jobs, half from each process
+                tasks.start_soon(claim, database.jobs, "inst_one")
+                tasks.start_soon(claim, other.jobs, "inst_other")
+    finally:
+        await other.aclose()
+
+    ids = [job.id for job in claimed if job is not None]
+    assert sorted(ids) == sorted(queued)  # each job once; none left while claims came back empty
+
+
 def test_a_kind_has_its_pool_else_its_own_setting_else_concurrency() -> None:
     settings = JobSettings(concurrency=3, pools=JobPools(response=1, ingest=5))
 
