@@ -12,8 +12,8 @@ process's leases, stops jobs whose cancellation was asked for (in any process), 
 jobs whose lease ran out (their process died): run again from the start, or abandoned once they
 have been tried ``max_attempts`` times or did something that must not happen twice. On shutdown
 the process stops claiming, lets running jobs finish within ``drain_seconds``, and hands the
-others back to the queue. The same task
-queues the jobs of due schedules (:mod:`agentloom.storage.schedules`).
+others back to the queue. The same task queues the jobs of due schedules
+(:mod:`agentloom.storage.schedules`).
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ class JobRunner:
             running.scope.cancel()
             await running.done.wait()
 
-    # --- workers ---------------------------------------------------------------------------
+    # --- claiming and running ----------------------------------------------------------------
 
     async def _dispatch(self, tasks: TaskGroup) -> None:
         """Claim jobs while a kind has a free slot and the queue has one of it; run each in
