@@ -89,6 +89,11 @@ A client that reads a 200 MB stream 4 KiB at a time, then hangs up
     tests/faults/test_slow_client.py
       test_a_slow_reader_holds_back_the_stream_and_blocks_no_one
 
+A client that hangs up mid-body (JSON and multipart)
+  checked: one debug line each naming the disconnect, no traceback, no error line
+    tests/faults/test_slow_senders.py
+      test_a_client_gone_mid_body_is_one_debug_line
+
 Load: 2,000 mixed exchanges (stored, streamed, function tools, conversation turns,
   file_search) from 32 connections, on SQLite and PostgreSQL (``python -m bench.soak``)
   checked: no error; RSS growth bounded; fds, threads and database sessions flat
