@@ -89,6 +89,17 @@ A client that reads a 200 MB stream 4 KiB at a time, then hangs up
     tests/faults/test_slow_client.py
       test_a_slow_reader_holds_back_the_stream_and_blocks_no_one
 
+Clients that send a request's head or body slowly, or hold many connections (raw sockets, a real
+  process, ``[server]`` deadlines of a second or less)
+  checked: a head never completed (a byte at a time, or blank lines on a kept-alive connection)
+  is closed unanswered; a stalled or trickled body gets a 408 ``request_timeout``; past
+  ``max_connections`` a new connection gets a 503 or is closed while the open ones are served;
+  ordinary requests served meanwhile
+    tests/faults/test_slow_senders.py
+      test_slow_heads_are_cut_and_others_are_served
+      test_slow_bodies_get_408_and_others_are_served
+      test_past_the_most_connections_new_ones_are_refused_open_ones_served
+
 A client that hangs up mid-body (JSON and multipart)
   checked: one debug line each naming the disconnect, no traceback, no error line
     tests/faults/test_slow_senders.py

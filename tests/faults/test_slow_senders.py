@@ -1,10 +1,16 @@
-"""Clients that hang up mid-body, on raw sockets against a real ``agentloom serve`` process: a
-client gone mid-body is one debug line, no traceback. Ordinary requests are served meanwhile.
+"""Clients that send slowly, hold many connections, or hang up mid-body, on raw sockets against a
+real ``agentloom serve`` process with tiny ``[server]`` deadlines (server/connections.py).
+
+A request head that never completes is cut (the connection closed, nothing answered); a body
+that stalls, or trickles past its total deadline, gets a 408; past ``max_connections`` a new
+connection is refused (a 503, or closed) while the open ones are still served; a client gone
+mid-body is one debug line, no traceback. Ordinary requests are served meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -21,6 +27,24 @@ from tests.e2e.test_restart import Server
 from tests.faults.support import eventually, served
 
 BOUND = 40.0  # seconds a test may take at most, its server's start included
+PAUSE = 0.05  # seconds between a slow client's bytes
+DEADLINES = """
+[server]
+header_timeout = 0.5
+body_idle_timeout = 0.5
+body_timeout = 1.5
+"""
+SLOW_HEADS = 20
+LINES = 1000  # blank lines a kept-alive connection sends at most (it is cut long before)
+SLOW_BODIES = 10
+MOST = 3  # max_connections
+HELD = f"""
+[server]
+max_connections = {MOST}
+header_timeout = 60
+keep_alive_timeout = 60
+"""
+BODY_LENGTH = 200  # what the slow bodies declare (never all sent)
 PROBES = 3
 GONE = "client disconnected during its request"
 
@@ -114,6 +138,186 @@ async def _ordinary(server: Server, model: str) -> str:
     async with sdk(server) as client:
         response = await client.responses.create(model=model, input="Hi")
     return response.output_text
+
+
+async def _slow_head(server: Server, started: anyio.Event) -> tuple[int, bytes]:
+    """A request head sent a byte at a time, never finished: how many bytes went out before
+    the server closed the connection, and what it answered (nothing, it is hoped)."""
+    connection = await Connection.to(server)
+    head = b"POST /v1/responses HTTP/1.1\r\nHost: agentloom\r\nX-Padding: " + b"x" * 2000
+    try:
+        for sent, byte in enumerate(head):
+            if not await connection.send(bytes([byte])):
+                return sent, b""
+            started.set()
+            answer = await connection.answer(PAUSE)
+            if answer is not None:
+                return sent + 1, answer
+        return len(head), b""
+    finally:
+        connection.close()
+
+
+async def _blank_lines(server: Server) -> tuple[int | None, int, bytes]:
+    """A request answered, then blank lines (which begin no request) kept coming on the
+    kept-alive connection: the first answer's status, how many lines went out before the
+    server closed it, and what it sent then."""
+    connection = await Connection.to(server)
+    try:
+        status = await connection.get("/health")
+        for sent in range(LINES):
+            if not await connection.send(b"\r\n"):
+                return status, sent, b""
+            answer = await connection.answer(PAUSE)
+            if answer is not None:
+                return status, sent + 1, answer
+        return status, LINES, b""
+    finally:
+        connection.close()
+
+
+async def _stalled_body(server: Server) -> bytes:
+    """A whole head, then a tenth of the body it declares, then silence: the answer."""
+    connection = await Connection.to(server)
+    body = b'{"model": "m", "input": "' + b"x" * BODY_LENGTH + b'"}'
+    try:
+        await connection.send(connection.post("/responses", body) + body[:20])
+        answer = await connection.answer(BOUND)
+        assert answer is not None
+        return answer
+    finally:
+        connection.close()
+
+
+async def _trickled_body(server: Server) -> tuple[int, bytes]:
+    """A whole head, then its body a byte at a time, each well within the idle deadline: how
+    many body bytes went out before the server ended it, and its answer."""
+    connection = await Connection.to(server)
+    body = b" " * BODY_LENGTH
+    try:
+        await connection.send(connection.post("/responses", body))
+        for sent in range(BODY_LENGTH):
+            if not await connection.send(b" "):
+                return sent, b""
+            answer = await connection.answer(PAUSE)
+            if answer is not None:
+                return sent + 1, answer
+        return BODY_LENGTH, b""
+    finally:
+        connection.close()
+
+
+def _error(answer: bytes) -> tuple[int, dict[str, object]]:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    error: dict[str, object] = json.loads(body)["error"]
+    return status, error
+
+
+async def test_slow_heads_are_cut_and_others_are_served(
+    answering: None, backend: FakeBackend, database_url: str, tmp_path: Path
+) -> None:
+    heads: list[tuple[int, bytes]] = []
+    with anyio.fail_after(BOUND), served(backend, database_url, tmp_path, config=DEADLINES) as s:
+        started = anyio.Event()
+        blank = await _blank_lines(s)
+
+        async def slow() -> None:
+            heads.append(await _slow_head(s, started))
+
+        async with anyio.create_task_group() as tasks:
+            for _ in range(SLOW_HEADS):
+                tasks.start_soon(slow)
+            await started.wait()
+            meanwhile = await _ordinary(s, backend.model)
+        after = await _ordinary(s, backend.model)
+
+    assert len(heads) == SLOW_HEADS
+    for sent, answer in heads:
+        assert answer == b""  # closed, not answered
+        assert 0 < sent < 2000  # cut before the head was whole
+    assert meanwhile == after == "Served."
+    status, lines, answer = blank
+    assert (status, answer) == (200, b"")
+    assert lines < LINES
+
+
+async def test_slow_bodies_get_408_and_others_are_served(
+    answering: None, backend: FakeBackend, database_url: str, tmp_path: Path
+) -> None:
+    stalled: list[bytes] = []
+    trickled: list[tuple[int, bytes]] = []
+    with anyio.fail_after(BOUND), served(backend, database_url, tmp_path, config=DEADLINES) as s:
+
+        async def stall() -> None:
+            stalled.append(await _stalled_body(s))
+
+        async def trickle() -> None:
+            trickled.append(await _trickled_body(s))
+
+        async with anyio.create_task_group() as tasks:
+            for _ in range(SLOW_BODIES):
+                tasks.start_soon(stall)
+                tasks.start_soon(trickle)
+            meanwhile = await _ordinary(s, backend.model)
+        after = await _ordinary(s, backend.model)
+
+    assert len(stalled) == len(trickled) == SLOW_BODIES
+    for answer in stalled:
+        status, error = _error(answer)
+        assert status == 408
+        assert error["code"] == "request_timeout"
+        assert error["message"] == "No byte of the request body arrived for 0.5 seconds."
+    for sent, answer in trickled:
+        assert sent < BODY_LENGTH  # ended before the body was whole: by its total deadline
+        if answer:  # else the connection was closed (reset) before the 408 was read
+            status, error = _error(answer)
+            assert status == 408
+            assert error["message"] == "The request body did not arrive within 1.5 seconds."
+    assert meanwhile == after == "Served."
+
+
+async def test_past_the_most_connections_new_ones_are_refused_open_ones_served(
+    answering: None, backend: FakeBackend, database_url: str, tmp_path: Path
+) -> None:
+    with anyio.fail_after(BOUND), served(backend, database_url, tmp_path, config=HELD) as s:
+        held: list[Connection] = []
+
+        async def one_more_held() -> bool:
+            """A new connection, served (the server may still count the start-up check's
+            connection for a moment: then it is refused, and tried again)."""
+            connection = await Connection.to(s)
+            if await connection.get("/health") == 200:
+                held.append(connection)
+                return True
+            connection.close()
+            return False
+
+        for _ in range(MOST):
+            await eventually(one_more_held, "a connection below the maximum to be served")
+        over = await Connection.to(s)
+        refused = await over.get("/health")
+        over.close()
+
+        body = json.dumps({"model": backend.model, "input": "Hi"}).encode()
+        on_held = [await c.get("/health") for c in held]
+        work = await held[1].exchange(held[1].post("/responses", body) + body)
+        held.pop(0).close()  # one fewer: room for a new one
+        await eventually(one_more_held, "a new connection to be served once one closed")
+        for connection in held:
+            connection.close()
+        await eventually(lambda: _served(s, backend.model), "the openai client to be served")
+
+    assert refused in (503, None)  # refused: an answer saying so, or closed
+    assert on_held == [200] * MOST
+    assert work == 200
+
+
+async def _served(server: Server, model: str) -> bool:
+    try:
+        return await _ordinary(server, model) == "Served."
+    except (openai.APIConnectionError, openai.APIStatusError):
+        return False  # the held connections' closes not yet seen by the server
 
 
 async def test_a_client_gone_mid_body_is_one_debug_line(
