@@ -332,6 +332,33 @@ def test_the_websocket_age_limit_comes_from_the_file_or_the_environment(tmp_path
         load_settings(env={"AGENTLOOM_WEBSOCKET_MAX_AGE": "0"})
 
 
+def test_slow_client_limits_come_from_the_file_or_the_environment(tmp_path: Path) -> None:
+    path = _write(tmp_path, "[server]\nheader_timeout = 2.5\nmax_connections = 50\n")
+
+    default = load_settings(env={}).server
+    assert (default.header_timeout, default.body_idle_timeout, default.body_timeout) == (
+        10.0,
+        30.0,
+        600.0,
+    )
+    assert (default.keep_alive_timeout, default.max_connections) == (5.0, 1000)
+    server = load_settings(path, env={}).server
+    assert (server.header_timeout, server.max_connections) == (2.5, 50)
+    env = {
+        "AGENTLOOM_HEADER_TIMEOUT": "1",
+        "AGENTLOOM_BODY_IDLE_TIMEOUT": "2",
+        "AGENTLOOM_BODY_TIMEOUT": "3",
+        "AGENTLOOM_KEEP_ALIVE_TIMEOUT": "4",
+        "AGENTLOOM_MAX_CONNECTIONS": "5",
+    }
+    server = load_settings(path, env=env).server
+    assert (server.header_timeout, server.body_idle_timeout, server.body_timeout) == (1, 2, 3)
+    assert (server.keep_alive_timeout, server.max_connections) == (4, 5)
+    for name in ("AGENTLOOM_HEADER_TIMEOUT", "AGENTLOOM_BODY_TIMEOUT", "AGENTLOOM_MAX_CONNECTIONS"):
+        with pytest.raises(ConfigError):
+            load_settings(env={name: "0"})
+
+
 def test_files_settings_come_from_the_file_or_the_environment(tmp_path: Path) -> None:
     path = _write(tmp_path, '[files]\ndirectory = "/srv/blobs"\nmax_bytes = 1024\n')
 

@@ -76,6 +76,14 @@ class ServerSettings(_Strict):
     heartbeat_interval: float = Field(default=10.0, gt=0)
     abandoned_after: float = Field(default=60.0, gt=0)
     websocket_max_age: float = Field(default=3600.0, gt=0)  # seconds a WebSocket stays open
+    # What a slow client may hold (server/connections.py): seconds for a request's head, without
+    # a byte of its body, for all of its body; idle keep-alive seconds; connections a process
+    # keeps open (past it: a 503 and closed)
+    header_timeout: float = Field(default=10.0, gt=0)
+    body_idle_timeout: float = Field(default=30.0, gt=0)
+    body_timeout: float = Field(default=600.0, gt=0)
+    keep_alive_timeout: float = Field(default=5.0, gt=0)
+    max_connections: int = Field(default=1000, ge=1)
     usage_flush_interval: float = Field(default=1.0, gt=0)  # seconds between usage writes
     metrics: bool = True  # GET /metrics and the counting behind it (docs/metrics.md)
     # Seals content handed to clients (compaction items, encrypted reasoning); default: a key
@@ -652,6 +660,11 @@ _ENV_SCALARS: dict[str, tuple[str, str]] = {
     "AGENTLOOM_WEBHOOK_RETRY_DELAYS": ("webhooks", "retry_delays"),
     "AGENTLOOM_MAX_MODEL_CALLS": ("engine", "max_model_calls"),
     "AGENTLOOM_WEBSOCKET_MAX_AGE": ("server", "websocket_max_age"),
+    "AGENTLOOM_HEADER_TIMEOUT": ("server", "header_timeout"),
+    "AGENTLOOM_BODY_IDLE_TIMEOUT": ("server", "body_idle_timeout"),
+    "AGENTLOOM_BODY_TIMEOUT": ("server", "body_timeout"),
+    "AGENTLOOM_KEEP_ALIVE_TIMEOUT": ("server", "keep_alive_timeout"),
+    "AGENTLOOM_MAX_CONNECTIONS": ("server", "max_connections"),
     "AGENTLOOM_SEALING_KEY": ("server", "sealing_key"),
     "AGENTLOOM_SEALING_OLD_KEYS": ("server", "sealing_old_keys"),
     "AGENTLOOM_FILES_DIRECTORY": ("files", "directory"),

@@ -100,6 +100,22 @@ Background responses held by a backend that sends headers and no token, filling 
       test_stuck_background_responses_do_not_hold_up_ingestion
       test_a_projects_backlog_does_not_delay_another_projects_response
 
+Clients that send a request's head or body slowly, or hold many connections (raw sockets, a real
+  process, ``[server]`` deadlines of a second or less)
+  checked: a head never completed (a byte at a time, or blank lines on a kept-alive connection)
+  is closed unanswered; a stalled or trickled body gets a 408 ``request_timeout``; past
+  ``max_connections`` a new connection gets a 503 or is closed while the open ones are served;
+  ordinary requests served meanwhile
+    tests/faults/test_slow_senders.py
+      test_slow_heads_are_cut_and_others_are_served
+      test_slow_bodies_get_408_and_others_are_served
+      test_past_the_most_connections_new_ones_are_refused_open_ones_served
+
+A client that hangs up mid-body (JSON and multipart)
+  checked: one debug line each naming the disconnect, no traceback, no error line
+    tests/faults/test_slow_senders.py
+      test_a_client_gone_mid_body_is_one_debug_line
+
 Load: 2,000 mixed exchanges (stored, streamed, function tools, conversation turns,
   file_search) from 32 connections, on SQLite and PostgreSQL (``python -m bench.soak``)
   checked: no error; RSS growth bounded; fds, threads and database sessions flat

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,9 +30,11 @@ def served(
     config: str = "",
     env: dict[str, str] | None = None,
     name: str = "server",
+    args: Sequence[str] = (),
 ) -> Iterator[Server]:
-    """``agentloom serve`` on ``database_url`` in front of ``backend``, with ``config`` (TOML)
-    and ``env`` added; its files under ``folder``; killed on the way out."""
+    """``agentloom serve`` on ``database_url`` in front of ``backend``, with ``config`` (TOML),
+    ``env`` and command-line ``args`` added; its files under ``folder``; killed on the way
+    out."""
     settings = folder / f"{name}.toml"
     settings.write_text(config)
     environment = {
@@ -41,7 +43,7 @@ def served(
         **(env or {}),
     }
     log = folder / f"{name}.log"
-    with agentloom_serve(environment, log, "--config", str(settings)) as server:
+    with agentloom_serve(environment, log, "--config", str(settings), *args) as server:
         yield server
 
 

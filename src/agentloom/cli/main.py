@@ -80,7 +80,7 @@ def serve(
 
     from agentloom import logs
     from agentloom.server.app import create_app
-    from agentloom.server.coalesce import CoalescingHttpToolsProtocol
+    from agentloom.server.connections import guarded_protocol
     from agentloom.server.workers import CONFIG_ENV, LOG_LEVEL_ENV, WORKER_APP
 
     logs.configure(log_level, settings.logging.format, access=settings.logging.access_log)
@@ -90,7 +90,10 @@ def serve(
         "log_level": log_level,
         "log_config": None,  # uvicorn's lines go through the same handler (logs.configure)
         "access_log": False,
-        "http": CoalescingHttpToolsProtocol,  # an answer's head and body in one send
+        # an answer's head and body in one send; deadlines on a request's head and body, a
+        # most connections (server/connections.py)
+        "http": guarded_protocol(settings.server),
+        "timeout_keep_alive": settings.server.keep_alive_timeout,
         "timeout_graceful_shutdown": 5,
         # A WebSocket message may be as large as an HTTP body; past it the WebSocket layer
         # closes the connection (1009, message too big) without reading the message.

@@ -9,6 +9,7 @@ import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
+from starlette.requests import ClientDisconnect
 
 from agentloom.config import Settings
 from agentloom.errors import AgentloomError
@@ -90,6 +91,7 @@ def create_app(
         exception_handlers={
             AgentloomError: errors.handle_agentloom_error,
             HTTPException: errors.handle_http_exception,
+            ClientDisconnect: errors.handle_client_disconnect,
             Exception: errors.handle_unexpected,
         },
     )

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from agentloom import errors
@@ -38,6 +38,10 @@ ERROR_TABLE: tuple[tuple[type[errors.AgentloomError], int, str], ...] = (
 )
 
 INTERNAL_MESSAGE = "The server had an error while processing your request."
+
+# nginx's status for a request whose client went away: no client reads it, the access log and
+# the metrics do
+CLIENT_CLOSED = 499
 
 _HTTP_MESSAGES = {
     404: ("Not found: no route matches this path.", "not_found"),
@@ -151,6 +155,14 @@ async def handle_http_exception(request: Request, exc: Exception) -> Response:
     message, code = _HTTP_MESSAGES.get(exc.status_code, (str(exc.detail), "http_error"))
     body = envelope(message, type="invalid_request_error", code=code)
     return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+
+
+async def handle_client_disconnect(request: Request, exc: Exception) -> Response:
+    """A client gone before its request's body was read: one line at debug level, no traceback
+    (any client can cause it at will, it is no fault of the server's)."""
+    assert isinstance(exc, ClientDisconnect)
+    log.debug("client disconnected during its request: %s %s", request.method, request.url.path)
+    return Response(status_code=CLIENT_CLOSED)
 
 
 async def handle_unexpected(request: Request, exc: Exception) -> Response:
