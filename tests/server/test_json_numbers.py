@@ -5,12 +5,18 @@ stored (it used to be stored as ``null``)."""
 from __future__ import annotations
 
 import json
+import math
+import sys
+from typing import Any
 
 import httpx2
+import openai
 import pytest
 
 from agentloom.config import Settings
 from agentloom.errors import InvalidRequestError
+from agentloom.inference.base import TextDelta, TokenLogprob
+from agentloom.inference.scripted import ScriptedModel
 from agentloom.server.app import create_app
 from agentloom.server.json_numbers import check_finite, non_finite
 from agentloom.testing.backend import FakeBackend, serve_async
@@ -19,6 +25,7 @@ from tests.server.test_errors import the_error
 
 NAN_SCHEMA = '{"type": "object", "properties": {"x": {"type": "number", "minimum": NaN}}}'
 TOOL_PATH = "tools[0].parameters.properties.x.minimum"
+HELLO: Any = [{"role": "user", "content": "Hi"}]
 
 
 @pytest.mark.parametrize(
@@ -135,3 +142,69 @@ async def test_a_websocket_frame_is_refused_the_same_way(
     assert (error["type"], error["status"]) == ("error", 400)
     assert (error["error"]["param"], error["error"]["code"]) == (TOOL_PATH, "invalid_json")
     assert backend.requests == []
+
+
+# --- what the server writes ------------------------------------------------------------------
+
+LOWEST = -sys.float_info.max
+ODD = (TokenLogprob("a", -math.inf), TokenLogprob("b", math.nan), TokenLogprob("c", -0.5))
+
+
+def strict(text: str) -> Any:
+    """``text`` read as JSON, which has no NaN or Infinity (``json`` reads them otherwise)."""
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} written: not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def events(body: str) -> list[Any]:
+    lines = [line[len("data: ") :] for line in body.splitlines() if line.startswith("data: ")]
+    return [strict(line) for line in lines if line != "[DONE]"]
+
+
+def chunk_logprobs(chunk: Any) -> list[float]:
+    choice = chunk["choices"][0] if chunk["choices"] else {}
+    return [t["logprob"] for t in (choice.get("logprobs") or {}).get("content") or []]
+
+
+async def test_a_backends_non_finite_logprobs_are_numbers_json_has_in_chat_completions(
+    client: openai.AsyncOpenAI,
+    http: httpx2.AsyncClient,
+    backend: FakeBackend,
+    scripted: ScriptedModel,
+) -> None:
+    odd = (TokenLogprob("a", -math.inf), TokenLogprob("b", -0.5))
+    scripted.add_turn(TextDelta("ab", logprobs=odd))
+    scripted.add_turn(TextDelta("ab", logprobs=odd))
+    body = {"model": backend.model, "messages": HELLO, "logprobs": True}
+
+    whole = await client.chat.completions.with_raw_response.create(**body)
+    streamed = await http.post("/chat/completions", json={**body, "stream": True})
+
+    assert chunk_logprobs(strict(whole.text)) == [LOWEST, -0.5]
+    assert [lp for chunk in events(streamed.text) for lp in chunk_logprobs(chunk)] == [
+        LOWEST,
+        -0.5,
+    ]
+
+
+async def test_a_backends_non_finite_logprobs_are_numbers_json_has_in_responses(
+    client: openai.AsyncOpenAI,
+    http: httpx2.AsyncClient,
+    backend: FakeBackend,
+    scripted: ScriptedModel,
+) -> None:
+    scripted.add_turn(TextDelta("abc", logprobs=ODD))
+    scripted.add_turn(TextDelta("abc", logprobs=ODD))
+    include: Any = ["message.output_text.logprobs"]
+    body = {"model": backend.model, "input": "hi", "include": include}
+
+    whole = await client.responses.with_raw_response.create(**body)
+    streamed = await http.post("/responses", json={**body, "stream": True})
+
+    output = strict(whole.text)["output"][0]["content"][0]["logprobs"]
+    assert [t["logprob"] for t in output] == [LOWEST, LOWEST, -0.5]
+    done = [e for e in events(streamed.text) if e["type"] == "response.output_text.done"]
+    assert [t["logprob"] for t in done[0]["logprobs"]] == [LOWEST, LOWEST, -0.5]
