@@ -6,6 +6,7 @@ from typing import Annotated, Literal, TypeAlias
 
 from pydantic import Field, field_validator
 
+from agentloom.api.integers import Byte, Int32
 from agentloom.api.wire import WireModel
 
 
@@ -32,13 +33,13 @@ class InputFile(WireModel):
 class TopLogprob(WireModel):
     token: str
     logprob: float
-    bytes: list[int] = Field(default_factory=list)
+    bytes: list[Byte] = Field(default_factory=list)
 
 
 class Logprob(WireModel):
     token: str
     logprob: float
-    bytes: list[int] = Field(default_factory=list)
+    bytes: list[Byte] = Field(default_factory=list)
     top_logprobs: list[TopLogprob] = Field(default_factory=list)
 
 
@@ -48,15 +49,15 @@ class FileCitation(WireModel):
     type: Literal["file_citation"] = "file_citation"
     file_id: str
     filename: str
-    index: int
+    index: Int32
 
 
 class URLCitation(WireModel):
     type: Literal["url_citation"] = "url_citation"
     url: str
     title: str
-    start_index: int
-    end_index: int
+    start_index: Int32
+    end_index: Int32
 
 
 class ContainerFileCitation(WireModel):
@@ -64,14 +65,14 @@ class ContainerFileCitation(WireModel):
     container_id: str
     file_id: str
     filename: str
-    start_index: int
-    end_index: int
+    start_index: Int32
+    end_index: Int32
 
 
 class FilePath(WireModel):
     type: Literal["file_path"] = "file_path"
     file_id: str
-    index: int
+    index: Int32
 
 
 Annotation: TypeAlias = Annotated[

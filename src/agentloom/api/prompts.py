@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, TypeAlias
 
-from pydantic import AfterValidator, Discriminator, Field, StrictInt, StrictStr, Tag
+from pydantic import AfterValidator, Discriminator, Field, StrictStr, Tag
 
 from agentloom.api.content import InputContent
+from agentloom.api.integers import StrictInt32
 from agentloom.api.metadata import Metadata
 from agentloom.api.wire import WireModel
 
@@ -80,7 +81,7 @@ class PromptParam(WireModel):
     omitted), and a value for each of its variables."""
 
     id: str
-    version: StrictStr | StrictInt | None = None
+    version: StrictStr | StrictInt32 | None = None
     variables: dict[str, PromptVariable] | None = None
 
 

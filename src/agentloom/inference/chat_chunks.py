@@ -171,7 +171,8 @@ def _count(value: object) -> int:
 
 
 def _bytes(value: object) -> tuple[int, ...] | None:
-    if isinstance(value, list) and all(isinstance(b, int) for b in value):
+    """A token's UTF-8 bytes; ``None`` when they are not bytes (0 to 255)."""
+    if isinstance(value, list) and all(isinstance(b, int) and 0 <= b <= 255 for b in value):
         return tuple(value)
     return None
 
