@@ -32,6 +32,7 @@ StrictInt32: TypeAlias = Annotated[Int32, Field(strict=True)]
 """An :data:`Int32` given as a JSON integer only (not ``"2"``, not ``2.0``)."""
 
 StrictInt64: TypeAlias = Annotated[Int64, Field(strict=True)]
+"""An :data:`Int64` given as a JSON integer only (a file attribute's number stays an integer)."""
 
 Byte: TypeAlias = Annotated[int, Field(ge=0, le=255)]
 """One byte of a token's UTF-8 (``logprobs[].bytes``)."""

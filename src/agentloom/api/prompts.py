@@ -8,11 +8,11 @@ from typing import Annotated, Literal, TypeAlias
 from pydantic import AfterValidator, Discriminator, Field, StrictStr, Tag
 
 from agentloom.api.content import InputContent
-from agentloom.api.integers import StrictInt32
+from agentloom.api.integers import INT32_MAX, StrictInt32
 from agentloom.api.metadata import Metadata
 from agentloom.api.wire import WireModel
 
-MAX_VERSION = 2**31 - 1  # versions live in a 32-bit integer column
+MAX_VERSION = INT32_MAX  # versions live in a 32-bit integer column
 
 
 def _not_blank(value: str) -> str:
