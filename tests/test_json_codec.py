@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 
 import pytest
 
@@ -33,3 +34,27 @@ def test_dumps_is_compact_utf8_json() -> None:
     )
     big = {"max": 10**30}  # beyond 64 bits
     assert json.loads(json_codec.dumps(big)) == big
+
+
+def test_what_is_written_is_json_only() -> None:
+    value = {"nan": math.nan, "up": [math.inf], "down": -math.inf, "text": "NaN", "n": 1.5}
+
+    written = json_codec.dumps(value)
+
+    assert json.loads(written) == {
+        "nan": None,
+        "up": [sys.float_info.max],
+        "down": -sys.float_info.max,
+        "text": "NaN",
+        "n": 1.5,
+    }
+    assert b"Infinity" not in written
+    assert json_codec.dumps({"text": "Infinity"}) == b'{"text":"Infinity"}'
+
+
+def test_a_backends_document_is_handed_on_as_it_came_unless_it_is_not_json() -> None:
+    kept = '{"text": "not a number", "n": 1}'
+    assert json_codec.finite(kept) is kept
+    assert json.loads(json_codec.finite('{"text": "NaN"}')) == {"text": "NaN"}  # written again
+    assert json_codec.finite("not json: NaN") == "not json: NaN"
+    assert json_codec.finite('{"a": [NaN, -Infinity]}') == '{"a":[null,-1.7976931348623157e+308]}'

@@ -169,6 +169,10 @@ def test_answers_are_put_in_index_order() -> None:
         {"data": [{"index": 0, "embedding": "not base64!"}, {"index": 1, "embedding": [1.0]}]},
         {"data": [{"index": 0, "embedding": [1.0, 2.0]}, {"index": 1, "embedding": [1.0]}]},
         {"data": [{"index": 0, "embedding": ["x"]}, {"index": 1, "embedding": [1.0]}]},
+        {"data": [{"index": 0, "embedding": [float("nan")]}, {"index": 1, "embedding": [1.0]}]},
+        {"data": [{"index": 0, "embedding": [1e39]}, {"index": 1, "embedding": [1.0]}]},
+        {"data": [{"index": 0, "embedding": [10**400]}, {"index": 1, "embedding": [1.0]}]},
+        {"data": [{"index": 0, "embedding": "AACAfw=="}, {"index": 1, "embedding": [1.0]}]},
         ["not", "an", "object"],
     ],
 )

@@ -225,6 +225,8 @@ async def test_bad_list_parameters(
         ("/organization/usage/completions?start_time=0&page=%C2%B2", "page"),
         ("/responses/resp_x?stream=true&starting_after=99999999999999999999", "starting_after"),
         ("/responses/resp_x?stream=true&starting_after=%C2%B2", "starting_after"),
+        # a 500 on PostgreSQL, whose event numbers are 32-bit (see the test below)
+        ("/responses/resp_x?stream=true&starting_after=2147483648", "starting_after"),
     ],
 )
 async def test_numbers_out_of_a_columns_range_are_400s(
@@ -234,6 +236,66 @@ async def test_numbers_out_of_a_columns_range_are_400s(
 
     assert reply.status_code == 400, reply.text
     assert envelope(reply)["param"] == param
+
+
+@pytest.mark.both_databases
+async def test_a_followers_event_number_past_32_bits_is_a_400(
+    http: httpx2.AsyncClient, scripted: ScriptedModel
+) -> None:
+    scripted.add_turn("ok")
+    body = {"model": MODEL, "input": "hi", "background": True}
+    started = (await http.post("/responses", json=body)).json()
+    path = f"/responses/{started['id']}?stream=true&starting_after="
+
+    largest = await http.get(path + str(2**31 - 1))
+    past = await http.get(path + str(2**31))  # PostgreSQL: "value out of int32 range", a 500
+
+    assert largest.status_code == 200, largest.text
+    assert past.status_code == 400, past.text
+    assert envelope(past)["param"] == "starting_after"
+
+
+BIG = 10**400  # past any column, and past a double
+
+
+@pytest.mark.both_databases
+@pytest.mark.parametrize(
+    ("path", "body", "param"),
+    [
+        # each a 500: OverflowError on its way to a column of seconds
+        ("/organization/admin_api_keys", {"name": "k", "expires_in_seconds": BIG}, None),
+        ("/organization/admin_api_keys", {"name": "k", "expires_in_seconds": 2**31}, None),
+        ("/managed-agents", {"config": {"schedule": {"type": "interval", "every": BIG}}}, None),
+        ("/managed-agents", {"config": {"schedule_type": "interval", "schedule_value": BIG}}, None),
+        ("/responses", {"model": MODEL, "input": "hi", "max_output_tokens": 2**31}, None),
+        ("/embeddings", {"model": MODEL, "input": [[2**31]]}, "input[0][0]"),
+    ],
+    ids=["expiry", "expiry-32", "every", "schedule_value", "max_output_tokens", "token"],
+)
+async def test_integers_past_what_stores_them_are_400s_naming_them(
+    http: httpx2.AsyncClient, path: str, body: dict[str, Any], param: str | None
+) -> None:
+    if path == "/managed-agents":
+        body = {"name": "a", "agent_type": "simple", **body}
+    named = param or ".".join(_leaf(body))
+
+    reply = await http.post(path, json=body)
+
+    assert reply.status_code == 400, reply.text
+    error = envelope(reply)
+    assert (error["type"], error["param"]) == ("invalid_request_error", named)
+
+
+def _leaf(body: dict[str, Any]) -> list[str]:
+    """The path of the one integer of ``body`` past 31 bits."""
+    for key, value in body.items():
+        if isinstance(value, dict):
+            below = _leaf(value)
+            if below:
+                return [key, *below]
+        elif isinstance(value, int) and not isinstance(value, bool) and value >= 2**31:
+            return [key]
+    return []
 
 
 @pytest.mark.parametrize(

@@ -136,6 +136,29 @@ def test_uploads_are_multipart_with_the_forms_fields(settings: Settings) -> None
     assert set(either["content"]) == {"application/json", "multipart/form-data"}
 
 
+def test_every_link_leads_to_an_operation_and_fills_its_parameters(settings: Settings) -> None:
+    doc = document(create_app(settings).routes)
+    operations = {
+        op["operationId"]: {p["name"] for p in op.get("parameters", [])}
+        for item in doc["paths"].values()
+        for op in item.values()
+    }
+    links = {
+        name: link
+        for item in doc["paths"].values()
+        for op in item.values()
+        for name, link in op["responses"]["200"].get("links", {}).items()
+    }
+
+    assert set(links) == {"rate_limits", "update"}  # a project's, then one of its limits
+    for link in links.values():
+        assert set(link["parameters"]) <= operations[link["operationId"]], link
+        assert all(
+            v.startswith(("$response.body#/", "$request.path."))
+            for v in link["parameters"].values()
+        )
+
+
 async def test_an_error_answer_is_the_documented_envelope(http: httpx2.AsyncClient) -> None:
     reply = await http.post("/responses", content=b"{not json")
 

@@ -94,6 +94,28 @@ async def test_the_sdk_lists_and_updates_rate_limits(
         await limit(raw, alpha, "no-such-model", max_requests_per_1_minute=1)
 
 
+@pytest.mark.parametrize(
+    "field", ["max_requests_per_1_minute", "max_tokens_per_1_minute", "max_requests_per_1_day"]
+)
+async def test_a_limit_past_its_32_bit_column_is_a_400_naming_it(
+    raw: httpx2.AsyncClient, alpha: Tenant, backend: FakeBackend, field: str
+) -> None:
+    update = projects(raw).rate_limits.update_rate_limit
+    limit_id = f"rl-{backend.model}"
+
+    # found by Schemathesis: PostgreSQL's integer column refused it, a 500
+    with pytest.raises(openai.BadRequestError) as refused:
+        await update(limit_id, project_id=alpha.project_id, **{field: 36028797018963967})
+    largest = await update(limit_id, project_id=alpha.project_id, **{field: 2**31 - 1})
+
+    error: Any = refused.value.body
+    assert (error["type"], error["param"]) == ("invalid_request_error", field)
+    assert "less than or equal to 2147483647" in error["message"]
+    assert getattr(largest, field) == 2**31 - 1
+    listed = [r async for r in projects(raw).rate_limits.list_rate_limits(alpha.project_id)]
+    assert getattr(next(r for r in listed if r.model == backend.model), field) == 2**31 - 1
+
+
 async def test_a_token_limit_stops_requests_once_spent(
     raw: httpx2.AsyncClient, alpha: Tenant, backend: FakeBackend
 ) -> None:

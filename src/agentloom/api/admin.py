@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
+from agentloom.api.integers import INT32_MAX, Int32, Int64
 from agentloom.api.wire import Nullable, WireModel
 
 Role = Literal["owner", "member", "none"]
@@ -44,7 +45,7 @@ class ServiceAccount(WireModel):
 class CreateServiceAccountRequest(WireModel):
     name: str = NAME_FIELD
     create_service_account_only: bool | None = None
-    expires_in_seconds: int | None = Field(default=None, ge=60)
+    expires_in_seconds: int | None = Field(default=None, ge=60, le=INT32_MAX)
 
 
 class NewKey(WireModel):
@@ -67,12 +68,12 @@ class CreatedServiceAccount(ServiceAccount):
 
 class CreateKeyRequest(WireModel):
     name: str = Field(default="Secret key", min_length=1, max_length=256)
-    expires_in_seconds: int | None = Field(default=None, ge=60)
+    expires_in_seconds: int | None = Field(default=None, ge=60, le=INT32_MAX)
     scopes: list[str] | None = None
 
 
 class UpdateKeyRequest(WireModel):
-    expires_in_seconds: int | None = Field(default=None, ge=60)
+    expires_in_seconds: int | None = Field(default=None, ge=60, le=INT32_MAX)
     scopes: list[str] | None = None
 
 
@@ -165,12 +166,12 @@ class RateLimit(WireModel):
 
 
 class UpdateRateLimitRequest(WireModel):
-    max_requests_per_1_minute: int | None = Field(default=None, ge=0)
-    max_tokens_per_1_minute: int | None = Field(default=None, ge=0)
-    max_requests_per_1_day: int | None = Field(default=None, ge=0)
-    batch_1_day_max_input_tokens: int | None = None
-    max_audio_megabytes_per_1_minute: int | None = None
-    max_images_per_1_minute: int | None = None
+    max_requests_per_1_minute: Int32 | None = Field(default=None, ge=0)
+    max_tokens_per_1_minute: Int32 | None = Field(default=None, ge=0)
+    max_requests_per_1_day: Int32 | None = Field(default=None, ge=0)
+    batch_1_day_max_input_tokens: Int64 | None = None
+    max_audio_megabytes_per_1_minute: Int64 | None = None
+    max_images_per_1_minute: Int64 | None = None
 
 
 class AdminKeyOwner(WireModel):
@@ -198,7 +199,7 @@ class CreatedAdminKey(AdminKey):
 
 class CreateAdminKeyRequest(WireModel):
     name: str = NAME_FIELD
-    expires_in_seconds: int | None = Field(default=None, ge=60)
+    expires_in_seconds: int | None = Field(default=None, ge=60, le=INT32_MAX)
 
 
 class UsageBucket(WireModel):

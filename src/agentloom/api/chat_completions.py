@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import Field, StrictBool
 
+from agentloom.api.integers import Int32
 from agentloom.api.wire import WireModel
 
 
@@ -50,7 +51,7 @@ class ChatCompletionRequest(PassedRequest):
 
 
 class CompletionRequest(PassedRequest):
-    prompt: str | list[str] | list[int] | list[list[int]]
+    prompt: str | list[str] | list[Int32] | list[list[Int32]]
 
     def new_input(self) -> str | None:
         if isinstance(self.prompt, str):

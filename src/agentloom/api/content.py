@@ -7,6 +7,7 @@ from typing import Annotated, Literal, NotRequired, TypeAlias, get_args
 from pydantic import ConfigDict, Field, field_validator, model_validator, with_config
 from typing_extensions import TypedDict  # pydantic reads typing's only from Python 3.12
 
+from agentloom.api.integers import Byte, Int32
 from agentloom.api.wire import WireModel
 
 ImageDetail: TypeAlias = Literal["low", "high", "auto", "original"]
@@ -83,13 +84,13 @@ class InputFile(WireModel):
 class TopLogprob(WireModel):
     token: str
     logprob: float
-    bytes: list[int] = Field(default_factory=list)
+    bytes: list[Byte] = Field(default_factory=list)
 
 
 class Logprob(WireModel):
     token: str
     logprob: float
-    bytes: list[int] = Field(default_factory=list)
+    bytes: list[Byte] = Field(default_factory=list)
     top_logprobs: list[TopLogprob] = Field(default_factory=list)
 
 
@@ -99,15 +100,15 @@ class FileCitation(WireModel):
     type: Literal["file_citation"] = "file_citation"
     file_id: str
     filename: str
-    index: int
+    index: Int32
 
 
 class URLCitation(WireModel):
     type: Literal["url_citation"] = "url_citation"
     url: str
     title: str
-    start_index: int
-    end_index: int
+    start_index: Int32
+    end_index: Int32
 
 
 class ContainerFileCitation(WireModel):
@@ -115,14 +116,14 @@ class ContainerFileCitation(WireModel):
     container_id: str
     file_id: str
     filename: str
-    start_index: int
-    end_index: int
+    start_index: Int32
+    end_index: Int32
 
 
 class FilePath(WireModel):
     type: Literal["file_path"] = "file_path"
     file_id: str
-    index: int
+    index: Int32
 
 
 Annotation: TypeAlias = Annotated[

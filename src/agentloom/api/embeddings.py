@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BeforeValidator, Discriminator, Field, Tag
 
+from agentloom.api.integers import Int32
 from agentloom.api.wire import WireModel
 
 __all__ = [
@@ -29,7 +30,7 @@ MAX_INPUTS: Final = 2048  # OpenAI's limit
 EncodingFormat: TypeAlias = Literal["float", "base64"]
 
 Text = Annotated[str, Field(min_length=1)]
-TokenId = Annotated[int, Field(strict=True, ge=0)]
+TokenId = Annotated[Int32, Field(strict=True, ge=0)]
 TokenArray = Annotated[list[TokenId], Field(min_length=1)]
 
 
@@ -65,7 +66,7 @@ class EmbeddingsRequest(WireModel):
     model: str = Field(min_length=1)
     input: Inputs
     encoding_format: EncodingFormat | None = None  # None: float
-    dimensions: int | None = Field(default=None, ge=1)
+    dimensions: Int32 | None = Field(default=None, ge=1)
     user: str | None = None
 
 

@@ -20,6 +20,7 @@ from agentloom.api.content import (
     ReasoningText,
     SummaryText,
 )
+from agentloom.api.integers import Int64
 from agentloom.api.limits import at_most
 from agentloom.api.tools import Tool
 from agentloom.api.wire import Nullable, WireModel
@@ -286,7 +287,7 @@ class McpCallError(WireModel):
     or ``mcp_tool_execution_error`` (the tool's own ``content``)."""
 
     type: Literal["mcp_protocol_error", "mcp_tool_execution_error", "http_error"]
-    code: int | None = None
+    code: Int64 | None = None
     message: str | None = None
     content: list[dict[str, object]] | None = None
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictStr
 
+from agentloom.api.integers import INT32_MAX, StrictInt32
 from agentloom.api.lists import ListPage
 from agentloom.api.wire import Nullable, WireModel
 
@@ -24,7 +25,7 @@ class ScheduleConfig(WireModel):
     (five fields, UTC)."""
 
     type: Literal["interval", "cron"]
-    every: StrictFloat | StrictInt | None = Field(default=None, gt=0)
+    every: StrictFloat | StrictInt32 | None = Field(default=None, gt=0, le=INT32_MAX)
     cron: str | None = Field(default=None, min_length=1, max_length=256)
 
 
@@ -43,7 +44,7 @@ class ManagedAgentConfig(WireModel):
     max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
     schedule: ScheduleConfig | None = None
     schedule_type: Literal["manual", "interval", "cron"] | None = None  # OpenJarvis's form
-    schedule_value: StrictStr | StrictFloat | StrictInt | None = None
+    schedule_value: StrictStr | StrictFloat | StrictInt32 | None = None
     strategies: dict[str, StrictStr] | None = None  # monitor_operative: axis -> choice
 
     @property

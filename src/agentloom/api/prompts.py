@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, TypeAlias
 
-from pydantic import AfterValidator, Discriminator, Field, StrictInt, StrictStr, Tag
+from pydantic import AfterValidator, Discriminator, Field, StrictStr, Tag
 
 from agentloom.api.content import InputContent
+from agentloom.api.integers import INT32_MAX, StrictInt32
 from agentloom.api.metadata import Metadata
 from agentloom.api.wire import WireModel
 
-MAX_VERSION = 2**31 - 1  # versions live in a 32-bit integer column
+MAX_VERSION = INT32_MAX  # versions live in a 32-bit integer column
 
 
 def _not_blank(value: str) -> str:
@@ -80,7 +81,7 @@ class PromptParam(WireModel):
     omitted), and a value for each of its variables."""
 
     id: str
-    version: StrictStr | StrictInt | None = None
+    version: StrictStr | StrictInt32 | None = None
     variables: dict[str, PromptVariable] | None = None
 
 

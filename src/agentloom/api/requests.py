@@ -6,6 +6,7 @@ from typing import Annotated, Literal, TypeAlias
 
 from pydantic import ConfigDict, Discriminator, Field, Tag, field_validator
 
+from agentloom.api.integers import Int32
 from agentloom.api.items import InputItem
 from agentloom.api.limits import at_most
 from agentloom.api.metadata import Metadata
@@ -66,7 +67,7 @@ class ContextManagement(WireModel):
     """``{"type": "compaction", "compact_threshold": N}``: compact the input above N tokens."""
 
     type: Literal["compaction"]
-    compact_threshold: int | None = Field(default=None, ge=1)
+    compact_threshold: Int32 | None = Field(default=None, ge=1)
 
 
 class ConversationRef(WireModel):
@@ -129,8 +130,8 @@ class CreateResponseRequest(WireModel):
     tools: Tools = Field(default_factory=list)
     tool_choice: ToolChoice = "auto"
     parallel_tool_calls: bool = True
-    max_tool_calls: int | None = Field(default=None, ge=1)
-    max_output_tokens: int | None = Field(default=None, ge=16)
+    max_tool_calls: Int32 | None = Field(default=None, ge=1)
+    max_output_tokens: Int32 | None = Field(default=None, ge=16)
     temperature: float | None = Field(default=None, ge=0, le=2)
     top_p: float | None = Field(default=None, ge=0, le=1)
     presence_penalty: float | None = Field(default=None, ge=-2, le=2)

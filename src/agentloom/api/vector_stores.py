@@ -12,12 +12,12 @@ from pydantic import (
     Field,
     StrictBool,
     StrictFloat,
-    StrictInt,
     StrictStr,
     Tag,
     model_validator,
 )
 
+from agentloom.api.integers import StrictInt64
 from agentloom.api.metadata import (
     METADATA_MAX_KEY,
     METADATA_MAX_PAIRS,
@@ -33,7 +33,7 @@ AUTO_OVERLAP_TOKENS = 400
 MAX_STORE_FILES = 500  # file_ids of one create request
 MAX_BATCH_FILES = 2000
 
-AttributeValue: TypeAlias = StrictStr | StrictBool | StrictInt | StrictFloat  # 2 stays 2
+AttributeValue: TypeAlias = StrictStr | StrictBool | StrictInt64 | StrictFloat  # 2 stays 2
 
 
 def check_attributes(value: dict[str, AttributeValue]) -> dict[str, AttributeValue]:
@@ -67,7 +67,7 @@ numbers or booleans."""
 
 class StaticChunking(WireModel):
     max_chunk_size_tokens: int = Field(ge=MIN_CHUNK_TOKENS, le=MAX_CHUNK_TOKENS)
-    chunk_overlap_tokens: int = Field(ge=0)
+    chunk_overlap_tokens: int = Field(ge=0, le=MAX_CHUNK_TOKENS // 2)
 
     @model_validator(mode="after")
     def _overlap_at_most_half(self) -> StaticChunking:

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Final
@@ -20,6 +21,7 @@ from agentloom.inference.base import (
     TopLogprob,
     Usage,
 )
+from agentloom.json_codec import LARGEST
 
 _FINISH_REASONS: Final[Mapping[str, FinishReason]] = {
     "stop": "stop",
@@ -112,7 +114,7 @@ def _token_logprob(entry: object) -> TokenLogprob:
     tops = entry.get("top_logprobs")
     return TokenLogprob(
         token=_text(entry.get("token")) or "",
-        logprob=_number(entry.get("logprob")),
+        logprob=_logprob(entry.get("logprob")),
         bytes=_bytes(entry.get("bytes")),
         top_logprobs=tuple(_top_logprob(top) for top in tops) if isinstance(tops, list) else (),
     )
@@ -123,7 +125,7 @@ def _top_logprob(entry: object) -> TopLogprob:
         raise InvalidChunk(entry)
     return TopLogprob(
         token=_text(entry.get("token")) or "",
-        logprob=_number(entry.get("logprob")),
+        logprob=_logprob(entry.get("logprob")),
         bytes=_bytes(entry.get("bytes")),
     )
 
@@ -156,12 +158,21 @@ def _number(value: object) -> float:
     raise InvalidChunk(value)
 
 
+def _logprob(value: object) -> float:
+    """A log probability; one that is not finite (``-Infinity``: a token the backend deems
+    impossible, or ``NaN``) as the lowest double, which JSON can write and a client reads back
+    as a probability of zero."""
+    number = _number(value)
+    return number if math.isfinite(number) else -LARGEST
+
+
 def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _bytes(value: object) -> tuple[int, ...] | None:
-    if isinstance(value, list) and all(isinstance(b, int) for b in value):
+    """A token's UTF-8 bytes; ``None`` when they are not bytes (0 to 255)."""
+    if isinstance(value, list) and all(isinstance(b, int) and 0 <= b <= 255 for b in value):
         return tuple(value)
     return None
 

@@ -222,6 +222,13 @@ def _vectors(answer: object, count: int) -> F32:
 
 
 def _row(value: object) -> F32:
+    row = _decoded_row(value)
+    if not np.isfinite(row).all():
+        raise _invalid("an embedding holding NaN, Infinity or a number beyond float32's range")
+    return row
+
+
+def _decoded_row(value: object) -> F32:
     if isinstance(value, str):
         try:
             raw = base64.b64decode(value, validate=True)
@@ -231,7 +238,11 @@ def _row(value: object) -> F32:
             raise _invalid("a base64 embedding that is not a float32 array")
         return np.frombuffer(raw, dtype="<f4").astype(np.float32)
     if isinstance(value, list) and value and all(_is_number(v) for v in value):
-        return np.asarray(value, dtype=np.float32)
+        try:
+            with np.errstate(over="ignore"):  # beyond float32: infinite, refused above
+                return np.asarray(value, dtype=np.float32)
+        except OverflowError as exc:  # an integer beyond any float
+            raise _invalid("an embedding holding a number beyond float32's range") from exc
     raise _invalid("an embedding that is neither a list of numbers nor base64")
 
 

@@ -1,10 +1,11 @@
 """Request bodies: size-limited, shape-checked, parsed straight from bytes into a wire model.
 
-Every body (and every WebSocket frame) goes through :func:`decode`: its nesting and size are
-checked from the raw bytes first (:mod:`agentloom.server.json_shape`), then it is validated with
-the server's ``[limits]`` as context (:mod:`agentloom.api.limits`). A body larger than
-:data:`OFF_LOOP_BYTES` is checked and validated in a worker thread, so a large request does not
-hold up the event loop (and every other request) while it is parsed.
+Every body (and every WebSocket frame) goes through :func:`screen` first: its nesting and size
+are checked from the raw bytes (:mod:`agentloom.server.json_shape`), and a number JSON has not
+(``NaN``, ``Infinity``) is refused by path (:mod:`agentloom.server.json_numbers`); then it is
+validated with the server's ``[limits]`` as context (:mod:`agentloom.api.limits`). A body
+larger than :data:`OFF_LOOP_BYTES` is checked and validated in a worker thread, so a large
+request does not hold up the event loop (and every other request) while it is parsed.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from agentloom.api.limits import RequestLimits
 from agentloom.errors import InvalidRequestError, PayloadTooLargeError
 from agentloom.offload import off_loop
 from agentloom.server.errors import validation_error
+from agentloom.server.json_numbers import check_finite
 from agentloom.server.json_shape import check_shape
 from agentloom.server.runtime import runtime_of
 
@@ -73,8 +75,15 @@ async def _body(request: Request, empty: str | None = None) -> bytes:
     return empty.encode()
 
 
-def _passed(raw: bytes, model: type[M], limits: RequestLimits) -> tuple[M, dict[str, object]]:
+def screen(raw: bytes, limits: RequestLimits) -> None:
+    """Refuse ``raw`` before it is parsed when it is nested too deep or holds too many values
+    for ``limits``, or holds a number that is not JSON: every body and every frame."""
     check_shape(raw, limits)
+    check_finite(raw)
+
+
+def _passed(raw: bytes, model: type[M], limits: RequestLimits) -> tuple[M, dict[str, object]]:
+    screen(raw, limits)
     data = _decoded(raw)
     if not isinstance(data, dict):
         raise InvalidRequestError("The request body is not a JSON object.")
@@ -90,7 +99,7 @@ async def decode(raw: bytes, model: type[M], limits: RequestLimits) -> M:
 
 
 def _decode(raw: bytes, model: type[M], limits: RequestLimits) -> M:
-    check_shape(raw, limits)
+    screen(raw, limits)
     try:
         return model.model_validate_json(raw, context=limits)
     except ValidationError as exc:

@@ -24,7 +24,7 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 import agentloom
 from agentloom.api.errors import ErrorEnvelope
-from agentloom.server.spec import Alias, ApiRoute, JsonSchema, Op, PageRoute, Param, Upload
+from agentloom.server.spec import Alias, ApiRoute, JsonSchema, Link, Op, PageRoute, Param, Upload
 
 Mode = Literal["validation", "serialization"]
 
@@ -231,7 +231,14 @@ def _success(op: Op, schemas: _Schemas) -> JsonSchema:
         content[media_type] = {"schema": schema}
     headers: dict[str, Any] = {"x-request-id": {"$ref": "#/components/headers/RequestId"}}
     headers.update({name: {"schema": schema} for name, schema in op.headers.items()})
-    return {"description": "OK", "headers": headers, "content": content}
+    success: JsonSchema = {"description": "OK", "headers": headers, "content": content}
+    if op.links:
+        success["links"] = {name: _link(link) for name, link in op.links.items()}
+    return success
+
+
+def _link(link: Link) -> JsonSchema:
+    return {"operationId": link.operation, "parameters": dict(link.parameters)}
 
 
 def _error(schemas: _Schemas) -> JsonSchema:

@@ -7,12 +7,13 @@ from typing import Literal
 
 from starlette.datastructures import QueryParams
 
+from agentloom.api.integers import INT32_MAX
 from agentloom.api.metadata import METADATA_MAX_KEY, METADATA_MAX_PAIRS, METADATA_MAX_VALUE
 from agentloom.api.requests import KNOWN_INCLUDES
 from agentloom.errors import InvalidRequestError
 
 MAX_UNIX_SECONDS = 253_402_300_799  # 9999-12-31T23:59:59Z
-MAX_SEQUENCE = 2**53  # any stored counter stays below it
+MAX_SEQUENCE = INT32_MAX  # a stored event's number: a 32-bit column
 
 
 def whole_number(raw: str, most: int) -> int | None:

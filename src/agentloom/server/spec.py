@@ -46,6 +46,17 @@ class Upload:
 
 
 @dataclass(frozen=True, slots=True)
+class Link:
+    """An OpenAPI link from an operation's 200 to the operation (its ``operationId``) the answer
+    leads to, with where each of its parameters comes from (a runtime expression:
+    ``$response.body#/id``, ``$request.path.project_id``). Clients and fuzzers follow them
+    (Schemathesis' stateful phase: a project made, then its rate limits set)."""
+
+    operation: str
+    parameters: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
 class Op:
     """One method of a route: its handler and what the document says of it.
 
@@ -54,8 +65,8 @@ class Op:
     JSON request body (``empty_body``: the body may be left out). ``upload``: a multipart body
     (with ``body`` too, either is taken). ``stream``: the type of each event's ``data`` when the
     operation can answer with ``text/event-stream``. ``content``: a 200 that is not JSON, by
-    media type. ``headers``: response headers of a 200, by name (their schemas). ``open``: no
-    API key needed, even with keys on."""
+    media type. ``headers``: response headers of a 200, by name (their schemas). ``links``: the
+    operations a 200 leads to, by name. ``open``: no API key needed, even with keys on."""
 
     handler: Endpoint
     returns: Any = None
@@ -66,6 +77,7 @@ class Op:
     stream: Any = None
     content: Mapping[str, JsonSchema] | None = None
     headers: Mapping[str, JsonSchema] = field(default_factory=dict)
+    links: Mapping[str, Link] = field(default_factory=dict)
     summary: str | None = None
     description: str | None = None
     open: bool = False

@@ -209,7 +209,9 @@ def _options(body: dict[str, object]) -> dict[str, object]:
 
 
 def _event(call: _Call, event: str) -> tuple[bytes | None, Usage | None]:
-    """One event as it is handed on (``None``: dropped), and the usage it carries."""
+    """One event as it is handed on (``None``: dropped, ``NaN`` written ``null``), and the
+    usage it carries."""
+    event = json_codec.finite(event)
     if '"usage"' not in event:
         if call.model_field is None:
             return event.encode(), None

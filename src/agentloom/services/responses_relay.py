@@ -74,6 +74,7 @@ class Relay:
 
     async def _event(self, data: str) -> Relayed:
         self._sent += 1
+        data = json_codec.finite(data)
         kind = _type_of(data)
         if kind not in _CARRIES_RESPONSE:
             return kind, data.encode()

@@ -52,6 +52,7 @@ from agentloom.server.spec import (
     LIMIT,
     ORDER_ASC,
     ApiRoute,
+    Link,
     Op,
     Param,
     unix_seconds,
@@ -62,6 +63,12 @@ from agentloom.storage.audit import AuditQuery
 from agentloom.storage.projects import ListQuery
 
 PROJECT = "/v1/organization/projects/{project_id}"
+# Where a project's rate limits are found: its id, then a limit's (OpenAPI links).
+_MADE_PROJECT = {"project_id": "$response.body#/id"}
+_LISTED_RATE_LIMIT = {
+    "project_id": "$request.path.project_id",
+    "rate_limit_id": "$response.body#/data/0/id",
+}
 
 
 def _projects(request: Request) -> ProjectsService:
@@ -308,7 +315,12 @@ routes = [
     ApiRoute(
         "/v1/organization/projects",
         GET=Op(list_projects, returns=ListPage[Project], query=(*_PAGE, _ARCHIVED)),
-        POST=Op(create_project, body=CreateProjectRequest, returns=Project),
+        POST=Op(
+            create_project,
+            body=CreateProjectRequest,
+            returns=Project,
+            links={"rate_limits": Link("organization_list_rate_limits", _MADE_PROJECT)},
+        ),
     ),
     ApiRoute(
         PROJECT,
@@ -345,7 +357,14 @@ routes = [
             returns=HostedToolPermissions,
         ),
     ),
-    ApiRoute(PROJECT + "/rate_limits", GET=Op(list_rate_limits, returns=ListPage[RateLimit])),
+    ApiRoute(
+        PROJECT + "/rate_limits",
+        GET=Op(
+            list_rate_limits,
+            returns=ListPage[RateLimit],
+            links={"update": Link("organization_update_rate_limit", _LISTED_RATE_LIMIT)},
+        ),
+    ),
     ApiRoute(
         PROJECT + "/rate_limits/{rate_limit_id}",
         POST=Op(update_rate_limit, body=UpdateRateLimitRequest, returns=RateLimit),

@@ -37,9 +37,8 @@ from agentloom.errors import (
     PayloadTooLargeError,
 )
 from agentloom.offload import off_loop
-from agentloom.server.body import OFF_LOOP_BYTES
+from agentloom.server.body import OFF_LOOP_BYTES, screen
 from agentloom.server.errors import envelope, status_and_type, validation_error
-from agentloom.server.json_shape import check_shape
 from agentloom.server.runtime import Runtime, runtime_of
 
 log = logging.getLogger(__name__)
@@ -237,7 +236,7 @@ def decode_frame(raw: str | bytes, limit: int, limits: RequestLimits) -> dict[st
     encoded = raw if isinstance(raw, bytes) else raw.encode()
     if len(encoded) > limit:
         raise PayloadTooLargeError(f"The frame is larger than the limit of {limit} bytes.")
-    check_shape(encoded, limits)
+    screen(encoded, limits)
     try:
         return _OBJECT.validate_json(raw)
     except ValidationError as exc:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal
 import anyio
 import httpx2
 
+from agentloom.api.integers import INT64_MAX
 from agentloom.tls import client_context
 from agentloom.tools.mcp.stdio import StdioAddress, stdio_streams
 
@@ -27,6 +28,7 @@ FailureKind = Literal["mcp_protocol_error", "http_error"]
 TransportKind = Literal["streamable_http", "sse", "stdio"]
 _EXPECTED = (OSError, httpx2.HTTPError, TimeoutError)  # and the SDK's MCPError
 _MAX_PAGES = 20
+_INTERNAL_ERROR = -32603  # JSON-RPC's code for an error of the server's own
 
 
 class McpFailure(Exception):
@@ -153,11 +155,17 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
+def _rpc_code(code: int) -> int:
+    """A JSON-RPC error code as an item holds it: past 64 bits (no server means that) the
+    protocol's "internal error"."""
+    return code if -INT64_MAX - 1 <= code <= INT64_MAX else _INTERNAL_ERROR
+
+
 def _failure(exc: BaseException) -> McpFailure:
     from mcp.shared.exceptions import MCPError
 
     if isinstance(exc, MCPError):
-        return McpFailure("mcp_protocol_error", exc.code, exc.message)
+        return McpFailure("mcp_protocol_error", _rpc_code(exc.code), exc.message)
     if isinstance(exc, TimeoutError):
         return McpFailure("http_error", 504, "the MCP server did not answer in time")
     if isinstance(exc, httpx2.HTTPStatusError):
