@@ -155,7 +155,7 @@ class CreateResponseRequest(WireModel):
     # and the model calls it may make (at most the server's ``[engine] max_model_calls``, its
     # default when left out)
     guardrails: list[Guardrail] | None = None
-    max_infer_iters: int | None = Field(default=None, ge=1)
+    max_infer_iters: Int32 | None = Field(default=None, ge=1)
     moderation: ModerationParam | None = None
 
     @field_validator("include")
