@@ -51,6 +51,7 @@ from pydantic import (
 from agentloom.api.limits import RequestLimits
 from agentloom.inference.base import ProviderConfig, TokenCountSetting
 from agentloom.inference.router import DEFAULT_COOLDOWN, Deployment, RouteConfig, RouteKind
+from agentloom.redact import redact_url
 from agentloom.safety.settings import SafetySettings
 from agentloom.sealing import SealingKey
 
@@ -146,7 +147,8 @@ def _check_jwks_url(url: str) -> None:
     if parts.scheme == "http" and parts.hostname in _LOOPBACK_HOSTS:
         return
     raise ValueError(
-        f"[auth.jwt] jwks_url must be an https URL (http only on a loopback host): {url!r}"
+        "[auth.jwt] jwks_url must be an https URL (http only on a loopback host): "
+        f"{redact_url(url)!r}"
     )
 
 

@@ -49,6 +49,7 @@ from agentloom.inference.http import (
     iter_sse_batches,
 )
 from agentloom.offload import off_loop
+from agentloom.redact import redact_url
 from agentloom.text import clip
 from agentloom.tls import client_context
 from agentloom.upstream import MAX_MESSAGE, Failure, retry_after, upstream_error
@@ -176,8 +177,9 @@ class OpenAICompatibleProvider:
                 verify=client_context(), timeout=timeout, limits=_LIMITS, follow_redirects=True
             ),
         )
-        self._where = str(self._client.base_url).rstrip("/")
-        self._pool = _lean_pool(config, self._where)
+        base_url = str(self._client.base_url).rstrip("/")
+        self._where = redact_url(base_url)  # shown in errors
+        self._pool = _lean_pool(config, base_url)
         base = self._client.base_url
         self._tokenize_url = str(base.copy_with(path=tokenize_path(base.path)))
         self._counter = BackendTokenCounter(

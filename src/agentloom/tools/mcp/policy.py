@@ -17,6 +17,7 @@ import anyio
 
 from agentloom.config import McpSettings
 from agentloom.errors import InvalidRequestError
+from agentloom.redact import redact_url
 
 METADATA_HOSTS = frozenset(
     {"metadata", "metadata.google.internal", "metadata.goog", "169.254.169.254", "100.100.100.200"}
@@ -123,7 +124,8 @@ def _matches(host: str, patterns: frozenset[str]) -> bool:
 
 
 def _refused(url: str, why: str, param: str, subject: str) -> InvalidRequestError:
-    shown = urlsplit(url)._replace(query="", fragment="").geturl()
     return InvalidRequestError(
-        f"The {subject} URL '{shown}' is refused: {why}.", param=param, code="invalid_value"
+        f"The {subject} URL '{redact_url(url)}' is refused: {why}.",
+        param=param,
+        code="invalid_value",
     )
