@@ -461,6 +461,22 @@ class ProviderSettings(_Strict):
         )
 
 
+class DiscoverySettings(_Strict):
+    """``[discovery]``: listing the models of providers that discover theirs (``GET /models``).
+    A provider that cannot be listed (its backend down) is listed again in the background,
+    ``retry_initial`` seconds after the failure, then twice as long each time, at most
+    ``retry_max``."""
+
+    retry_initial: float = Field(default=1.0, gt=0)
+    retry_max: float = Field(default=60.0, gt=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> DiscoverySettings:
+        if self.retry_max < self.retry_initial:
+            raise ValueError("[discovery] retry_max must be at least retry_initial")
+        return self
+
+
 class DeploymentSettings(_Strict):
     """One deployment of a routed model: a provider (by name), the id its backend knows, and
     its share of the calls (``weight``, relative to the others'; 1 by default)."""
@@ -504,6 +520,7 @@ class Settings(_Strict):
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     engine: EngineSettings = Field(default_factory=EngineSettings)
     providers: list[ProviderSettings] = Field(default_factory=list)
+    discovery: DiscoverySettings = Field(default_factory=DiscoverySettings)
     models: list[RoutedModelSettings] = Field(default_factory=list)  # [[models]]: routed ids
     embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     vector_stores: VectorStoreSettings = Field(default_factory=VectorStoreSettings)

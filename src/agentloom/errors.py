@@ -126,6 +126,13 @@ class UpstreamTimeoutError(UpstreamError):
     default_code = "server_error"
 
 
+class UpstreamUnavailableError(UpstreamError):
+    """The backend could not be reached (its connection refused, its host unknown): it is down,
+    not the request wrong; try again once it is up."""
+
+    default_code = "backend_unavailable"
+
+
 class UpstreamRateLimitError(UpstreamError):
     """The backend answered 429."""
 

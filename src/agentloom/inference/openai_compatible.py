@@ -25,6 +25,7 @@ from agentloom import __version__, json_codec
 from agentloom.errors import (
     UpstreamError,
     UpstreamTimeoutError,
+    UpstreamUnavailableError,
 )
 from agentloom.inference.base import (
     CHAT_PATH,
@@ -337,7 +338,9 @@ class OpenAICompatibleProvider:
     def _lean_error(self, exc: HTTPError, started: bool) -> UpstreamError:
         if isinstance(exc, HTTPTimeout):
             return self._timeout_error(started)
-        if isinstance(exc, HTTPConnectError) or not started:
+        if isinstance(exc, HTTPConnectError):
+            return self._unreachable(str(exc))
+        if not started:
             return UpstreamError(f"could not reach the inference backend at {self._where}: {exc}")
         return UpstreamError(f"the inference backend closed the stream before it finished: {exc}")
 
@@ -409,10 +412,14 @@ class OpenAICompatibleProvider:
         if isinstance(exc, openai.APITimeoutError):
             return self._timeout_error(started=False)
         if isinstance(exc, openai.APIConnectionError):
-            return UpstreamError(
-                f"could not reach the inference backend at {self._where}: {_cause(exc)}"
-            )
+            return self._unreachable(_cause(exc))
         return _reported_error(exc.body)
+
+    def _unreachable(self, cause: str) -> UpstreamUnavailableError:
+        """The backend is down: a 503 naming it (its provider and URL) and why."""
+        return UpstreamUnavailableError(
+            f"could not reach the inference backend {self.config.name!r} at {self._where}: {cause}"
+        )
 
     def _stream_error(self, exc: openai.APIError) -> UpstreamError:
         if isinstance(exc, openai.APITimeoutError):

@@ -388,6 +388,11 @@ def start_tasks(tasks: TaskGroup, runtime: Runtime) -> None:
         "usage ledger": partial(runtime.usage.run, settings.server.usage_flush_interval),
         "vector store warm-up": runtime.vector_stores.warm,
         "job runner": runtime.jobs.run,
+        "model discovery": partial(
+            runtime.catalog.rediscover,
+            settings.discovery.retry_initial,
+            settings.discovery.retry_max,
+        ),
     }
     if runtime.database.dialect == "postgresql":
         channels: dict[str, Callable[[str], None]] = {
