@@ -35,10 +35,11 @@ The backend down when the server starts, then up (the fake backend started late 
     tests/faults/test_backend_down.py
       test_a_backend_down_at_start_is_a_503_then_served_once_it_is_up
   readiness: ready, degraded (MCP servers and search sources down), not ready (no backend)
-    tests/server/test_health.py
+    tests/faults/test_readiness.py
       test_ready_when_every_part_is_up
       test_tools_down_leave_the_server_degraded_not_unready
       test_no_backend_reachable_is_not_ready_and_a_configured_model_a_503
+      test_readiness_needs_no_key
     tests/faults/test_background_duties.py
       test_what_a_duty_does_is_kept_for_readiness
 
