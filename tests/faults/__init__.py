@@ -40,6 +40,7 @@ The backend down when the server starts, then up (the fake backend started late 
       test_tools_down_leave_the_server_degraded_not_unready
       test_no_backend_reachable_is_not_ready_and_a_configured_model_a_503
       test_readiness_needs_no_key
+      test_a_flood_of_readiness_checks_probes_one_round_at_a_time
     tests/faults/test_background_duties.py
       test_what_a_duty_does_is_kept_for_readiness
 

@@ -4,6 +4,7 @@ real process: ``tests/faults/test_backend_down.py``."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from agentloom.config import (
     Settings,
     WebSearchSettings,
 )
+from agentloom.services.readiness import Checked, Probe, ReadinessRounds
 from agentloom.testing.backend import FakeBackend
 from tests.inference.support import closed_port_url
 from tests.plugins.server import BASE_URL, audited_client, make_settings
@@ -116,3 +118,28 @@ async def test_readiness_needs_no_key(
     async with audited_client(config) as http:
         assert (await http.get("/health/ready")).status_code == 200
         assert (await http.get("/models")).status_code == 401
+
+
+async def test_a_flood_of_readiness_checks_probes_one_round_at_a_time() -> None:
+    rounds = 0
+    release = asyncio.Event()
+
+    async def slow() -> str | None:
+        nonlocal rounds
+        rounds += 1
+        await release.wait()
+        return None
+
+    shared = ReadinessRounds()
+    asking = [
+        asyncio.create_task(shared.checked(lambda: [Probe("database", "db", slow)]))
+        for _ in range(50)
+    ]
+    await asyncio.sleep(0.01)
+    release.set()
+    answers = await asyncio.gather(*asking)
+
+    assert rounds == 2  # the one running when they asked, then one for all who waited
+    assert all(a == [Checked("database", "db")] for a in answers)
+    await shared.checked(lambda: [Probe("database", "db", slow)])
+    assert rounds == 3  # asked after the rounds ended: a round of its own

@@ -50,7 +50,7 @@ from agentloom.services.jobs import JobRunner
 from agentloom.services.projects import ProjectsService
 from agentloom.services.prompts import PromptsService
 from agentloom.services.rate_limits import RateLimiter
-from agentloom.services.readiness import CheckKind, Probe
+from agentloom.services.readiness import CheckKind, Probe, ReadinessRounds
 from agentloom.services.response_jobs import ResponseJobs
 from agentloom.services.responses_gateway import ResponsesGateway
 from agentloom.services.schedules import Schedules
@@ -135,6 +135,7 @@ class Runtime:
     jwt: JwtVerifier | None = None  # bearer JWTs, with [auth.jwt]
     metrics: Metrics | None = None  # what GET /metrics shows
     duties: Duties = field(default_factory=Duties)  # the background duties' states
+    readiness: ReadinessRounds = field(default_factory=ReadinessRounds)  # GET /v1/health/ready
 
 
 @asynccontextmanager

@@ -9,6 +9,10 @@ opened to its host: no call is made, none is paid for; a stdio server's command 
 The verdict: ``not_ready`` (503, a load balancer sends nothing here) when the database or the
 job runner is down or no backend can be reached; ``degraded`` (200) when only some backends,
 MCP servers or search sources are down; ``ready`` (200) when all are up.
+
+The endpoint is open, and each round of probes reaches out to every part: callers that ask
+while a round runs share the next one (:class:`ReadinessRounds`), so a flood of requests
+probes no faster than one round at a time.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ __all__ = [
     "CheckKind",
     "Checked",
     "Probe",
+    "ReadinessRounds",
     "Verdict",
     "backend_probes",
     "checked",
@@ -67,6 +72,27 @@ async def checked(probes: Sequence[Probe], within: float = PROBE_TIMEOUT) -> lis
     """Every probe run at once, each for at most ``within`` seconds."""
     errors = await asyncio.gather(*(_bounded(probe, within) for probe in probes))
     return [Checked(p.kind, p.name, e) for p, e in zip(probes, errors, strict=True)]
+
+
+class ReadinessRounds:
+    """One round of probes at a time. A caller is answered by a round that started after it
+    asked: its own, or one started by another caller that waited with it."""
+
+    def __init__(self) -> None:
+        self._lock = asyncio.Lock()
+        self._started = 0  # rounds started
+        self._last: tuple[int, list[Checked]] | None = None  # the last round ended, and its number
+
+    async def checked(self, probes: Callable[[], Sequence[Probe]]) -> list[Checked]:
+        asked = self._started
+        async with self._lock:
+            if self._last is not None and self._last[0] > asked:
+                return self._last[1]
+            self._started += 1
+            number = self._started
+            found = await checked(probes())
+            self._last = (number, found)
+            return found
 
 
 def verdict(checks: Iterable[Checked]) -> Verdict:

@@ -4,6 +4,8 @@ Both are open, with keys on too: load balancers and orchestrators call them."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -15,7 +17,6 @@ from agentloom.services.readiness import (
     Checked,
     Probe,
     backend_probes,
-    checked,
     database_probe,
     mcp_probes,
     verdict,
@@ -30,7 +31,8 @@ async def health(request: Request) -> Response:
 
 
 async def ready(request: Request) -> Response:
-    checks = await checked(_probes(runtime_of(request)))
+    runtime = runtime_of(request)
+    checks = await runtime.readiness.checked(partial(_probes, runtime))
     status = verdict(checks)
     body = Readiness(status=status, checks=[_check(c) for c in checks])
     return json_response(body, status_code=503 if status == "not_ready" else 200)
