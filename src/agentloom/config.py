@@ -51,6 +51,7 @@ from pydantic import (
 from agentloom.api.limits import RequestLimits
 from agentloom.inference.base import ProviderConfig, TokenCountSetting
 from agentloom.inference.router import DEFAULT_COOLDOWN, Deployment, RouteConfig, RouteKind
+from agentloom.redact import redact_url
 from agentloom.safety.settings import SafetySettings
 from agentloom.sealing import SealingKey
 
@@ -154,7 +155,8 @@ def _check_jwks_url(url: str) -> None:
     if parts.scheme == "http" and parts.hostname in _LOOPBACK_HOSTS:
         return
     raise ValueError(
-        f"[auth.jwt] jwks_url must be an https URL (http only on a loopback host): {url!r}"
+        "[auth.jwt] jwks_url must be an https URL (http only on a loopback host): "
+        f"{redact_url(url)!r}"
     )
 
 
@@ -489,6 +491,22 @@ class ProviderSettings(_Strict):
         )
 
 
+class DiscoverySettings(_Strict):
+    """``[discovery]``: listing the models of providers that discover theirs (``GET /models``).
+    A provider that cannot be listed (its backend down) is listed again in the background,
+    ``retry_initial`` seconds after the failure, then twice as long each time, at most
+    ``retry_max``."""
+
+    retry_initial: float = Field(default=1.0, gt=0)
+    retry_max: float = Field(default=60.0, gt=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> DiscoverySettings:
+        if self.retry_max < self.retry_initial:
+            raise ValueError("[discovery] retry_max must be at least retry_initial")
+        return self
+
+
 class DeploymentSettings(_Strict):
     """One deployment of a routed model: a provider (by name), the id its backend knows, and
     its share of the calls (``weight``, relative to the others'; 1 by default)."""
@@ -532,6 +550,7 @@ class Settings(_Strict):
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     engine: EngineSettings = Field(default_factory=EngineSettings)
     providers: list[ProviderSettings] = Field(default_factory=list)
+    discovery: DiscoverySettings = Field(default_factory=DiscoverySettings)
     models: list[RoutedModelSettings] = Field(default_factory=list)  # [[models]]: routed ids
     embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     vector_stores: VectorStoreSettings = Field(default_factory=VectorStoreSettings)

@@ -2,10 +2,13 @@
 
 Caller mistakes, upstream (inference backend) failures and internal faults each have a class.
 Nothing here knows about HTTP: ``agentloom.server.errors`` maps these classes to status codes and
-to OpenAI's error envelope in one table.
+to OpenAI's error envelope in one table. A message never holds a URL's credentials: they are
+scrubbed here (:func:`agentloom.redact.redact_urls`), whoever wrote the message.
 """
 
 from __future__ import annotations
+
+from agentloom.redact import redact_urls
 
 
 class AgentloomError(Exception):
@@ -14,6 +17,7 @@ class AgentloomError(Exception):
     default_code: str | None = None
 
     def __init__(self, message: str, *, param: str | None = None, code: str | None = None) -> None:
+        message = redact_urls(message)
         super().__init__(message)
         self.message = message
         self.param = param
@@ -120,6 +124,13 @@ class UpstreamTimeoutError(UpstreamError):
     """The backend did not answer (or stopped streaming) within the configured timeout."""
 
     default_code = "server_error"
+
+
+class UpstreamUnavailableError(UpstreamError):
+    """The backend could not be reached (its connection refused, its host unknown): it is down,
+    not the request wrong; try again once it is up."""
+
+    default_code = "backend_unavailable"
 
 
 class UpstreamRateLimitError(UpstreamError):

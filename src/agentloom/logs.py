@@ -2,8 +2,9 @@
 
 Every record carries what it was logged for, from the context of the work that logged it: the
 request id (``x-request-id``), the project, the response id, and the trace and span ids when
-tracing is on. Records hold no secrets (keys, tokens, headers are never logged) and no prompt or
-answer text, unless ``[logging] content = true`` asks for the text of each ended response.
+tracing is on. Records hold no secrets (keys, tokens, headers are never logged; a URL's
+credentials are scrubbed from every line, whoever logged it) and no prompt or answer text,
+unless ``[logging] content = true`` asks for the text of each ended response.
 
 ``agentloom.access`` logs one line per HTTP request (method, route, status, milliseconds) when
 asked (``--access-log``); ``agentloom.responses`` one line per ended response (model, status,
@@ -23,12 +24,14 @@ from typing import Final, Literal
 from agentloom import tenancy, tracing
 from agentloom.api.items import Message, StoredItem
 from agentloom.api.response import Response
+from agentloom.redact import redact_urls
 
 __all__ = [
     "ACCESS",
     "RESPONSES",
     "JsonFormatter",
     "LogFormat",
+    "TextFormatter",
     "access",
     "configure",
     "request_id",
@@ -102,8 +105,21 @@ def access(method: str, path: str, status: int, seconds: float) -> None:
     ACCESS.info("%s %s %d (%s ms)", method, path, status, milliseconds, extra=extra)
 
 
+class TextFormatter(logging.Formatter):
+    """``TEXT_FORMAT``, URL credentials scrubbed."""
+
+    def __init__(self) -> None:
+        super().__init__(TEXT_FORMAT)
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact_urls(super().format(record))
+
+
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
+        return redact_urls(self._line(record))
+
+    def _line(self, record: logging.LogRecord) -> str:
         entry: dict[str, object] = {
             "time": _timestamp(record.created),
             "level": record.levelname.lower(),
@@ -144,7 +160,7 @@ def configure(level: str, log_format: LogFormat = "text", *, access: bool = Fals
     """The process's logging: ``level`` for everything, lines in ``log_format`` on stderr;
     ``access``: a line per HTTP request."""
     handler = logging.StreamHandler(sys.stderr)
-    formatter = JsonFormatter() if log_format == "json" else logging.Formatter(TEXT_FORMAT)
+    formatter = JsonFormatter() if log_format == "json" else TextFormatter()
     handler.setFormatter(formatter)
     root = logging.getLogger()
     root.handlers[:] = [handler]

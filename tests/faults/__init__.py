@@ -27,6 +27,32 @@ The backend answers HTTP 500, 429, garbage, hangs, or drops the stream mid-token
       test_broken_stream_is_an_upstream_error
       test_invalid_chunk_is_an_upstream_error
 
+The backend down when the server starts, then up (the fake backend started late on its port),
+  then down again (a real process, on SQLite and PostgreSQL)
+  checked: a 503 ``backend_unavailable`` naming the provider and the connection error, never a
+  404; liveness 200, readiness 503; the model served once background discovery finds it, no
+  restart; known while down again (a 503 again); the discovery warning once per outage
+    tests/faults/test_backend_down.py
+      test_a_backend_down_at_start_is_a_503_then_served_once_it_is_up
+  readiness: ready, degraded (MCP servers and search sources down), not ready (no backend)
+    tests/faults/test_readiness.py
+      test_ready_when_every_part_is_up
+      test_tools_down_leave_the_server_degraded_not_unready
+      test_no_backend_reachable_is_not_ready_and_a_configured_model_a_503
+      test_readiness_needs_no_key
+      test_a_flood_of_readiness_checks_probes_one_round_at_a_time
+    tests/faults/test_background_duties.py
+      test_what_a_duty_does_is_kept_for_readiness
+
+URLs with credentials (``http://user:pass@host/``) in the backend's, an MCP server's and a
+  webhook endpoint's URL (a real process)
+  checked: no error body and no log line holds the password (``***`` stands for the userinfo)
+    tests/faults/test_credentials_in_urls.py
+      test_no_credentials_in_error_bodies_or_the_log
+    tests/test_redact.py
+      test_every_error_message_is_scrubbed
+      test_log_lines_are_scrubbed
+
 PostgreSQL sessions ended under the runner (``pg_terminate_backend``)
   checked: pooled connections swapped unseen; a read, or a transaction that had not committed,
   in flight runs again; a single statement lost in flight is ``DatabaseUnavailableError``

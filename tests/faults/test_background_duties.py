@@ -6,10 +6,11 @@ every duty stopped and the database pools closed under the requests still being 
 from __future__ import annotations
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from agentloom.server import runtime
-from agentloom.server.runtime import supervised
+from agentloom.server.runtime import Duties, supervised
 
 
 async def test_a_failing_duty_is_restarted_and_the_others_go_on(
@@ -59,3 +60,26 @@ async def test_a_duty_that_returns_is_done() -> None:
         await supervised("warm-up", warm_up)
 
     assert ran == 1
+
+
+async def test_what_a_duty_does_is_kept_for_readiness(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runtime, "RESTART_AFTER", 60)  # the failure stays while we look
+    states = Duties()
+    failed = anyio.Event()
+
+    async def fails() -> None:
+        failed.set()
+        raise RuntimeError("the pool is gone")
+
+    assert states.problem("job runner") == "it has not started"
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(supervised, "job runner", anyio.sleep_forever, states)
+            tasks.start_soon(supervised, "flaky", fails, states)
+            await failed.wait()
+            await anyio.lowlevel.checkpoint()
+            assert states.problem("job runner") is None  # running
+            assert "RuntimeError: the pool is gone" in (states.problem("flaky") or "")
+            tasks.cancel_scope.cancel()
+    await supervised("warm-up", anyio.lowlevel.checkpoint, states)
+    assert states.problem("warm-up") == "it has stopped"

@@ -13,6 +13,7 @@ from agentloom.errors import (
     UpstreamRateLimitError,
     UpstreamRequestError,
     UpstreamTimeoutError,
+    UpstreamUnavailableError,
 )
 from agentloom.inference.base import Chunk, HTTPClientKind, ProviderConfig, TextDelta
 from agentloom.inference.openai_compatible import OpenAICompatibleProvider
@@ -140,8 +141,8 @@ async def test_connection_refused_names_the_backend(http_client: HTTPClientKind)
     finally:
         await client.aclose()
 
-    assert type(caught.value) is UpstreamError
-    assert "could not reach the inference backend at " + url in caught.value.message
+    assert type(caught.value) is UpstreamUnavailableError  # a 503: the backend is down
+    assert "could not reach the inference backend 'down' at " + url in caught.value.message
 
 
 async def test_backend_that_never_answers_times_out(

@@ -285,10 +285,11 @@ async def test_what_the_server_answers_is_what_the_document_says(
     await call("GET", "/organization/audit_logs")
     await call("GET", "/models")
     await call("GET", "/health")
+    await call("GET", "/health/ready")
     await call("GET", "/webhook_event_types")
     await call("GET", "/shields")
 
-    assert len(checked) == 31
+    assert len(checked) == 32
 
 
 def test_a_json_schema_text_format_is_documented_as_it_is_echoed(settings: Settings) -> None:

@@ -47,6 +47,7 @@ from agentloom.api.managed_agents import (
     ManagedAgentPage,
 )
 from agentloom.errors import UpstreamError
+from agentloom.redact import redact_url
 from agentloom.tls import context_for
 from agentloom.upstream import Failure
 
@@ -128,7 +129,9 @@ class _PlainHttp:
         try:
             reply = await self._client.send(request, stream=call.stream)
         except httpx2.TransportError as exc:
-            raise UpstreamError(f"cannot reach the server at {self.where}: {exc}") from exc
+            raise UpstreamError(
+                f"cannot reach the server at {redact_url(self.where)}: {exc}"
+            ) from exc
         if reply.is_success:
             return reply
         raw = await reply.aread()

@@ -52,3 +52,19 @@ class Health(WireModel):
     """``GET /v1/health``."""
 
     status: Literal["ok"] = "ok"
+
+
+class ReadinessCheck(WireModel):
+    """One part the server depends on, as ``GET /v1/health/ready`` found it."""
+
+    kind: Literal["database", "backend", "job_runner", "mcp_server", "web_search"]
+    name: str  # the provider's, the MCP server's label, the search source's use and provider
+    status: Literal["ok", "down"]
+    error: str | None = None  # why it is down
+
+
+class Readiness(WireModel):
+    """``GET /v1/health/ready``: 200 when ``ready`` or ``degraded``, 503 when ``not_ready``."""
+
+    status: Literal["ready", "degraded", "not_ready"]
+    checks: list[ReadinessCheck]

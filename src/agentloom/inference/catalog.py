@@ -5,6 +5,11 @@ the configuration; the others are discovered from each backend's ``GET /models``
 again (at most every ``refresh_interval`` seconds) when a request names a model we do not know.
 Routed models (``[[models]]``, :mod:`agentloom.inference.router`) are served under their own id,
 before any provider's model of the same id.
+
+A backend that cannot be listed (down at startup, say) keeps the models it was last listed with;
+:meth:`ModelCatalog.rediscover` lists it again in the background until it answers, and a model
+not known meanwhile is a 503 naming the backend and why, not a 404: it may well be served once
+the backend is up.
 """
 
 from __future__ import annotations
@@ -17,7 +22,13 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Protocol, runtime_checkable
 
-from agentloom.errors import InvalidRequestError, NotFoundError, UpstreamError
+from agentloom.errors import (
+    InvalidRequestError,
+    NotFoundError,
+    UpstreamError,
+    UpstreamTimeoutError,
+    UpstreamUnavailableError,
+)
 from agentloom.inference.base import ModelInfo, Provider, ProviderConfig
 from agentloom.tenancy import current_policy
 
@@ -58,14 +69,21 @@ class ModelCatalog:
         self._routed: dict[str, Provider] = {}
         self._elsewhere: frozenset[str] = frozenset()  # routed ids of /v1/embeddings
         self._last_refresh = -float("inf")
+        self._unlisted: dict[str, str] = {}  # provider -> why its last listing failed
         self._lock = asyncio.Lock()
         # asked before a model is used (the rate limiter): raises to refuse
         self.admission: Callable[[str], Awaitable[None]] | None = None
         self._reindex()
 
-    async def refresh(self) -> None:
-        """Discover models of every provider that asks for discovery, concurrently."""
-        names = [n for n, c in self._configs.items() if c.discover]
+    async def refresh(self, only: Iterable[str] | None = None) -> None:
+        """Discover models of every provider that asks for discovery (of those named ``only``),
+        concurrently. A provider that cannot be listed keeps the models it had."""
+        chosen = None if only is None else frozenset(only)
+        names = [
+            n
+            for n, c in self._configs.items()
+            if c.discover and n in self._providers and (chosen is None or n in chosen)
+        ]
         results = await asyncio.gather(*(self._discover(n) for n in names))
         for name, models in zip(names, results, strict=True):
             if models is not None:
@@ -73,9 +91,43 @@ class ModelCatalog:
         self._last_refresh = time.monotonic()
         self._reindex()
 
+    async def rediscover(self, first: float, most: float) -> None:
+        """For the server's life: while a provider cannot be listed, list it again, ``first``
+        seconds after the failure, then twice as long each time, at most ``most``."""
+        delay = first
+        while True:
+            await asyncio.sleep(delay)
+            if not self._unlisted:
+                delay = first
+                continue
+            await self.refresh(list(self._unlisted))
+            delay = first if not self._unlisted else min(delay * 2, most)
+
+    def providers(self) -> list[str]:
+        """The providers' names."""
+        return list(self._providers)
+
+    async def probe(self, name: str) -> str | None:
+        """Why provider ``name``'s backend cannot be used now (``None``: it can), found by
+        listing its models: a discovery, for a provider that discovers them; else a backend
+        that answers at all (with no model list, say) is up."""
+        config = self._configs.get(name)
+        if config is not None and config.discover:
+            await self.refresh([name])
+            return self._unlisted.get(name)
+        try:
+            await self._providers[name].list_models()
+        except (UpstreamUnavailableError, UpstreamTimeoutError) as exc:
+            return exc.message
+        except UpstreamError:
+            return None  # it answered
+        return None
+
     def only_model(self) -> str:
         """The one model served, for requests that may leave ``model`` out."""
         served = names(self.models())
+        if not served and self._unlisted:
+            raise self._unavailable(None)
         if len(served) != 1:
             raise InvalidRequestError(
                 f"'model' is required: this server serves {len(served)} models.",
@@ -97,6 +149,8 @@ class ModelCatalog:
         served = await self._served(model_id)
         if served is None and use and model_id in self._elsewhere:
             raise _not_here(model_id)
+        if served is None and use and self._unlisted and current_policy().allows_model(model_id):
+            raise self._unavailable(model_id)
         if served is None or not _permitted(served, model_id):
             raise _not_found(model_id)
         if use and self.admission is not None:
@@ -152,10 +206,28 @@ class ModelCatalog:
 
     async def _discover(self, name: str) -> list[ModelInfo] | None:
         try:
-            return await self._providers[name].list_models()
+            models = await self._providers[name].list_models()
         except UpstreamError as exc:
-            log.warning("model discovery failed for provider %r: %s", name, exc.message)
+            if name not in self._unlisted:  # once per outage, not once per retry
+                log.warning(
+                    "model discovery failed for provider %r: %s; retrying in the background",
+                    name,
+                    exc.message,
+                )
+            self._unlisted[name] = exc.message
             return None
+        if self._unlisted.pop(name, None) is not None:
+            log.info("model discovery for provider %r succeeded: %d models", name, len(models))
+        return models
+
+    def _unavailable(self, model_id: str | None) -> UpstreamUnavailableError:
+        """A model not known while a backend cannot be listed: it may be that backend's."""
+        down = "; ".join(f"provider {name!r}: {why}" for name, why in self._unlisted.items())
+        what = "No model is known" if model_id is None else f"The model '{model_id}' is not known"
+        return UpstreamUnavailableError(
+            f"{what} while an inference backend cannot be listed ({down}). Discovery is retried"
+            " in the background: try again once the backend is up."
+        )
 
     def _reindex(self) -> None:
         index = {name: self._routed_model(name) for name in self._routed}

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import urlsplit
 
+from agentloom.redact import redact_url
 from agentloom.tls import client_context
 
 __all__ = [
@@ -66,7 +67,7 @@ class Origin:
     def parse(cls, base_url: str) -> Origin:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"not an http(s) URL: {base_url!r}")
+            raise ValueError(f"not an http(s) URL: {redact_url(base_url)!r}")
         port = parts.port or (443 if parts.scheme == "https" else 80)
         return cls(parts.scheme, parts.hostname, port, parts.path.rstrip("/"))
 

@@ -25,6 +25,7 @@ from agentloom import __version__, json_codec
 from agentloom.errors import (
     UpstreamError,
     UpstreamTimeoutError,
+    UpstreamUnavailableError,
 )
 from agentloom.inference.base import (
     CHAT_PATH,
@@ -49,6 +50,7 @@ from agentloom.inference.http import (
     iter_sse_batches,
 )
 from agentloom.offload import off_loop
+from agentloom.redact import redact_url
 from agentloom.text import clip
 from agentloom.tls import client_context
 from agentloom.upstream import MAX_MESSAGE, Failure, retry_after, upstream_error
@@ -176,8 +178,9 @@ class OpenAICompatibleProvider:
                 verify=client_context(), timeout=timeout, limits=_LIMITS, follow_redirects=True
             ),
         )
-        self._where = str(self._client.base_url).rstrip("/")
-        self._pool = _lean_pool(config, self._where)
+        base_url = str(self._client.base_url).rstrip("/")
+        self._where = redact_url(base_url)  # shown in errors
+        self._pool = _lean_pool(config, base_url)
         base = self._client.base_url
         self._tokenize_url = str(base.copy_with(path=tokenize_path(base.path)))
         self._counter = BackendTokenCounter(
@@ -335,7 +338,9 @@ class OpenAICompatibleProvider:
     def _lean_error(self, exc: HTTPError, started: bool) -> UpstreamError:
         if isinstance(exc, HTTPTimeout):
             return self._timeout_error(started)
-        if isinstance(exc, HTTPConnectError) or not started:
+        if isinstance(exc, HTTPConnectError):
+            return self._unreachable(str(exc))
+        if not started:
             return UpstreamError(f"could not reach the inference backend at {self._where}: {exc}")
         return UpstreamError(f"the inference backend closed the stream before it finished: {exc}")
 
@@ -407,10 +412,14 @@ class OpenAICompatibleProvider:
         if isinstance(exc, openai.APITimeoutError):
             return self._timeout_error(started=False)
         if isinstance(exc, openai.APIConnectionError):
-            return UpstreamError(
-                f"could not reach the inference backend at {self._where}: {_cause(exc)}"
-            )
+            return self._unreachable(_cause(exc))
         return _reported_error(exc.body)
+
+    def _unreachable(self, cause: str) -> UpstreamUnavailableError:
+        """The backend is down: a 503 naming it (its provider and URL) and why."""
+        return UpstreamUnavailableError(
+            f"could not reach the inference backend {self.config.name!r} at {self._where}: {cause}"
+        )
 
     def _stream_error(self, exc: openai.APIError) -> UpstreamError:
         if isinstance(exc, openai.APITimeoutError):

@@ -64,6 +64,7 @@ from agentloom.llm.types import (
     TextDeltaEvent,
     ToolCallEvent,
 )
+from agentloom.redact import redact_url
 from agentloom.upstream import Failure, upstream_error
 
 __all__ = ["ResponsesCall", "llm_response", "stream_responses"]
@@ -271,7 +272,7 @@ def _api_error(exc: openai.APIError, call: ResponsesCall, client: openai.AsyncOp
     if isinstance(exc, openai.APIStatusError):
         error = status_error(exc)
         return _Expired(error) if _expires(exc.code, call) else error
-    where = str(client.base_url).rstrip("/")
+    where = redact_url(str(client.base_url).rstrip("/"))
     if isinstance(exc, openai.APITimeoutError):
         return UpstreamTimeoutError(f"the model server at {where} did not answer in time")
     if isinstance(exc, openai.APIConnectionError):

@@ -28,6 +28,7 @@ from agentloom.errors import (
     UpstreamError,
     UpstreamTimeoutError,
 )
+from agentloom.redact import redact_url
 from agentloom.retrieval.retries import RetryPolicy, Sleep, with_retries
 from agentloom.tls import client_context
 from agentloom.upstream import Failure, upstream_error
@@ -63,11 +64,12 @@ class OpenAICompatibleEmbedder:
         )
         self._requested = settings.dimensions
         self._dimensions = settings.dimensions
-        self._where = settings.base_url.rstrip("/")
+        base_url = settings.base_url.rstrip("/")
+        self._where = redact_url(base_url)  # shown in errors
         key = settings.resolved_api_key()
         self._client = httpx2.AsyncClient(
             verify=client_context(),
-            base_url=self._where + "/",
+            base_url=base_url + "/",
             headers={"authorization": f"Bearer {key}"} if key else {},
             timeout=httpx2.Timeout(
                 settings.timeout, connect=min(settings.timeout, _CONNECT_TIMEOUT)

@@ -32,7 +32,7 @@ from agentloom.tenancy import DEFAULT_PROJECT, Policy, acting_for
 
 __all__ = ["Admission", "admit", "principal_of", "refuse"]
 
-OPEN_PATHS: Final = frozenset({"/v1/health"})
+OPEN_PATHS: Final = frozenset({"/v1/health", "/v1/health/ready"})
 ADMIN_PREFIX: Final = "/v1/organization/"
 ADMIN_ACTOR: Final = "admin"  # the admin key, as usage and the audit log name it
 _STATE_KEY: Final = "principal"

@@ -31,6 +31,7 @@ ERROR_TABLE: tuple[tuple[type[errors.AgentloomError], int, str], ...] = (
     (errors.ContextLengthExceededError, 400, "invalid_request_error"),
     (errors.UpstreamRequestError, 400, "invalid_request_error"),
     (errors.UpstreamTimeoutError, 504, "server_error"),
+    (errors.UpstreamUnavailableError, 503, "server_error"),
     (errors.UpstreamError, 502, "server_error"),
     (errors.DatabaseUnavailableError, 503, "server_error"),
     (errors.InsufficientStorageError, 507, "server_error"),

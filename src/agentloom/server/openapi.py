@@ -39,14 +39,15 @@ An open, self-hostable OpenAI-compatible API: the Responses API and what it buil
 passed to the model's backend, the Admin API (projects, keys, usage, audit logs), webhooks and
 moderation.
 
-**Authentication.** With `[auth] mode = "keys"` every `/v1` route but `/v1/health` needs
-`Authorization: Bearer <key>`: a project key works in its project, the admin key manages the
-organization (`/v1/organization/...`) and works in a project named by the `OpenAI-Project`
-header. A server without keys ignores the header. `/openapi.json` and `/docs` are always open.
+**Authentication.** With `[auth] mode = "keys"` every `/v1` route but `/v1/health` and
+`/v1/health/ready` needs `Authorization: Bearer <key>`: a project key works in its project, the
+admin key manages the organization (`/v1/organization/...`) and works in a project named by the
+`OpenAI-Project` header. A server without keys ignores the header. `/openapi.json` and `/docs`
+are always open.
 
 **Errors.** Every error is a JSON body `{"error": {"message", "type", "param", "code"}}` with an
 HTTP status of 400, 401, 403, 404, 405, 409, 413, 429 or, for a fault of the server or its
-backend, 500, 502 or 504.
+backend, 500, 502, 503 (`backend_unavailable`, `database_unavailable`), 504 or 507.
 
 **Streaming.** An operation with `stream: true` answers with `text/event-stream`: each event's
 `event:` line is its type and its `data:` line its JSON, and the stream ends with

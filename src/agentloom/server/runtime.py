@@ -6,7 +6,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 import anyio
@@ -50,6 +50,7 @@ from agentloom.services.jobs import JobRunner
 from agentloom.services.projects import ProjectsService
 from agentloom.services.prompts import PromptsService
 from agentloom.services.rate_limits import RateLimiter
+from agentloom.services.readiness import CheckKind, Probe, ReadinessRounds
 from agentloom.services.response_jobs import ResponseJobs
 from agentloom.services.responses_gateway import ResponsesGateway
 from agentloom.services.schedules import Schedules
@@ -79,6 +80,33 @@ from agentloom.tools.web import WebSearchSources, build_search_sources
 log = logging.getLogger(__name__)
 
 
+class Duties:
+    """What each background duty of the server (:func:`start_tasks`) is doing, for readiness:
+    running, failed (it is started again a moment later), or ended."""
+
+    def __init__(self) -> None:
+        self._states: dict[str, str | None] = {}  # None: running; else why it is not
+
+    def running(self, name: str) -> None:
+        self._states[name] = None
+
+    def failed(self, name: str, exc: Exception) -> None:
+        self._states[name] = f"it failed and is being restarted: {type(exc).__name__}: {exc}"
+
+    def ended(self, name: str) -> None:
+        self._states[name] = "it has stopped"
+
+    def problem(self, name: str) -> str | None:
+        """Why duty ``name`` is not running; ``None`` when it is."""
+        return self._states.get(name, "it has not started")
+
+    def probe(self, name: str, kind: CheckKind) -> Probe:
+        async def run() -> str | None:
+            return self.problem(name)
+
+        return Probe(kind, name, run)
+
+
 @dataclass(frozen=True, slots=True)
 class Runtime:
     settings: Settings
@@ -106,6 +134,8 @@ class Runtime:
     containers: ContainersService | None = None
     jwt: JwtVerifier | None = None  # bearer JWTs, with [auth.jwt]
     metrics: Metrics | None = None  # what GET /metrics shows
+    duties: Duties = field(default_factory=Duties)  # the background duties' states
+    readiness: ReadinessRounds = field(default_factory=ReadinessRounds)  # GET /v1/health/ready
 
 
 @asynccontextmanager
@@ -388,6 +418,11 @@ def start_tasks(tasks: TaskGroup, runtime: Runtime) -> None:
         "usage ledger": partial(runtime.usage.run, settings.server.usage_flush_interval),
         "vector store warm-up": runtime.vector_stores.warm,
         "job runner": runtime.jobs.run,
+        "model discovery": partial(
+            runtime.catalog.rediscover,
+            settings.discovery.retry_initial,
+            settings.discovery.retry_max,
+        ),
     }
     if runtime.database.dialect == "postgresql":
         channels: dict[str, Callable[[str], None]] = {
@@ -398,18 +433,25 @@ def start_tasks(tasks: TaskGroup, runtime: Runtime) -> None:
         }
         duties["notification listener"] = Listener(settings.database.url, channels).run
     for name, duty in duties.items():
-        tasks.start_soon(supervised, name, duty, name=name)
+        tasks.start_soon(supervised, name, duty, runtime.duties, name=name)
 
 
-async def supervised(name: str, duty: Callable[[], Awaitable[None]]) -> None:
+async def supervised(
+    name: str, duty: Callable[[], Awaitable[None]], states: Duties | None = None
+) -> None:
     """Run ``duty`` until it returns. An error it lets out is logged and it starts again a
     moment later: one failing duty must not end the task group, which would stop every other
-    duty and close the database pools under the requests still being served."""
+    duty and close the database pools under the requests still being served. ``states``: where
+    what it is doing is kept (for readiness)."""
+    states = Duties() if states is None else states
     while True:
+        states.running(name)
         try:
             await duty()
+            states.ended(name)
             return
-        except Exception:
+        except Exception as exc:
+            states.failed(name, exc)
             log.exception("the server's %s failed; restarting it", name)
         await anyio.sleep(RESTART_AFTER)
 

@@ -20,6 +20,7 @@ import httpx2
 from agentloom.api.webhooks import DeliveryAttempt
 from agentloom.config import WebhookSettings
 from agentloom.errors import InvalidRequestError
+from agentloom.redact import redact_urls
 from agentloom.services.webhook_signing import signed_headers
 from agentloom.storage.jobs import JobRow
 from agentloom.storage.webhooks import SqlWebhookStore
@@ -54,7 +55,8 @@ class WebhookSender:
         try:
             reply = await self._client.post(url, content=body.encode(), headers=headers)
         except httpx2.HTTPError as exc:
-            return _attempt(started, error=f"{type(exc).__name__}: {exc}".rstrip(": "))
+            error = redact_urls(f"{type(exc).__name__}: {exc}".rstrip(": "))
+            return _attempt(started, error=error)
         return _attempt(started, status_code=reply.status_code)
 
     async def aclose(self) -> None:

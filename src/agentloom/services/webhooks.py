@@ -39,6 +39,7 @@ from agentloom.api.webhooks import (
 from agentloom.config import WebhookSettings
 from agentloom.errors import InvalidRequestError, NotFoundError, UpstreamError
 from agentloom.ids import new_id
+from agentloom.redact import redact_url
 from agentloom.sealing import Sealer
 from agentloom.services import webhook_signing as signing
 from agentloom.services.webhook_delivery import WebhookSender
@@ -202,7 +203,7 @@ class WebhooksService:
         if parts.scheme != "http" or self._plain_http_allowed(parts.hostname):
             return
         raise InvalidRequestError(
-            f"The webhook endpoint URL '{parts.scheme}://{parts.netloc}{parts.path}' is refused: "
+            f"The webhook endpoint URL '{redact_url(url)}' is refused: "
             "it must be https (plain http only when the server allows it: [webhooks] "
             "allow_http).",
             param=param,

@@ -24,6 +24,7 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.pool import StaticPool
 
+from agentloom.redact import redact_url
 from agentloom.storage import migrations, schema
 from agentloom.storage.admin_keys import SqlAdminKeyStore
 from agentloom.storage.agent_runs import SqlAgentRunStore
@@ -76,7 +77,7 @@ def driver_url(url: str) -> sa.URL:
     if backend in ("postgresql", "postgres"):
         return parsed.set(drivername="postgresql+asyncpg")
     raise DatabaseURLError(
-        f"unsupported database URL {url!r}: use sqlite:///PATH or postgresql://user@host:port/db"
+        f"unsupported database URL {redact_url(url)!r}: use sqlite:///PATH or postgresql://user@host:port/db"
     )
 
 

@@ -1,12 +1,12 @@
-"""``/v1/models`` and ``/v1/health``: the chat models of the catalog, then the embedding models
-(each once: a name the catalog serves is not listed again)."""
+"""``/v1/models``: the chat models of the catalog, then the embedding models (each once: a name
+the catalog serves is not listed again)."""
 
 from __future__ import annotations
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agentloom.api.lists import Health, ModelList, ModelObject
+from agentloom.api.lists import ModelList, ModelObject
 from agentloom.errors import NotFoundError
 from agentloom.inference.catalog import ServedModel
 from agentloom.retrieval.embedding_models import EmbeddingModelInfo
@@ -45,15 +45,7 @@ async def retrieve_model(request: Request) -> Response:
     return json_response(_model_object(resolved.model))
 
 
-async def health(request: Request) -> Response:
-    return json_response(Health())
-
-
 routes = [
     ApiRoute("/v1/models", GET=Op(list_models, returns=ModelList)),
     ApiRoute("/v1/models/{model_id:path}", GET=Op(retrieve_model, returns=ModelObject)),
-    ApiRoute(
-        "/v1/health",
-        GET=Op(health, returns=Health, open=True, summary="Whether the server is up"),
-    ),
 ]

@@ -16,6 +16,7 @@ import anyio
 import httpx2
 
 from agentloom.api.integers import INT64_MAX
+from agentloom.redact import redact_urls
 from agentloom.tls import client_context
 from agentloom.tools.mcp.stdio import StdioAddress, stdio_streams
 
@@ -35,6 +36,7 @@ class McpFailure(Exception):
     """An MCP server could not be reached or answered with an error."""
 
     def __init__(self, kind: FailureKind, code: int, message: str) -> None:
+        message = redact_urls(message)  # a library's error may quote the URL, credentials too
         super().__init__(message)
         self.kind, self.code, self.message = kind, code, message
 

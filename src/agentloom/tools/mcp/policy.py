@@ -1,7 +1,9 @@
 """Which MCP server URLs a request may reach: a host allow/deny list, and addresses.
 
 Every address the host name resolves to is checked: link-local (169.254.0.0/16, fe80::/10) and
-cloud metadata hosts are always refused; loopback only when configured.
+cloud metadata hosts are always refused; loopback only when configured. An IPv6 address that
+carries an IPv4 address (IPv4-mapped, IPv4-compatible, NAT64, 6to4, Teredo) is checked as the
+IPv4 address it reaches too.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import anyio
 
 from agentloom.config import McpSettings
 from agentloom.errors import InvalidRequestError
+from agentloom.redact import redact_url
 
 METADATA_HOSTS = frozenset(
     {"metadata", "metadata.google.internal", "metadata.goog", "169.254.169.254", "100.100.100.200"}
@@ -24,6 +27,8 @@ _METADATA_ADDRESSES = frozenset(
 )
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052's well-known prefix
+_COMPATIBLE = ipaddress.ip_network("::/96")  # IPv4-compatible (deprecated, RFC 4291)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +72,15 @@ class UrlPolicy:
         return None
 
     def address_problem(self, address: IPAddress) -> str | None:
-        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-            address = address.ipv4_mapped
+        """Why ``address`` may not be reached (``None``: it may); an IPv6 address that carries
+        IPv4 ones is refused if any of them is."""
+        for reached in (address, *embedded_ipv4(address)):
+            problem = self._problem(reached)
+            if problem is not None:
+                return problem
+        return None
+
+    def _problem(self, address: IPAddress) -> str | None:
         if address.is_link_local or address in _METADATA_ADDRESSES:
             return "link-local and metadata addresses are never reached"
         if address.is_loopback and not self.allow_loopback:
@@ -78,6 +90,23 @@ class UrlPolicy:
         if address.is_private and not address.is_loopback and not self.allow_private:
             return "private addresses are not allowed by the server's policy"
         return None
+
+
+def embedded_ipv4(address: IPAddress) -> tuple[ipaddress.IPv4Address, ...]:
+    """The IPv4 addresses an IPv6 ``address`` leads to: IPv4-mapped (``::ffff:a.b.c.d``),
+    IPv4-compatible (``::a.b.c.d``), NAT64 (``64:ff9b::a.b.c.d``), 6to4 (``2002:AABB:CCDD::``)
+    and Teredo (``2001::/32``: its server and its client, whose bits are inverted)."""
+    if not isinstance(address, ipaddress.IPv6Address):
+        return ()
+    if address.ipv4_mapped is not None:
+        return (address.ipv4_mapped,)
+    if address in _NAT64 or (address in _COMPATIBLE and int(address) > 1):
+        return (ipaddress.IPv4Address(int(address) & 0xFFFFFFFF),)
+    if address.sixtofour is not None:
+        return (address.sixtofour,)
+    if address.teredo is not None:
+        return address.teredo
+    return ()
 
 
 def mcp_policy(settings: McpSettings) -> UrlPolicy:
@@ -95,7 +124,8 @@ def _matches(host: str, patterns: frozenset[str]) -> bool:
 
 
 def _refused(url: str, why: str, param: str, subject: str) -> InvalidRequestError:
-    shown = urlsplit(url)._replace(query="", fragment="").geturl()
     return InvalidRequestError(
-        f"The {subject} URL '{shown}' is refused: {why}.", param=param, code="invalid_value"
+        f"The {subject} URL '{redact_url(url)}' is refused: {why}.",
+        param=param,
+        code="invalid_value",
     )

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from agentloom.config import ConfigError, SearchSourceSettings, WebSearchSettings
+from agentloom.redact import redact_url
 from agentloom.tools.web.base import SearchProvider, SearchQuery, WebResult, domain_allowed
 from agentloom.tools.web.client import JSONClient, field, text
 
@@ -115,7 +116,7 @@ class SearXNG:
     def __init__(self, settings: SearchSourceSettings, key: str | None) -> None:
         assert settings.base_url is not None  # the settings require it
         self._client = JSONClient(
-            f"the SearXNG instance at {settings.base_url}",
+            f"the SearXNG instance at {redact_url(settings.base_url)}",
             settings.base_url,
             timeout=settings.timeout,
             headers={"authorization": f"Bearer {key}"} if key else {},
