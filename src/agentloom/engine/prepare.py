@@ -43,6 +43,7 @@ LARGE_INPUT = 256  # input items from which chat messages are built off the even
 class EngineLimits:
     max_model_calls: int = 10
     truncation_retries: int = 4
+    response_timeout: float | None = None  # seconds a response may run ([limits])
 
 
 class Hold:
@@ -272,6 +273,7 @@ class Preparer:
             provider_name=resolved.model.provider_name,
             earlier=earlier,
             guards=guards,
+            response_timeout=self._limits.response_timeout,
         )
 
     def _reasoning_output(
