@@ -27,7 +27,7 @@ The backend answers HTTP 500, 429, garbage, hangs, or drops the stream mid-token
       test_broken_stream_is_an_upstream_error
       test_invalid_chunk_is_an_upstream_error
 
-A server that takes the request and never answers (issue 36), with deadlines of 2 s: an MCP
+A server that takes the request and never answers (issue 36), with deadlines of 3 s: an MCP
   server (Streamable HTTP silent; an SSE endpoint event naming another origin, then silence; an
   SSE stream that never sends its endpoint), a backend stalled before or after its first chunk,
   a web search provider, a webhook receiver
@@ -38,6 +38,11 @@ A server that takes the request and never answers (issue 36), with deadlines of 
       test_a_stalled_backend_fails_the_response_naming_the_deadline
       test_a_silent_web_search_provider_fails_the_call_naming_the_deadline
       test_a_silent_webhook_receiver_is_an_error_naming_the_deadline
+  a background response past ``[limits] response_timeout`` with ``[jobs] concurrency = 1``
+  checked: stored ``failed`` naming the budget, its partial output ``incomplete``; an ordinary
+  request served meanwhile; the background response queued behind it completes
+    tests/faults/test_response_timeout.py
+      test_a_background_response_past_it_fails_and_frees_its_slot
 
 PostgreSQL sessions ended under the runner (``pg_terminate_backend``)
   checked: pooled connections swapped unseen; a read, or a transaction that had not committed,

@@ -81,6 +81,7 @@ class Connection:
     async def _connected(self) -> Client:
         async with self._lock:
             if self._client is None:
+                _import_sdk()  # its ~1 s of first import is not the server's time
                 seconds = self._address.connect_timeout
                 # asyncio's timeout, not a cancel scope: the client's task groups entered
                 # inside outlive it, which anyio's nesting rule forbids a scope
@@ -160,6 +161,11 @@ async def _transport(
     )
     await attempt.enter_async_context(http)
     return streamable_http_client(address.url, http_client=http)
+
+
+def _import_sdk() -> None:
+    import mcp.client.sse
+    import mcp.client.streamable_http  # noqa: F401
 
 
 def _named(address: ServerAddress | StdioAddress) -> str:
