@@ -29,12 +29,14 @@ The backend answers HTTP 500, 429, garbage, hangs, or drops the stream mid-token
 
 A server that takes the request and never answers (issue 36), with deadlines of 3 s: an MCP
   server (Streamable HTTP silent; an SSE endpoint event naming another origin, then silence; an
-  SSE stream that never sends its endpoint), a backend stalled before or after its first chunk,
+  SSE stream that never sends its endpoint; a tool call never answered), a backend stalled
+  before or after its first chunk,
   a web search provider, a webhook receiver
   checked: within the deadline, a failed listing / response / search call / webhook test whose
   message names what timed out and the setting; an ordinary request answered meanwhile
     tests/faults/test_deadlines.py
       test_a_silent_mcp_server_fails_its_listing_naming_the_deadline
+      test_an_mcp_tool_that_never_returns_fails_its_call_naming_the_deadline
       test_a_stalled_backend_fails_the_response_naming_the_deadline
       test_a_silent_web_search_provider_fails_the_call_naming_the_deadline
       test_a_silent_webhook_receiver_is_an_error_naming_the_deadline

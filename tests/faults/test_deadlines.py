@@ -6,10 +6,11 @@ over a real socket, deadlines of about a second."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 
@@ -22,6 +23,7 @@ from agentloom.config import (
 )
 from agentloom.inference.scripted import ScriptedModel, stall, text, tool_call
 from agentloom.testing.backend import FakeBackend
+from agentloom.testing.serving import serve
 from tests.faults.silent import Mode, Silent, silent_server
 from tests.faults.support import eventually, sse_events
 from tests.plugins.server import make_settings
@@ -189,3 +191,47 @@ async def test_a_silent_webhook_receiver_is_an_error_naming_the_deadline(
         f"The webhook endpoint could not be reached: the webhook endpoint at {receiver.url}"
         f" did not answer within {DEADLINE:g} s ([webhooks] timeout)"
     )
+
+
+@pytest.fixture(scope="module")
+def hanging_tool() -> Iterator[str]:
+    """A real MCP server (Streamable HTTP) whose one tool never returns."""
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("agentloom-hanging")
+
+    @server.tool()
+    async def wait() -> str:
+        """Waits for ever."""
+        await anyio.sleep_forever()
+        return "never"
+
+    with serve(server.streamable_http_app()) as base:
+        yield base.removesuffix("/v1") + "/mcp"
+
+
+async def test_an_mcp_tool_that_never_returns_fails_its_call_naming_the_deadline(
+    backend: FakeBackend, scripted: ScriptedModel, http: httpx2.AsyncClient, hanging_tool: str
+) -> None:
+    scripted.add_turn(tool_call("wait", {}))
+    scripted.add_turns("Ordinary.", "It hung.")
+    tool = {"type": "mcp", "server_label": "hangs", "server_url": hanging_tool}
+    body = {
+        "model": backend.model,
+        "input": "Wait",
+        "tools": [{**tool, "require_approval": "never"}],
+    }
+    stalled = asyncio.create_task(http.post("/responses", json=body))
+    await _backend_called(backend)
+    ordinary = await http.post("/responses", json={"model": backend.model, "input": "Hi"})
+    assert not stalled.done()
+    reply = await asyncio.wait_for(stalled, BOUND)
+
+    assert ordinary.json()["output"][0]["content"][0]["text"] == "Ordinary."
+    listing, call, message = reply.json()["output"]
+    assert listing["tools"][0]["name"] == "wait"
+    assert (call["type"], call["status"]) == ("mcp_call", "failed")
+    assert call["error"]["message"] == (
+        f"the MCP server at {hanging_tool} did not answer the call of 'wait' within {DEADLINE:g} s"
+    )
+    assert message["content"][0]["text"] == "It hung."
