@@ -70,6 +70,19 @@ class CompactionPlan:
 
 
 @dataclass(frozen=True, slots=True)
+class Budget:
+    """How long a response may run, and the setting that says so (named when it runs out)."""
+
+    seconds: float
+    setting: str = "[limits] response_timeout"
+
+    def spent(self, _: Which, seconds: float) -> UpstreamTimeoutError:
+        return UpstreamTimeoutError(
+            f"the response did not finish within {seconds:g} s ({self.setting})"
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class LoopConfig:
     provider: inf.Provider
     request: inf.ChatRequest  # messages + sampling params of the first model call
@@ -86,7 +99,7 @@ class LoopConfig:
     guards: GuardPlan | None = None  # guardrails and moderation
     reasoning: ReasoningOutput | None = None  # sealed / summarised reasoning items
     provider_name: str = ""  # the configured provider's name (what traces call it)
-    response_timeout: float | None = None  # seconds the whole run may take ([limits])
+    budget: Budget | None = None  # how long the whole run may take
 
 
 class LoopObserver(Protocol):
@@ -155,12 +168,12 @@ class AgentLoop:
     def _within_budget(
         self, steps: AsyncGenerator[ev.StreamEvent, None]
     ) -> AsyncGenerator[ev.StreamEvent, None]:
-        """``steps``, ended by an :class:`UpstreamTimeoutError` past ``response_timeout``:
-        whatever the run waits on (a model, a tool's server), the response ends ``failed``."""
-        seconds = self._config.response_timeout
-        if seconds is None:
+        """``steps``, ended by an :class:`UpstreamTimeoutError` past the budget: whatever the
+        run waits on (a model, a tool's server), the response ends ``failed``."""
+        budget = self._config.budget
+        if budget is None:
             return steps
-        return bounded(steps, StreamDeadlines.only_total(seconds), _over_budget)
+        return bounded(steps, StreamDeadlines.only_total(budget.seconds), budget.spent)
 
     # --- steps -------------------------------------------------------------------------------
 
@@ -561,12 +574,6 @@ class AgentLoop:
         if response.status == "incomplete":
             return ev.ResponseIncomplete(sequence_number=seq, response=response)
         return ev.ResponseFailed(sequence_number=seq, response=response)
-
-
-def _over_budget(_: Which, seconds: float) -> UpstreamTimeoutError:
-    return UpstreamTimeoutError(
-        f"the response did not finish within {seconds:g} s ([limits] response_timeout)"
-    )
 
 
 def _assistant_message(result: TurnResult) -> inf.ChatMessage:
