@@ -5,14 +5,16 @@ long here: only the deadlines end the answer."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 import pytest
 
 from agentloom.errors import UpstreamTimeoutError
 from agentloom.inference.base import Chunk, HTTPClientKind, TextDelta
-from agentloom.inference.deadlines import StreamDeadlines
+from agentloom.inference.deadlines import StreamDeadlines, Which
+from agentloom.inference.deadlines import bounded as bounded_pieces
 from agentloom.inference.openai_compatible import OpenAICompatibleProvider
 from agentloom.inference.scripted import ScriptedModel, TurnPart, delay
 from agentloom.testing.backend import FakeBackend
@@ -72,3 +74,38 @@ async def test_an_answer_asked_for_whole_is_bounded_by_the_total(
         await collect(bounded, dataclasses.replace(ask(), collected=True))
 
     assert "total_timeout" in caught.value.message
+
+
+async def _pieces(count: int, pause: float = 0.0) -> AsyncGenerator[int, None]:
+    for n in range(count):
+        await asyncio.sleep(pause)
+        yield n
+
+
+def _never(which: Which, seconds: float) -> UpstreamTimeoutError:
+    raise AssertionError(f"{which} passed ({seconds} s)")
+
+
+async def test_the_time_the_consumer_takes_is_not_counted() -> None:
+    deadlines = StreamDeadlines(first_byte=0.1, between_chunks=0.1, total=5.0)
+    seen: list[int] = []
+    async for piece in bounded_pieces(_pieces(4), deadlines, _never):
+        await asyncio.sleep(0.3)  # three times the gap allowed, between two waits
+        seen.append(piece)
+
+    assert seen == [0, 1, 2, 3]
+
+
+async def test_a_cancellation_from_outside_stays_a_cancellation() -> None:
+    deadlines = StreamDeadlines(first_byte=5.0, between_chunks=5.0, total=5.0)
+
+    async def drain() -> None:
+        async for _ in bounded_pieces(_pieces(1, pause=30.0), deadlines, _never):
+            pass
+
+    task = asyncio.create_task(drain())
+    await asyncio.sleep(0.05)
+    task.cancel()
+
+    with pytest.raises(asyncio.CancelledError):
+        await task
