@@ -63,7 +63,7 @@ class Connection:
         tools: list[mcp_types.Tool] = []
         cursor: str | None = None
         seconds = self._address.connect_timeout
-        with _failures(), self._deadline("list_tools", seconds):
+        with _failures(), self._deadline("tools/list", seconds):
             for _ in range(_MAX_PAGES):
                 page = await client.list_tools(cursor=cursor)
                 tools.extend(page.tools)
