@@ -50,6 +50,7 @@ from pydantic import (
 
 from agentloom.api.limits import RequestLimits
 from agentloom.inference.base import ProviderConfig, TokenCountSetting
+from agentloom.inference.deadlines import StreamDeadlines
 from agentloom.inference.router import DEFAULT_COOLDOWN, Deployment, RouteConfig, RouteKind
 from agentloom.redact import redact_url
 from agentloom.safety.settings import SafetySettings
@@ -451,6 +452,11 @@ class ProviderSettings(_Strict):
     discover: bool = True
     timeout: float = Field(default=600.0, gt=0)
     connect_timeout: float = Field(default=10.0, gt=0)
+    # deadlines of one answer (docs/configuration.md): to its first chunk, the longest silence
+    # between two chunks, the whole answer
+    first_byte_timeout: float = Field(default=300.0, gt=0)
+    chunk_timeout: float = Field(default=120.0, gt=0)
+    total_timeout: float = Field(default=1800.0, gt=0)
     max_retries: int = Field(default=0, ge=0)
     http_client: Literal["auto", "lean", "sdk"] = "auto"
     token_count: TokenCountSetting = "auto"
@@ -484,6 +490,9 @@ class ProviderSettings(_Strict):
             discover=self.discover and not self.models,
             timeout=self.timeout,
             connect_timeout=self.connect_timeout,
+            deadlines=StreamDeadlines(
+                self.first_byte_timeout, self.chunk_timeout, self.total_timeout
+            ),
             max_retries=self.max_retries,
             http_client=self.http_client,
             token_count=self.token_count,
@@ -670,6 +679,7 @@ _ENV_SCALARS: dict[str, tuple[str, str]] = {
     "AGENTLOOM_MAX_INPUT_ITEMS": ("limits", "max_input_items"),
     "AGENTLOOM_MAX_CONTENT_PARTS": ("limits", "max_content_parts"),
     "AGENTLOOM_MAX_TOOLS": ("limits", "max_tools"),
+    "AGENTLOOM_RESPONSE_TIMEOUT": ("limits", "response_timeout"),
     "AGENTLOOM_AUTH": ("auth", "mode"),
     "AGENTLOOM_DATABASE_URL": ("database", "url"),
     "AGENTLOOM_JOBS_CONCURRENCY": ("jobs", "concurrency"),

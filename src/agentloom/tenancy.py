@@ -50,12 +50,14 @@ class RateLimit:
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """What a project may use: models (an allow list or a deny list, or any) and hosted tools."""
+    """What a project may use: models (an allow list or a deny list, or any), hosted tools,
+    and how long a response may run."""
 
     model_mode: ModelMode | None = None  # None: every model
     model_ids: frozenset[str] = frozenset()
     denied_tools: frozenset[str] = frozenset()
     rate_limits: Mapping[str, RateLimit] = field(default_factory=dict)  # by model id
+    response_timeout: float | None = None  # seconds a response may run; None: the server's
 
     def allows_model(self, *names: str) -> bool:
         """Whether a model known by any of ``names`` (its id, its provider/id) may be used."""

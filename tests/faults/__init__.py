@@ -53,6 +53,25 @@ URLs with credentials (``http://user:pass@host/``) in the backend's, an MCP serv
       test_every_error_message_is_scrubbed
       test_log_lines_are_scrubbed
 
+A server that takes the request and never answers (issue 36), with deadlines of 3 s: an MCP
+  server (Streamable HTTP silent; an SSE endpoint event naming another origin, then silence; an
+  SSE stream that never sends its endpoint; a tool call never answered), a backend stalled
+  before or after its first chunk,
+  a web search provider, a webhook receiver
+  checked: within the deadline, a failed listing / response / search call / webhook test whose
+  message names what timed out and the setting; an ordinary request answered meanwhile
+    tests/faults/test_deadlines.py
+      test_a_silent_mcp_server_fails_its_listing_naming_the_deadline
+      test_an_mcp_tool_that_never_returns_fails_its_call_naming_the_deadline
+      test_a_stalled_backend_fails_the_response_naming_the_deadline
+      test_a_silent_web_search_provider_fails_the_call_naming_the_deadline
+      test_a_silent_webhook_receiver_is_an_error_naming_the_deadline
+  a background response past ``[limits] response_timeout`` with ``[jobs] concurrency = 1``
+  checked: stored ``failed`` naming the budget, its partial output ``incomplete``; an ordinary
+  request served meanwhile; the background response queued behind it completes
+    tests/faults/test_response_timeout.py
+      test_a_background_response_past_it_fails_and_frees_its_slot
+
 PostgreSQL sessions ended under the runner (``pg_terminate_backend``)
   checked: pooled connections swapped unseen; a read, or a transaction that had not committed,
   in flight runs again; a single statement lost in flight is ``DatabaseUnavailableError``

@@ -13,6 +13,7 @@ import openai
 import pytest
 
 from agentloom.config import Settings
+from agentloom.inference.scripted import ScriptedModel, delay, text
 from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import FAKE_EMBEDDING_MODEL, audited_client
 from tests.plugins.tenants import ADMIN, Tenant, new_tenant, sdk
@@ -238,3 +239,34 @@ async def test_leases_never_let_through_more_than_the_limit(
     admitted = statuses.count(200)
     assert statuses.count(429) == 50 - admitted
     assert 36 <= admitted <= 40  # at most one unused lease of 2 in each server
+
+
+# --- a project's own response budget ---------------------------------------------------------
+
+
+async def test_a_projects_response_timeout_ends_its_responses(
+    raw: httpx2.AsyncClient, alpha: Tenant, backend: FakeBackend, scripted: ScriptedModel
+) -> None:
+    budget = await projects(raw).update(
+        alpha.project_id, name="alpha", extra_body={"response_timeout": 0.5}
+    )
+    scripted.add_turn(text("Hel"), delay(20))
+    body = {"model": backend.model, "input": "Hi"}
+    failed = await raw.post("/responses", json=body, headers=alpha.headers)
+    cleared = await projects(raw).update(
+        alpha.project_id, name="alpha", extra_body={"response_timeout": None}
+    )
+    refused = await raw.post(
+        f"/organization/projects/{alpha.project_id}",
+        json={"name": "alpha", "response_timeout": 0},
+        headers={"authorization": f"Bearer {ADMIN}"},
+    )
+
+    assert budget.model_dump()["response_timeout"] == 0.5
+    assert failed.status_code == 504, failed.text
+    assert failed.json()["error"]["message"].startswith(
+        "the response did not finish within 0.5 s (the project's response_timeout)"
+    )
+    assert "response_timeout" not in cleared.model_dump(exclude_none=True)
+    assert refused.status_code == 400
+    assert refused.json()["error"]["param"] == "response_timeout"

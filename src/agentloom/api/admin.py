@@ -20,6 +20,7 @@ class Project(WireModel):
     created_at: int
     archived_at: int | None = None
     status: Literal["active", "archived"] = "active"
+    response_timeout: float | None = None  # agentloom's: the project's own budget, when set
 
 
 class CreateProjectRequest(WireModel):
@@ -32,6 +33,9 @@ class UpdateProjectRequest(WireModel):
     name: str | None = NAME_FIELD
     external_key_id: str | None = None
     geography: str | None = None
+    # agentloom's: seconds this project's responses may run, in place of [limits]
+    # response_timeout; null: the server's again
+    response_timeout: float | None = Field(default=None, gt=0, le=86_400)
 
 
 class ServiceAccount(WireModel):

@@ -27,7 +27,8 @@ TOO_LONG = "array_above_max_length"  # OpenAI's error code for an over-long arra
 
 
 class RequestLimits(BaseModel):
-    """``[limits]``: the size of what one request may ask the server to process."""
+    """``[limits]``: the size of what one request may ask the server to process, and the time
+    its response may take."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -41,6 +42,9 @@ class RequestLimits(BaseModel):
     """Content parts of one message."""
     max_tools: int = Field(default=128, ge=1)
     """Tools offered by one request (OpenAI's limit), and tools in one namespace."""
+    response_timeout: float = Field(default=1800.0, gt=0)
+    """Seconds one response may run (model calls and server tools); past them it ends
+    ``failed``, saying so, and a background response's job slot is free again."""
 
 
 def at_most(limit: LimitName) -> WrapValidator:

@@ -28,9 +28,10 @@ def policy_of(row: ProjectRow, limits: Iterable[LimitRow] = ()) -> Policy:
         for limit in limits
         if limit.limited
     }
-    if model_mode is None and not denied and not rates:
+    budget = row.response_timeout
+    if model_mode is None and not denied and not rates and budget is None:
         return OPEN
-    return Policy(model_mode, model_ids, denied & frozenset(HOSTED_TOOLS), rates)
+    return Policy(model_mode, model_ids, denied & frozenset(HOSTED_TOOLS), rates, budget)
 
 
 def model_policy_text(mode: ModelMode, model_ids: Iterable[str]) -> str:

@@ -41,9 +41,15 @@ from agentloom.engine.reasoning import ReasoningOutput
 from agentloom.engine.tool_plan import ToolPlan
 from agentloom.engine.turn import Sequencer, TurnResult, TurnStreamer
 from agentloom.engine.usage import UsageTally
-from agentloom.errors import ContextLengthExceededError, DatabaseUnavailableError, UpstreamError
+from agentloom.errors import (
+    ContextLengthExceededError,
+    DatabaseUnavailableError,
+    UpstreamError,
+    UpstreamTimeoutError,
+)
 from agentloom.ids import new_id
 from agentloom.inference import base as inf
+from agentloom.inference.deadlines import StreamDeadlines, Which, bounded
 from agentloom.timeline import Timeline
 from agentloom.tools.base import Listed, ToolCallContext, ToolResult, Toolset, ToolsetContext
 from agentloom.tools.mcp.approvals import approved_calls
@@ -64,6 +70,19 @@ class CompactionPlan:
 
 
 @dataclass(frozen=True, slots=True)
+class Budget:
+    """How long a response may run, and the setting that says so (named when it runs out)."""
+
+    seconds: float
+    setting: str = "[limits] response_timeout"
+
+    def spent(self, _: Which, seconds: float) -> UpstreamTimeoutError:
+        return UpstreamTimeoutError(
+            f"the response did not finish within {seconds:g} s ({self.setting})"
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class LoopConfig:
     provider: inf.Provider
     request: inf.ChatRequest  # messages + sampling params of the first model call
@@ -80,6 +99,7 @@ class LoopConfig:
     guards: GuardPlan | None = None  # guardrails and moderation
     reasoning: ReasoningOutput | None = None  # sealed / summarised reasoning items
     provider_name: str = ""  # the configured provider's name (what traces call it)
+    budget: Budget | None = None  # how long the whole run may take
 
 
 class LoopObserver(Protocol):
@@ -134,7 +154,7 @@ class AgentLoop:
         yield ev.ResponseInProgress(sequence_number=self._seq(), response=self.response)
         async with self._stack:  # errors are caught inside: none crosses the sessions' tasks
             try:
-                async for event in self._steps():
+                async for event in self._within_budget(self._steps()):
                     yield event
             except (UpstreamError, DatabaseUnavailableError) as exc:
                 for event in self._interrupt():
@@ -145,9 +165,19 @@ class AgentLoop:
             self.response = await self._guard.report(self.response)
         yield self._terminal_event()
 
+    def _within_budget(
+        self, steps: AsyncGenerator[ev.StreamEvent, None]
+    ) -> AsyncGenerator[ev.StreamEvent, None]:
+        """``steps``, ended by an :class:`UpstreamTimeoutError` past the budget: whatever the
+        run waits on (a model, a tool's server), the response ends ``failed``."""
+        budget = self._config.budget
+        if budget is None:
+            return steps
+        return bounded(steps, StreamDeadlines.only_total(budget.seconds), budget.spent)
+
     # --- steps -------------------------------------------------------------------------------
 
-    async def _steps(self) -> AsyncIterator[ev.StreamEvent]:
+    async def _steps(self) -> AsyncGenerator[ev.StreamEvent, None]:
         async for event in self._before_model():
             yield event
         if self._refused:

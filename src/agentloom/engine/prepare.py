@@ -23,7 +23,7 @@ from agentloom.engine.compaction import Compactions
 from agentloom.engine.context import Context, History
 from agentloom.engine.guardrails import GuardPlan, Guardrails, input_text, unavailable
 from agentloom.engine.items import ItemFinder, stored_items, user_message
-from agentloom.engine.loop import CompactionPlan, LoopConfig
+from agentloom.engine.loop import Budget, CompactionPlan, LoopConfig
 from agentloom.engine.messages import Head
 from agentloom.engine.reasoning import ENCRYPTED_INCLUDE, ReasoningOutput, SealedReasoning
 from agentloom.engine.tool_plan import ToolPlan, plan_tools
@@ -33,6 +33,7 @@ from agentloom.inference import base as inf
 from agentloom.inference.catalog import ModelCatalog, Resolved
 from agentloom.offload import off_loop
 from agentloom.services.conversations import ConversationsService, Turn
+from agentloom.tenancy import current_policy
 from agentloom.tools.server_tools import ToolServices
 
 LOGPROBS_INCLUDE = "message.output_text.logprobs"
@@ -43,6 +44,7 @@ LARGE_INPUT = 256  # input items from which chat messages are built off the even
 class EngineLimits:
     max_model_calls: int = 10
     truncation_retries: int = 4
+    response_timeout: float | None = None  # seconds a response may run ([limits])
 
 
 class Hold:
@@ -272,7 +274,16 @@ class Preparer:
             provider_name=resolved.model.provider_name,
             earlier=earlier,
             guards=guards,
+            budget=self._budget(),
         )
+
+    def _budget(self) -> Budget | None:
+        """The project's own response_timeout, else the server's."""
+        own = current_policy().response_timeout
+        if own is not None:
+            return Budget(own, "the project's response_timeout")
+        seconds = self._limits.response_timeout
+        return None if seconds is None else Budget(seconds)
 
     def _reasoning_output(
         self, request: CreateResponseRequest, resolved: Resolved

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias, cast, runtime_checkable
 
+from agentloom.inference.deadlines import StreamDeadlines
 from agentloom.json_types import JSONObject
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -225,6 +226,7 @@ class ProviderConfig:
     discover: bool = True
     timeout: float = 600.0  # seconds without any byte from the backend before giving up
     connect_timeout: float = 10.0
+    deadlines: StreamDeadlines = field(default_factory=StreamDeadlines)  # first, between, whole
     max_retries: int = 0
     http_client: HTTPClientKind = "auto"  # lean unless a proxy applies; or "lean", "sdk"
     token_count: TokenCountSetting = "auto"  # tokenize, then usage, then estimate; or one of them

@@ -10,10 +10,11 @@ Every failure leaves as an :mod:`agentloom.errors` upstream error, never an SDK 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import urllib.request
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from contextlib import aclosing
+from contextlib import aclosing, asynccontextmanager
 from typing import Final, TypeVar
 
 import anyio
@@ -41,6 +42,7 @@ from agentloom.inference.base import (
 from agentloom.inference.chat_body import chat_body
 from agentloom.inference.chat_chunks import CallIndexes, InvalidChunk, chunks_of
 from agentloom.inference.counting import BackendTokenCounter, tokenize_path
+from agentloom.inference.deadlines import Which, bounded
 from agentloom.inference.http import (
     HTTPConnectError,
     HTTPError,
@@ -187,10 +189,17 @@ class OpenAICompatibleProvider:
             config.name, config.token_count, tokenize=self._tokenize, complete=self._complete
         )
 
-    async def stream(self, request: ChatRequest) -> AsyncIterator[Chunk]:
-        """The answer's chunks, each delta the backend's own piece. A ``collected`` answer (no
-        one sees its deltas) is asked for whole, not streamed: one JSON document to read
-        instead of a chunk per token, and the same chunks made of it."""
+    def stream(self, request: ChatRequest) -> AsyncGenerator[Chunk, None]:
+        """The answer's chunks, each delta the backend's own piece, under the provider's
+        deadlines (:mod:`.deadlines`). A ``collected`` answer (no one sees its deltas) is asked
+        for whole, not streamed: one JSON document to read instead of a chunk per token, and
+        the same chunks made of it."""
+        deadlines = self.config.deadlines
+        if request.collected:
+            deadlines = deadlines.whole()
+        return bounded(self._stream(request), deadlines, self._deadline_passed)
+
+    async def _stream(self, request: ChatRequest) -> AsyncGenerator[Chunk, None]:
         if request.collected:
             async for chunk in self._whole(request):
                 yield chunk
@@ -241,6 +250,10 @@ class OpenAICompatibleProvider:
     # --- Chat Completions passed through (agentloom's /v1/chat/completions) ------------------
 
     async def complete(self, body: dict[str, object], path: str = CHAT_PATH) -> dict[str, object]:
+        async with self._within_total():
+            return await self._complete_whole(body, path)
+
+    async def _complete_whole(self, body: dict[str, object], path: str) -> dict[str, object]:
         if self._pool is None:
             answer = await self._sdk_post(path, body)
         else:
@@ -251,8 +264,13 @@ class OpenAICompatibleProvider:
             raise _invalid_answer(answer)
         return answer
 
-    async def stream_data(
+    def stream_data(
         self, body: dict[str, object], path: str = CHAT_PATH
+    ) -> AsyncGenerator[list[str], None]:
+        return bounded(self._stream_data(body, path), self.config.deadlines, self._deadline_passed)
+
+    async def _stream_data(
+        self, body: dict[str, object], path: str
     ) -> AsyncGenerator[list[str], None]:
         if self._pool is None:
             async for decoded in self._sdk_events(body, path):
@@ -266,10 +284,11 @@ class OpenAICompatibleProvider:
 
     async def respond(self, body: dict[str, object]) -> dict[str, object]:
         """The whole Response object; a failed one (its ``error`` set) is an answer too."""
-        if self._pool is None:
-            answer = await self._sdk_post(RESPONSES_PATH, body)
-        else:
-            answer = await self._lean_post(RESPONSES_PATH, json_codec.dumps(body))
+        async with self._within_total():
+            if self._pool is None:
+                answer = await self._sdk_post(RESPONSES_PATH, body)
+            else:
+                answer = await self._lean_post(RESPONSES_PATH, json_codec.dumps(body))
         if not isinstance(answer, dict):
             raise _invalid_response(answer)
         return answer
@@ -343,6 +362,25 @@ class OpenAICompatibleProvider:
         if not started:
             return UpstreamError(f"could not reach the inference backend at {self._where}: {exc}")
         return UpstreamError(f"the inference backend closed the stream before it finished: {exc}")
+
+    @asynccontextmanager
+    async def _within_total(self) -> AsyncIterator[None]:
+        """A whole answer under the provider's ``total_timeout``."""
+        seconds = self.config.deadlines.total
+        try:
+            async with asyncio.timeout(seconds) as scope:
+                yield
+        except TimeoutError:
+            if not scope.expired():
+                raise
+            raise self._deadline_passed("total_timeout", seconds) from None
+
+    def _deadline_passed(self, which: Which, seconds: float) -> UpstreamTimeoutError:
+        what = _DEADLINES[which]
+        return UpstreamTimeoutError(
+            f"the inference backend at {self._where} {what} {seconds:g} s"
+            f" ([[providers]] {which} of '{self.config.name}')"
+        )
 
     def _timeout_error(self, started: bool) -> UpstreamTimeoutError:
         if started:
@@ -440,6 +478,13 @@ def _decoded(data: str) -> object:
     if isinstance(value, dict) and value.get("error"):
         raise _reported_error(value["error"])
     return value
+
+
+_DEADLINES: dict[Which, str] = {
+    "first_byte_timeout": "sent nothing within",
+    "chunk_timeout": "went silent mid-answer for",
+    "total_timeout": "did not finish its answer within",
+}
 
 
 def _lean_pool(config: ProviderConfig, where: str) -> Pool | None:

@@ -199,6 +199,7 @@ async def _services(
     limits = EngineLimits(
         max_model_calls=settings.engine.max_model_calls,
         truncation_retries=settings.engine.truncation_retries,
+        response_timeout=settings.limits.response_timeout,
     )
     sealer = await _sealer(settings, database)
     compactions = Compactions(sealer, max_summary_tokens=settings.engine.compaction_max_tokens)

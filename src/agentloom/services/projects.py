@@ -84,6 +84,11 @@ class ProjectsService:
             row = renamed or row
             changes = {"changes_requested": {"title": request.name}}
             await self._log("project.updated", row, project_id, changes)
+        if "response_timeout" in request.model_fields_set:
+            budget = request.response_timeout
+            row = await self._store.set_policy(project_id, response_timeout=budget) or row
+            asked = {"changes_requested": {"response_timeout": budget}}
+            await self._log("project.updated", row, project_id, asked)
         return _project(row)
 
     async def archive_project(self, project_id: str) -> admin.Project:
@@ -351,6 +356,7 @@ def _project(row: ProjectRow) -> admin.Project:
         created_at=int(row.created_at),
         archived_at=None if row.archived_at is None else int(row.archived_at),
         status="archived" if archived else "active",
+        response_timeout=row.response_timeout,
     )
 
 

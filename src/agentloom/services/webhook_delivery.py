@@ -10,6 +10,7 @@ checked against the policy again before each attempt (its host may resolve elsew
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Sequence
@@ -20,7 +21,7 @@ import httpx2
 from agentloom.api.webhooks import DeliveryAttempt
 from agentloom.config import WebhookSettings
 from agentloom.errors import InvalidRequestError
-from agentloom.redact import redact_urls
+from agentloom.redact import redact_url, redact_urls
 from agentloom.services.webhook_signing import signed_headers
 from agentloom.storage.jobs import JobRow
 from agentloom.storage.webhooks import SqlWebhookStore
@@ -53,11 +54,20 @@ class WebhookSender:
         started = time.time()
         headers = signed_headers(secrets, message_id, int(started), body)
         try:
-            reply = await self._client.post(url, content=body.encode(), headers=headers)
+            async with asyncio.timeout(self._timeout):  # the whole attempt, not each read
+                reply = await self._client.post(url, content=body.encode(), headers=headers)
+        except (httpx2.TimeoutException, TimeoutError):
+            return _attempt(started, error=self._timed_out(url))
         except httpx2.HTTPError as exc:
             error = redact_urls(f"{type(exc).__name__}: {exc}".rstrip(": "))
             return _attempt(started, error=error)
         return _attempt(started, status_code=reply.status_code)
+
+    def _timed_out(self, url: str) -> str:
+        return (
+            f"the webhook endpoint at {redact_url(url)} did not answer within"
+            f" {self._timeout:g} s ([webhooks] timeout)"
+        )
 
     async def aclose(self) -> None:
         if self._client is not None:

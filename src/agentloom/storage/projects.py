@@ -42,6 +42,7 @@ class ProjectRow:
     archived_at: float | None = None
     model_policy: str | None = None  # JSON {"mode", "model_ids"}; None: every model
     tool_policy: str | None = None  # JSON list of the hosted tools it may not use
+    response_timeout: float | None = None  # seconds a response may run; None: the server's
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +122,9 @@ class SqlProjectStore:
     async def archive_project(self, project_id: str, now: float) -> ProjectRow | None:
         return await self._runner.write(partial(_archive_project, project_id, now))
 
-    async def set_policy(self, project_id: str, **policy: str | None) -> ProjectRow | None:
-        """Set ``model_policy`` and/or ``tool_policy`` (JSON text, or None to clear)."""
+    async def set_policy(self, project_id: str, **policy: str | float | None) -> ProjectRow | None:
+        """Set ``model_policy`` and/or ``tool_policy`` (JSON text), ``response_timeout``
+        (seconds); None clears one."""
         return await self._runner.write(partial(_set_policy, project_id, policy))
 
     # --- service accounts and keys -----------------------------------------------------------
@@ -206,6 +208,7 @@ _PROJECT_COLUMNS = (
     PR.c.archived_at,
     PR.c.model_policy,
     PR.c.tool_policy,
+    PR.c.response_timeout,
 )
 
 
@@ -237,7 +240,7 @@ def _ensure_default(now: float, conn: Connection) -> None:
 
 
 def _set_policy(
-    project_id: str, policy: dict[str, str | None], conn: Connection
+    project_id: str, policy: dict[str, str | float | None], conn: Connection
 ) -> ProjectRow | None:
     if conn.execute(PR.update().where(PR.c.id == project_id).values(**policy)).rowcount:
         _bump(conn)

@@ -270,6 +270,7 @@ projects = sa.Table(
     sa.Column("archived_at", sa.Float, nullable=True),
     sa.Column("model_policy", sa.Text, nullable=True),  # JSON {"mode", "model_ids"}; null: any
     sa.Column("tool_policy", sa.Text, nullable=True),  # JSON list of disabled hosted tools
+    sa.Column("response_timeout", sa.Float, nullable=True),  # seconds; null: [limits]
 )
 
 # A project's service accounts: the owners of its API keys.

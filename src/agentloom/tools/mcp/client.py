@@ -7,6 +7,7 @@ The ``mcp`` SDK (~1 s of import) is imported by the first connection, not with t
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator, Mapping
 from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ import anyio
 import httpx2
 
 from agentloom.api.integers import INT64_MAX
-from agentloom.redact import redact_urls
+from agentloom.redact import redact_url, redact_urls
 from agentloom.tls import client_context
 from agentloom.tools.mcp.stdio import StdioAddress, stdio_streams
 
@@ -30,6 +31,7 @@ TransportKind = Literal["streamable_http", "sse", "stdio"]
 _EXPECTED = (OSError, httpx2.HTTPError, TimeoutError)  # and the SDK's MCPError
 _MAX_PAGES = 20
 _INTERNAL_ERROR = -32603  # JSON-RPC's code for an error of the server's own
+_SLACK = 1.0  # the SDK's own request timeouts come after ours, which name what timed out
 
 
 class McpFailure(Exception):
@@ -59,30 +61,54 @@ class Connection:
         self._lock = anyio.Lock()
 
     async def list_tools(self) -> list[mcp_types.Tool]:
+        """Every page of the listing, all within ``connect_timeout``."""
         client = await self._connected()
         tools: list[mcp_types.Tool] = []
         cursor: str | None = None
-        for _ in range(_MAX_PAGES):
-            with _failures(), anyio.fail_after(self._address.connect_timeout):
+        seconds = self._address.connect_timeout
+        with _failures(), self._deadline("tools/list", seconds):
+            for _ in range(_MAX_PAGES):
                 page = await client.list_tools(cursor=cursor)
-            tools.extend(page.tools)
-            cursor = page.next_cursor
-            if cursor is None:
-                break
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
         return tools
 
     async def call(self, name: str, arguments: dict[str, object]) -> mcp_types.CallToolResult:
         client = await self._connected()
-        timeout = self._address.call_timeout
-        with _failures():
-            with anyio.fail_after(timeout + 1):
-                return await client.call_tool(name, arguments, read_timeout_seconds=timeout)
+        seconds = self._address.call_timeout
+        with _failures(), self._deadline(f"the call of '{name}'", seconds):
+            return await client.call_tool(name, arguments, read_timeout_seconds=seconds + _SLACK)
 
     async def _connected(self) -> Client:
         async with self._lock:
             if self._client is None:
-                self._client = await self._connect()
+                _import_sdk()  # its ~1 s of first import is not the server's time
+                seconds = self._address.connect_timeout
+                # asyncio's timeout, not a cancel scope: the client's task groups entered
+                # inside outlive it, which anyio's nesting rule forbids a scope
+                try:
+                    async with asyncio.timeout(seconds) as scope:
+                        self._client = await self._connect()
+                except TimeoutError:
+                    if not scope.expired():
+                        raise
+                    raise self._timed_out("initialize", seconds) from None
             return self._client
+
+    @contextmanager
+    def _deadline(self, what: str, seconds: float) -> Iterator[None]:
+        """``what`` (one exchange, no task group left open) within ``seconds``."""
+        with anyio.move_on_after(seconds) as scope:
+            yield
+        if scope.cancelled_caught:
+            raise self._timed_out(what, seconds)
+
+    def _timed_out(self, what: str, seconds: float) -> McpFailure:
+        return McpFailure(
+            "http_error", 504, f"{_named(self._address)} did not answer {what} within {seconds:g} s"
+        )
 
     async def _connect(self) -> Client:
         if isinstance(self._address, StdioAddress):
@@ -104,7 +130,10 @@ class Connection:
         async with AsyncExitStack() as attempt:
             streams = await _transport(address, transport, attempt)
             client = Client(
-                streams, cache=None, read_timeout_seconds=address.connect_timeout, mode="legacy"
+                streams,
+                cache=None,
+                read_timeout_seconds=address.connect_timeout + _SLACK,
+                mode="legacy",
             )
             with _failures():
                 await attempt.enter_async_context(client)
@@ -135,6 +164,18 @@ async def _transport(
     )
     await attempt.enter_async_context(http)
     return streamable_http_client(address.url, http_client=http)
+
+
+def _import_sdk() -> None:
+    import mcp.client.sse
+    import mcp.client.streamable_http  # noqa: F401
+
+
+def _named(address: ServerAddress | StdioAddress) -> str:
+    """The server, for messages: its URL without credentials, query or fragment."""
+    if isinstance(address, StdioAddress):
+        return f"the MCP server '{address.label}'"
+    return f"the MCP server at {redact_url(address.url)}"
 
 
 @contextmanager

@@ -6,6 +6,7 @@ type; keys travel in headers or bodies and never appear in a message.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping
 from typing import Final
@@ -27,6 +28,7 @@ class JSONClient:
         self, name: str, base_url: str, *, timeout: float, headers: Mapping[str, str]
     ) -> None:
         self.name = name
+        self._timeout = timeout
         self._client = httpx2.AsyncClient(
             verify=client_context(),
             base_url=base_url.rstrip("/") + "/",
@@ -59,15 +61,18 @@ class JSONClient:
         headers: Mapping[str, str] | None = None,
     ) -> object:
         try:
-            response = await self._client.request(
-                method,
-                path,
-                params=dict(params or {}),
-                json=None if body is None else dict(body),
-                headers=dict(headers or {}),
-            )
-        except httpx2.TimeoutException as exc:
-            raise UpstreamTimeoutError(f"{self.name} did not answer in time") from exc
+            async with asyncio.timeout(self._timeout):  # the whole exchange, not each read
+                response = await self._client.request(
+                    method,
+                    path,
+                    params=dict(params or {}),
+                    json=None if body is None else dict(body),
+                    headers=dict(headers or {}),
+                )
+        except (httpx2.TimeoutException, TimeoutError) as exc:
+            raise UpstreamTimeoutError(
+                f"{self.name} did not answer within {self._timeout:g} s ([web_search] timeout)"
+            ) from exc
         except httpx2.HTTPError as exc:
             raise UpstreamError(
                 f"could not reach {self.name}: {exc or type(exc).__name__}"
