@@ -124,13 +124,7 @@ async def test_a_stalled_backend_fails_the_response_naming_the_deadline(
     scripted.add_turn(*parts)
     scripted.add_turn("Ordinary.")
     body = {"model": backend.model, "input": "Hi", "stream": True}
-    stalled = asyncio.create_task(http.post("/responses", json=body))
-    await _backend_called(backend)
-    ordinary = await http.post("/responses", json={"model": backend.model, "input": "Hi"})
-    assert not stalled.done()
-    reply = await asyncio.wait_for(stalled, BOUND)
-
-    assert ordinary.json()["output"][0]["content"][0]["text"] == "Ordinary."
+    reply = await _stalled_beside_an_ordinary_one(http, backend, body)
     failed = sse_events(reply.text)[-1]
     assert failed["type"] == "response.failed"
     field = "chunk_timeout" if kept else "first_byte_timeout"
@@ -140,6 +134,19 @@ async def test_a_stalled_backend_fails_the_response_naming_the_deadline(
     )
     texts = [part["text"] for item in failed["response"]["output"] for part in item["content"]]
     assert texts == ([kept] if kept else [])
+
+
+async def _stalled_beside_an_ordinary_one(
+    http: httpx2.AsyncClient, backend: FakeBackend, body: dict[str, Any]
+) -> httpx2.Response:
+    """The answer to ``body``, whose call stalls: an ordinary request made once the backend has
+    it is answered while it still waits out its deadline."""
+    stalled = asyncio.create_task(http.post("/responses", json=body))
+    await _backend_called(backend)
+    ordinary = await http.post("/responses", json={"model": backend.model, "input": "Hi"})
+    assert not stalled.done()
+    assert ordinary.json()["output"][0]["content"][0]["text"] == "Ordinary."
+    return await asyncio.wait_for(stalled, BOUND)
 
 
 async def _backend_called(backend: FakeBackend) -> None:
@@ -221,13 +228,7 @@ async def test_an_mcp_tool_that_never_returns_fails_its_call_naming_the_deadline
         "input": "Wait",
         "tools": [{**tool, "require_approval": "never"}],
     }
-    stalled = asyncio.create_task(http.post("/responses", json=body))
-    await _backend_called(backend)
-    ordinary = await http.post("/responses", json={"model": backend.model, "input": "Hi"})
-    assert not stalled.done()
-    reply = await asyncio.wait_for(stalled, BOUND)
-
-    assert ordinary.json()["output"][0]["content"][0]["text"] == "Ordinary."
+    reply = await _stalled_beside_an_ordinary_one(http, backend, body)
     listing, call, message = reply.json()["output"]
     assert listing["tools"][0]["name"] == "wait"
     assert (call["type"], call["status"]) == ("mcp_call", "failed")
