@@ -5,9 +5,11 @@ processes, queues the sweep, and a job runner running it deletes."""
 
 from __future__ import annotations
 
+import re
 import secrets
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -15,7 +17,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from agentloom.config import JobSettings, RetentionSettings
+from agentloom.config import JobSettings, RetentionSettings, load_settings
 from agentloom.services.jobs import JobRunner
 from agentloom.services.retention import RetentionSweep, Swept
 from agentloom.storage import schema
@@ -29,6 +31,7 @@ NOW = 1_800_000_000.0
 OLD = NOW - 1000.0  # older than the ages of these tests (100 s)
 NEW = NOW - 10.0
 AGE = 100.0
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 ALL_KINDS = RetentionSettings(
     responses=AGE, response_events=AGE, jobs=AGE, webhook_deliveries=AGE, audit_logs=AGE
 )
@@ -277,3 +280,17 @@ async def test_a_job_runner_runs_the_scheduled_sweep(database: Database) -> None
         tasks.cancel_scope.cancel()
 
     assert await _ids(database, schema.audit_logs.c.id) == {"audit_new"}
+
+
+def test_the_documented_retention_is_the_default(tmp_path: Path) -> None:
+    found = re.search(r"```toml\n(.*?)```", DOCS.read_text(), re.DOTALL)
+    assert found is not None
+    path = tmp_path / "agentloom.toml"
+    path.write_text(found.group(1))
+
+    documented = load_settings(path, env={}).retention
+    from_env = load_settings(None, env={"AGENTLOOM_RETENTION_RESPONSES": "86400"}).retention
+
+    assert documented == RetentionSettings()
+    assert (documented.age("response_events"), documented.age("responses")) == (7 * 86_400, 0)
+    assert from_env.responses == 86_400
