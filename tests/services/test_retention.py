@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from agentloom.config import JobSettings, RetentionSettings, load_settings
+from agentloom.metrics import Metrics
 from agentloom.services.jobs import JobRunner
 from agentloom.services.retention import RetentionSweep, Swept
 from agentloom.storage import schema
@@ -257,10 +258,11 @@ async def _any_policy(_project: str) -> Policy:
 
 
 async def test_a_job_runner_runs_the_scheduled_sweep(database: Database) -> None:
-    await _write(
-        database, _audit("audit_old", time.time() - 1000), _audit("audit_new", time.time())
-    )
-    sweep = RetentionSweep(database.retention, RetentionSettings(every=1.0, audit_logs=AGE))
+    now = time.time()
+    await _write(database, _audit("audit_old", now - 1000), _audit("audit_new", now))
+    metrics = Metrics()
+    settings = RetentionSettings(every=1.0, audit_logs=AGE)
+    sweep = RetentionSweep(database.retention, settings, on_swept=metrics.swept)
     runner = JobRunner(
         database.jobs,
         instance_id=database.instance_id,
@@ -270,15 +272,17 @@ async def test_a_job_runner_runs_the_scheduled_sweep(database: Database) -> None
     )
     runner.handle(SWEEP_JOB, sweep, limit=1)
     await sweep.schedule()
+    counted = b'agentloom_retention_deleted_total{kind="audit_logs"} 1.0'
 
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(runner.run)
-        for _ in range(100):  # a bound, not a timing: it comes in a second or two
-            if await _ids(database, schema.audit_logs.c.id) == {"audit_new"}:
+        for _ in range(100):  # a bound, not a timing: the first sweep comes in a second or two
+            if counted in metrics.exposition():
                 break
             await anyio.sleep(0.1)
         tasks.cancel_scope.cancel()
 
+    assert counted in metrics.exposition()
     assert await _ids(database, schema.audit_logs.c.id) == {"audit_new"}
 
 

@@ -318,7 +318,9 @@ async def _services(
     runner.handle(
         DELIVERY_JOB, WebhookDeliveries(database.webhooks, webhooks, sender, settings.webhooks)
     )
-    sweep = RetentionSweep(database.retention, settings.retention)
+    sweep = RetentionSweep(
+        database.retention, settings.retention, on_swept=metrics.swept if metrics else None
+    )
     runner.handle(SWEEP_JOB, sweep, limit=1)
     await sweep.schedule()
     managed = managed_agent_services(settings, database, catalog, usage, runner, background.wakeups)

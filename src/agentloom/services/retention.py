@@ -5,13 +5,15 @@ seconds, so that it runs in one process at a time whichever processes share the 
 requests, never in their way: each kind (:data:`agentloom.storage.retention.KINDS`) goes in
 batches of ``batch_size`` rows, a short transaction each, the sweep yielding between them. A
 project's own ``response_retention`` replaces the server's age for its stored responses. Each
-sweep logs how many rows of each kind it deleted.
+sweep logs how many rows of each kind it deleted, and counts them
+(``agentloom_retention_deleted_total``).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import anyio
@@ -38,9 +40,17 @@ class Swept:
 class RetentionSweep:
     """The handler of the sweep's jobs (:class:`agentloom.services.jobs.JobHandler`)."""
 
-    def __init__(self, store: SqlRetentionStore, settings: RetentionSettings) -> None:
+    def __init__(
+        self,
+        store: SqlRetentionStore,
+        settings: RetentionSettings,
+        *,
+        on_swept: Callable[[str, int], None] | None = None,
+    ) -> None:
+        """``on_swept``: told the rows each sweep deleted of each kind (the metrics)."""
         self._store = store
         self._settings = settings
+        self._on_swept = on_swept
 
     async def schedule(self) -> None:
         """Have the sweep run every ``[retention] every`` seconds (one schedule for every
@@ -51,6 +61,9 @@ class RetentionSweep:
         swept = await self.sweep(time.time())
         counts = ", ".join(f"{name} {done.rows}" for name, done in swept.items())
         log.info("retention sweep deleted: %s", counts)
+        if self._on_swept is not None:
+            for name, done in swept.items():
+                self._on_swept(name, done.rows)
         return None
 
     async def sweep(self, now: float) -> dict[str, Swept]:

@@ -2,8 +2,8 @@
 
 Each kind (:data:`KINDS`) says which rows may go (they ended: a response or job still queued or
 running, a delivery still pending, is never deleted), how old a row is, and what else goes with
-it: a stored response takes its items (input and output) and its stream events, as
-``DELETE /v1/responses/{id}`` does. A batch is one short transaction: the keys of at most
+it: a stored response takes its items (input and output), as ``DELETE /v1/responses/{id}``
+does, and its stream events. A batch is one short transaction: the keys of at most
 ``limit`` rows, then those rows deleted, so that no statement holds locks for long. Rows of
 every project are swept with the server's ages, but a project with its own age for its
 responses (``projects.response_retention``) has those swept with that age instead.
