@@ -1,7 +1,7 @@
 """Retention on real databases: what ended longer ago than its kind's age is deleted and what is
 newer kept, a response with everything it owns; what is still going is never deleted; a sweep
-goes in batches; a project's own age for its responses wins; one schedule, fired once across
-processes, queues the sweep, and a job runner running it deletes."""
+goes in batches that reads pass between; a project's own age for its responses wins; one
+schedule, fired once across processes, queues the sweep, and a job runner running it deletes."""
 
 from __future__ import annotations
 
@@ -206,6 +206,32 @@ async def test_a_sweep_deletes_in_batches(database: Database) -> None:
 
     assert swept["audit_logs"] == Swept(rows=5, batches=3)  # 2 + 2 + 1
     assert await _ids(database, schema.audit_logs.c.id) == {"keep"}
+
+
+async def test_reads_go_on_between_the_batches_of_a_sweep(database: Database) -> None:
+    def many(conn: Connection) -> None:
+        for n in range(400):
+            _audit(f"audit_{n}", OLD)(conn)
+
+    await database.runner.write(many)
+    settings = RetentionSettings(audit_logs=AGE, batch_size=1)
+    swept = anyio.Event()
+
+    async def sweep() -> None:
+        await RetentionSweep(database.retention, settings).sweep(NOW)
+        swept.set()
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(sweep)
+        for _ in range(1000):  # a bound: reads until one sees the sweep part done
+            left = len(await _ids(database, schema.audit_logs.c.id))
+            if left < 400:
+                break
+        during = (left, swept.is_set())
+
+    assert 0 < during[0] < 400  # a read between two batches: some rows gone, some not yet
+    assert not during[1]
+    assert await _ids(database, schema.audit_logs.c.id) == set()
 
 
 async def test_a_projects_own_age_replaces_the_servers_for_its_responses(
