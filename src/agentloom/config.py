@@ -195,6 +195,7 @@ class JobPools(_Strict):
     ingest: int | None = Field(default=None, ge=1, le=256)  # vector store files to ingest
     agent_run: int | None = Field(default=None, ge=1, le=256)  # managed agents' runs
     agent_tick: int | None = Field(default=None, ge=1, le=256)  # managed agents' scheduled ticks
+    retention: int | None = Field(default=None, ge=1, le=256)  # [retention]'s sweep (unset: 1)
 
     def size(self, kind: str) -> int | None:
         """The pool set for ``kind`` (``None``: not set, or not a kind named here)."""
