@@ -32,6 +32,7 @@ NOW = 1_800_000_000.0
 OLD = NOW - 1000.0  # older than the ages of these tests (100 s)
 NEW = NOW - 10.0
 AGE = 100.0
+KINDS_OF_EVENTS = ("response.created", "response.completed")
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 ALL_KINDS = RetentionSettings(
     responses=AGE, response_events=AGE, jobs=AGE, webhook_deliveries=AGE, audit_logs=AGE
@@ -41,7 +42,8 @@ ALL_KINDS = RetentionSettings(
 def _response(
     rid: str, created_at: float, status: str = "completed", project: str = "proj_default"
 ) -> Callable[[Connection], None]:
-    """A stored response with an input item, an output item and two stream events."""
+    """A stored response with an input item, an output item and two stream events (its
+    first and its terminal one)."""
 
     def write(conn: Connection) -> None:
         owner = {"project_id": project}
@@ -53,8 +55,8 @@ def _response(
         for kind in (0, 1):
             item = {"id": f"item_{rid}_{kind}", "response_id": rid, "kind": kind, "position": 0}
             conn.execute(schema.items.insert().values(body="{}", **item, **owner))
-        for number in (0, 1):
-            event = {"response_id": rid, "sequence_number": number, "type": "response.created"}
+        for number, kind in enumerate(KINDS_OF_EVENTS):
+            event = {"response_id": rid, "sequence_number": number, "type": kind}
             conn.execute(schema.response_events.insert().values(body="{}", **event, **owner))
 
     return write
@@ -171,7 +173,9 @@ async def test_what_is_still_going_is_never_deleted(database: Database) -> None:
     assert left["deliveries"] == {"wh_pending"}
 
 
-async def test_events_of_ended_responses_go_before_the_responses(database: Database) -> None:
+async def test_events_of_ended_responses_go_before_the_responses_but_the_last(
+    database: Database,
+) -> None:
     settings = RetentionSettings(responses=0, response_events=AGE)
     await _write(
         database,
@@ -182,10 +186,20 @@ async def test_events_of_ended_responses_go_before_the_responses(database: Datab
 
     swept = await RetentionSweep(database.retention, settings).sweep(NOW)
 
-    left = await _left(database)
-    assert left["responses"] == left["items"] == {"resp_old", "resp_running", "resp_new"}
-    assert left["events"] == {"resp_running", "resp_new"}
-    assert swept["response_events"] == Swept(rows=2, batches=1)
+    events = schema.response_events.c
+    left = await database.runner.read(
+        lambda conn: set(conn.execute(sa.select(events.response_id, events.type)).all())
+    )
+    assert await _ids(database, schema.items.c.response_id) == {
+        "resp_old",
+        "resp_running",
+        "resp_new",
+    }
+    assert left == {
+        ("resp_old", "response.completed"),  # a replay gives the final response at once
+        *((rid, kind) for rid in ("resp_running", "resp_new") for kind in KINDS_OF_EVENTS),
+    }
+    assert swept["response_events"] == Swept(rows=1, batches=1)
 
 
 async def test_an_age_of_zero_keeps_forever(database: Database) -> None:

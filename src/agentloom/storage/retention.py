@@ -20,6 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from agentloom.storage import schema
+from agentloom.storage.events import TERMINAL_EVENTS
 from agentloom.storage.runner import Runner
 from agentloom.storage.upsert import insert
 from agentloom.tenancy import DEFAULT_PROJECT
@@ -89,11 +90,13 @@ def _delete_responses(ids: Sequence[Any], conn: Connection) -> int:
 
 
 def _event_keys(cutoff: float) -> sa.Select[Any]:
-    """Events of responses that ended and were created before ``cutoff`` (the events of a
-    managed agent's runs are the agent's: they go when it is deleted)."""
+    """Events of responses that ended and were created before ``cutoff``, but their terminal
+    event: a replay of the stream then gives the final response at once (it goes with the
+    response). The events of a managed agent's runs are the agent's: they go with it."""
     ended = sa.and_(R.c.status.not_in(_LIVE_RESPONSES), R.c.created_at < cutoff)
     query = sa.select(E.c.response_id, E.c.sequence_number).join(R, R.c.id == E.c.response_id)
-    return query.where(ended).order_by(E.c.response_id, E.c.sequence_number)
+    query = query.where(ended, E.c.type.not_in(TERMINAL_EVENTS))
+    return query.order_by(E.c.response_id, E.c.sequence_number)
 
 
 def _delete_events(keys: Sequence[Any], conn: Connection) -> int:
