@@ -195,6 +195,7 @@ class JobPools(_Strict):
     ingest: int | None = Field(default=None, ge=1, le=256)  # vector store files to ingest
     agent_run: int | None = Field(default=None, ge=1, le=256)  # managed agents' runs
     agent_tick: int | None = Field(default=None, ge=1, le=256)  # managed agents' scheduled ticks
+    retention: int | None = Field(default=None, ge=1, le=256)  # [retention]'s sweep (unset: 1)
 
     def size(self, kind: str) -> int | None:
         """The pool set for ``kind`` (``None``: not set, or not a kind named here)."""
@@ -215,6 +216,28 @@ class JobSettings(_Strict):
         """How many jobs of ``kind`` one process runs at once: its ``[jobs.pools]`` entry, else
         ``default`` (a kind's own older setting), else ``concurrency``."""
         return self.pools.size(kind) or default or self.concurrency
+
+
+DAY = 86_400.0  # seconds
+
+
+class RetentionSettings(_Strict):
+    """``[retention]``: how long finished things are kept, in seconds (0: forever). A sweep
+    (:mod:`agentloom.services.retention`) deletes what is older, ``every`` seconds, in one
+    process at a time, ``batch_size`` rows a statement. What is still going (a queued or
+    in-progress response or job, a pending delivery) is never deleted."""
+
+    every: float = Field(default=3600.0, ge=1)  # seconds between sweeps
+    batch_size: int = Field(default=500, ge=1, le=10_000)  # rows deleted per statement
+    responses: float = Field(default=0.0, ge=0)  # stored responses, with their items and events
+    response_events: float = Field(default=7 * DAY, ge=0)  # stream events of ended responses
+    jobs: float = Field(default=7 * DAY, ge=0)  # jobs that ended
+    webhook_deliveries: float = Field(default=30 * DAY, ge=0)  # delivered or failed
+    audit_logs: float = Field(default=0.0, ge=0)  # the admin audit log
+
+    def age(self, kind: str) -> float:
+        """How long rows of ``kind`` (a field here) are kept, in seconds; 0: forever."""
+        return float(self.model_dump()[kind])
 
 
 class DatabaseSettings(_Strict):
@@ -571,6 +594,7 @@ class Settings(_Strict):
     managed_agents: ManagedAgentSettings = Field(default_factory=ManagedAgentSettings)
     safety: SafetySettings = Field(default_factory=SafetySettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
+    retention: RetentionSettings = Field(default_factory=RetentionSettings)
 
     @model_validator(mode="after")
     def _unique_provider_names(self) -> Settings:
@@ -709,6 +733,7 @@ _ENV_SCALARS: dict[str, tuple[str, str]] = {
     "AGENTLOOM_LOG_FORMAT": ("logging", "format"),
     "AGENTLOOM_ACCESS_LOG": ("logging", "access_log"),
     "AGENTLOOM_LOG_CONTENT": ("logging", "content"),
+    "AGENTLOOM_RETENTION_RESPONSES": ("retention", "responses"),
 }
 
 

@@ -171,6 +171,12 @@ class Metrics:
             "Tasks on this process's event loop when scraped (a leak shows as growth).",
             registry=registry,
         ).labels()
+        self.retention_deleted = Counter(
+            "agentloom_retention_deleted",
+            "Rows the retention sweeps run by this process deleted, by kind ([retention]).",
+            ["kind"],
+            registry=registry,
+        )
         self.files_ingested = Counter(
             "agentloom_vector_store_files_ingested",
             "Vector store files ingested by this process, by outcome (completed, failed).",
@@ -227,6 +233,10 @@ class Metrics:
 
     def verdict(self, shield: str, verdict: str) -> None:
         self.guardrail_verdicts.labels(shield, verdict).inc()
+
+    def swept(self, kind: str, rows: int) -> None:
+        """A retention sweep deleted ``rows`` rows of ``kind``."""
+        self.retention_deleted.labels(kind).inc(rows)
 
     def ingested(self, status: str, chunks: int, seconds: float) -> None:
         self.files_ingested.labels(status).inc()

@@ -15,9 +15,10 @@ import openai
 import pytest
 
 from agentloom.api.response import Response
-from agentloom.config import JobSettings, Settings
+from agentloom.config import JobSettings, RetentionSettings, Settings
 from agentloom.engine.persist import response_row
 from agentloom.inference.scripted import ScriptedModel, delay
+from agentloom.services.retention import RetentionSweep
 from agentloom.storage import schema
 from agentloom.storage.database import Database
 from agentloom.testing.backend import FakeBackend
@@ -99,6 +100,26 @@ async def test_streamed_background_events_and_a_resumed_stream(
     assert events[-1].type == "response.completed"
     assert [event.sequence_number for event in again] == numbers[3:]
     assert [event.type for event in again] == [event.type for event in events[3:]]
+
+
+async def test_after_retention_a_replay_gives_the_final_response(
+    client: openai.AsyncOpenAI, backend: FakeBackend, scripted: ScriptedModel, settings: Settings
+) -> None:
+    scripted.add_turn("one two three")
+    queued = await client.responses.create(model=backend.model, input="Hi", background=True)
+    await settled(client, queued.id)
+    database = await Database.connect(settings.database.url, instance_id="inst_sweeper")
+    try:  # a sweep two seconds on, events kept for one
+        sweep = RetentionSweep(database.retention, RetentionSettings(response_events=1.0))
+        swept = await sweep.sweep(time.time() + 2)
+    finally:
+        await database.aclose()
+
+    replay = [event async for event in await client.responses.retrieve(queued.id, stream=True)]
+
+    assert swept["response_events"].rows > 0
+    assert [event.type for event in replay] == ["response.completed"]
+    assert replay[0].response.output_text == "one two three"  # type: ignore[union-attr]
 
 
 async def test_a_stream_resumes_on_another_server_while_the_response_runs(

@@ -12,8 +12,10 @@ import httpx2
 import openai
 import pytest
 
-from agentloom.config import Settings
+from agentloom.config import RetentionSettings, Settings
 from agentloom.inference.scripted import ScriptedModel, delay, text
+from agentloom.services.retention import RetentionSweep
+from agentloom.storage.database import Database
 from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import FAKE_EMBEDDING_MODEL, audited_client
 from tests.plugins.tenants import ADMIN, Tenant, new_tenant, sdk
@@ -270,3 +272,40 @@ async def test_a_projects_response_timeout_ends_its_responses(
     assert "response_timeout" not in cleared.model_dump(exclude_none=True)
     assert refused.status_code == 400
     assert refused.json()["error"]["param"] == "response_timeout"
+
+
+# --- a project's own retention of its responses ----------------------------------------------
+
+
+async def test_a_projects_response_retention_replaces_the_servers(
+    raw: httpx2.AsyncClient, keyed: Settings, alpha: Tenant, beta: Tenant, backend: FakeBackend
+) -> None:
+    kept = await projects(raw).update(
+        alpha.project_id, name="alpha", extra_body={"response_retention": 1.0}
+    )
+    made = {
+        tenant.project_id: await tenant.client.responses.create(model=backend.model, input="Hi")
+        for tenant in (alpha, beta)
+    }
+    database = await Database.connect(keyed.database.url, instance_id="inst_sweeper")
+    try:  # the sweep a job runner runs, two seconds on: alpha's age is past, the server's 0 not
+        await RetentionSweep(database.retention, RetentionSettings()).sweep(time.time() + 2)
+    finally:
+        await database.aclose()
+    gone = await raw.get(f"/responses/{made[alpha.project_id].id}", headers=alpha.headers)
+    still = await beta.client.responses.retrieve(made[beta.project_id].id)
+    cleared = await projects(raw).update(
+        alpha.project_id, name="alpha", extra_body={"response_retention": None}
+    )
+    refused = await raw.post(
+        f"/organization/projects/{alpha.project_id}",
+        json={"name": "alpha", "response_retention": -1},
+        headers={"authorization": f"Bearer {ADMIN}"},
+    )
+
+    assert kept.model_dump()["response_retention"] == 1.0
+    assert gone.status_code == 404, gone.text
+    assert still.id == made[beta.project_id].id
+    assert "response_retention" not in cleared.model_dump(exclude_none=True)
+    assert refused.status_code == 400
+    assert refused.json()["error"]["param"] == "response_retention"

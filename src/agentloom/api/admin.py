@@ -11,6 +11,7 @@ from agentloom.api.wire import Nullable, WireModel
 
 Role = Literal["owner", "member", "none"]
 NAME_FIELD = Field(min_length=1, max_length=256)
+MAX_RETENTION = 100 * 365 * 86_400.0  # seconds: a century
 
 
 class Project(WireModel):
@@ -21,6 +22,7 @@ class Project(WireModel):
     archived_at: int | None = None
     status: Literal["active", "archived"] = "active"
     response_timeout: float | None = None  # agentloom's: the project's own budget, when set
+    response_retention: float | None = None  # agentloom's: its responses' own age, when set
 
 
 class CreateProjectRequest(WireModel):
@@ -36,6 +38,9 @@ class UpdateProjectRequest(WireModel):
     # agentloom's: seconds this project's responses may run, in place of [limits]
     # response_timeout; null: the server's again
     response_timeout: float | None = Field(default=None, gt=0, le=86_400)
+    # agentloom's: seconds this project's stored responses are kept (0: forever), in place of
+    # [retention] responses; null: the server's again
+    response_retention: float | None = Field(default=None, ge=0, le=MAX_RETENTION)
 
 
 class ServiceAccount(WireModel):

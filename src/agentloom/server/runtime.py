@@ -53,6 +53,7 @@ from agentloom.services.rate_limits import RateLimiter
 from agentloom.services.readiness import CheckKind, Probe, ReadinessRounds
 from agentloom.services.response_jobs import ResponseJobs
 from agentloom.services.responses_gateway import ResponsesGateway
+from agentloom.services.retention import RetentionSweep
 from agentloom.services.schedules import Schedules
 from agentloom.services.usage import UsageLedger
 from agentloom.services.vector_stores import VectorStoresService
@@ -67,6 +68,7 @@ from agentloom.storage.jobs import CANCEL_CHANNEL, JOBS_CHANNEL
 from agentloom.storage.keys import sealing_keys
 from agentloom.storage.notify import Listener
 from agentloom.storage.projects import AUTH_CHANNEL
+from agentloom.storage.retention import SWEEP_JOB
 from agentloom.storage.vector_stores import INGEST_JOB
 from agentloom.storage.webhooks import DELIVERY_JOB
 from agentloom.tools.code_interpreter import code_runner
@@ -316,6 +318,11 @@ async def _services(
     runner.handle(
         DELIVERY_JOB, WebhookDeliveries(database.webhooks, webhooks, sender, settings.webhooks)
     )
+    sweep = RetentionSweep(
+        database.retention, settings.retention, on_swept=metrics.swept if metrics else None
+    )
+    runner.handle(SWEEP_JOB, sweep, limit=1)
+    await sweep.schedule()
     managed = managed_agent_services(settings, database, catalog, usage, runner, background.wakeups)
     return Runtime(
         settings=settings,

@@ -25,13 +25,12 @@ from agentloom.errors import InvalidRequestError, RateLimitedError
 from agentloom.ids import new_id
 from agentloom.services.wakeups import Wakeups
 from agentloom.storage.base import ResponseStore
-from agentloom.storage.events import SqlEventStore, StoredEvent
+from agentloom.storage.events import TERMINAL_EVENTS, SqlEventStore, StoredEvent
 from agentloom.storage.jobs import JobRow, SqlJobStore
 from agentloom.tenancy import current_key, current_project
 
 __all__ = ["TERMINAL_EVENTS", "BackgroundResponses"]
 
-TERMINAL_EVENTS = frozenset({"response.completed", "response.failed", "response.incomplete"})
 SETTLED = frozenset({"completed", "failed", "incomplete", "cancelled"})
 RECHECK_AFTER = 1.0  # seconds a follower waits for a wake-up before it reads again anyway
 TERMINAL_GRACE = 5.0  # seconds a follower waits for the terminal event of an ended response

@@ -84,10 +84,9 @@ class ProjectsService:
             row = renamed or row
             changes = {"changes_requested": {"title": request.name}}
             await self._log("project.updated", row, project_id, changes)
-        if "response_timeout" in request.model_fields_set:
-            budget = request.response_timeout
-            row = await self._store.set_policy(project_id, response_timeout=budget) or row
-            asked = {"changes_requested": {"response_timeout": budget}}
+        for name, value in _own_settings(request).items():
+            row = await self._store.set_policy(project_id, **{name: value}) or row
+            asked = {"changes_requested": {name: value}}
             await self._log("project.updated", row, project_id, asked)
         return _project(row)
 
@@ -348,6 +347,15 @@ class ProjectsService:
         return row
 
 
+OWN_SETTINGS = ("response_timeout", "response_retention")  # agentloom's, per project
+
+
+def _own_settings(request: admin.UpdateProjectRequest) -> dict[str, float | None]:
+    """The project's own settings the update sets (``None``: back to the server's)."""
+    asked = request.model_fields_set
+    return {name: getattr(request, name) for name in OWN_SETTINGS if name in asked}
+
+
 def _project(row: ProjectRow) -> admin.Project:
     archived = row.archived_at is not None
     return admin.Project(
@@ -357,6 +365,7 @@ def _project(row: ProjectRow) -> admin.Project:
         archived_at=None if row.archived_at is None else int(row.archived_at),
         status="archived" if archived else "active",
         response_timeout=row.response_timeout,
+        response_retention=row.response_retention,
     )
 
 

@@ -44,6 +44,7 @@ from agentloom.storage.projects import SqlProjectStore
 from agentloom.storage.prompts import SqlPromptStore
 from agentloom.storage.rate_limits import SqlRateLimitStore
 from agentloom.storage.responses import SqlResponseStore
+from agentloom.storage.retention import SqlRetentionStore
 from agentloom.storage.runner import AsyncRunner, Runner, TracedRunner
 from agentloom.storage.schedules import SqlScheduleStore
 from agentloom.storage.sqlite_runner import ThreadRunner
@@ -233,6 +234,7 @@ class Database:
         self.audit = SqlAuditStore(runner)
         self.webhooks = SqlWebhookStore(runner)
         self.schedules = SqlScheduleStore(runner)
+        self.retention = SqlRetentionStore(runner)  # [retention]'s sweep
         self.agent_sessions = SqlAgentSessionStore(runner)  # the agent SDK's sessions and ticks
         self.memories = SqlMemoryStore(runner)  # the agent SDK's memory notes
         self.managed_agents = SqlManagedAgentStore(runner)  # /v1/managed-agents

@@ -22,6 +22,8 @@ from agentloom.tenancy import current_project
 
 E = schema.response_events
 EVENTS_CHANNEL = "agentloom_events"
+# a response's last event: a follower stops at it (retention keeps it when it deletes the others)
+TERMINAL_EVENTS = frozenset({"response.completed", "response.failed", "response.incomplete"})
 
 
 @dataclass(frozen=True, slots=True)

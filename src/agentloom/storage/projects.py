@@ -43,6 +43,7 @@ class ProjectRow:
     model_policy: str | None = None  # JSON {"mode", "model_ids"}; None: every model
     tool_policy: str | None = None  # JSON list of the hosted tools it may not use
     response_timeout: float | None = None  # seconds a response may run; None: the server's
+    response_retention: float | None = None  # seconds its responses are kept; None: the server's
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,8 +124,8 @@ class SqlProjectStore:
         return await self._runner.write(partial(_archive_project, project_id, now))
 
     async def set_policy(self, project_id: str, **policy: str | float | None) -> ProjectRow | None:
-        """Set ``model_policy`` and/or ``tool_policy`` (JSON text), ``response_timeout``
-        (seconds); None clears one."""
+        """Set ``model_policy`` and/or ``tool_policy`` (JSON text), ``response_timeout`` or
+        ``response_retention`` (seconds); None clears one."""
         return await self._runner.write(partial(_set_policy, project_id, policy))
 
     # --- service accounts and keys -----------------------------------------------------------
@@ -209,6 +210,7 @@ _PROJECT_COLUMNS = (
     PR.c.model_policy,
     PR.c.tool_policy,
     PR.c.response_timeout,
+    PR.c.response_retention,
 )
 
 

@@ -271,6 +271,8 @@ projects = sa.Table(
     sa.Column("model_policy", sa.Text, nullable=True),  # JSON {"mode", "model_ids"}; null: any
     sa.Column("tool_policy", sa.Text, nullable=True),  # JSON list of disabled hosted tools
     sa.Column("response_timeout", sa.Float, nullable=True),  # seconds; null: [limits]
+    # seconds its stored responses are kept (0: forever); null: [retention] responses
+    sa.Column("response_retention", sa.Float, nullable=True),
 )
 
 # A project's service accounts: the owners of its API keys.
