@@ -122,6 +122,18 @@ async def _left(database: Database) -> dict[str, set[Any]]:
     }
 
 
+async def test_deleting_a_response_takes_what_it_owns_as_the_sweep_does(
+    database: Database,
+) -> None:
+    await _write(database, _response("resp_gone", NEW), _response("resp_kept", NEW))
+
+    assert await database.responses.delete("resp_gone")
+    assert not await database.responses.delete("resp_gone")
+
+    left = await _left(database)
+    assert (left["responses"], left["items"], left["events"]) == ({"resp_kept"},) * 3
+
+
 async def test_the_old_of_each_kind_go_and_the_new_stay(database: Database) -> None:
     await _write(
         database,

@@ -391,11 +391,19 @@ def _exists(project: str, response_id: str, conn: Connection) -> bool:
 
 
 def _delete(project: str, response_id: str, conn: Connection) -> bool:
-    deleted = conn.execute(R.delete().where(R.c.id == response_id, R.c.project_id == project))
-    if deleted.rowcount == 0:
-        return False
-    conn.execute(I.delete().where(I.c.response_id == response_id))
-    return True
+    owned = conn.execute(sa.select(R.c.id).where(R.c.id == response_id, R.c.project_id == project))
+    return delete_responses([response_id], conn) > 0 if owned.first() else False
+
+
+def delete_responses(ids: Sequence[str], conn: Connection) -> int:
+    """The responses ``ids`` and everything they own: their items (input and output) and
+    their stream events; how many responses went. ``DELETE /v1/responses/{id}`` and
+    retention's sweep both delete so."""
+    conn.execute(I.delete().where(I.c.response_id.in_(ids)))
+    conn.execute(
+        schema.response_events.delete().where(schema.response_events.c.response_id.in_(ids))
+    )
+    return int(conn.execute(R.delete().where(R.c.id.in_(ids))).rowcount)
 
 
 def _list(project: str, query: ResponseQuery, conn: Connection) -> Page[ResponseRow]:

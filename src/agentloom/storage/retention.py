@@ -21,6 +21,7 @@ from sqlalchemy.engine import Connection
 
 from agentloom.storage import schema
 from agentloom.storage.events import TERMINAL_EVENTS
+from agentloom.storage.responses import delete_responses
 from agentloom.storage.runner import Runner
 from agentloom.storage.upsert import insert
 from agentloom.tenancy import DEFAULT_PROJECT
@@ -30,7 +31,6 @@ S = schema.schedules
 SWEEP_JOB = "retention"  # the kind of the sweep's jobs
 SWEEP_SCHEDULE = "sched_retention"  # the one schedule that queues them
 R = schema.responses
-I = schema.items  # noqa: E741 (the table's initial, as in the other stores)
 E = schema.response_events
 J = schema.jobs
 D = schema.webhook_deliveries
@@ -82,13 +82,6 @@ def _response_keys(cutoff: float) -> sa.Select[Any]:
     return query.order_by(R.c.seq)
 
 
-def _delete_responses(ids: Sequence[Any], conn: Connection) -> int:
-    """The responses and everything they own: their items and their stream events."""
-    conn.execute(I.delete().where(I.c.response_id.in_(ids)))
-    conn.execute(E.delete().where(E.c.response_id.in_(ids)))
-    return conn.execute(R.delete().where(R.c.id.in_(ids))).rowcount
-
-
 def _event_keys(cutoff: float) -> sa.Select[Any]:
     """Events of responses that ended and were created before ``cutoff``, but their terminal
     event: a replay of the stream then gives the final response at once (it goes with the
@@ -105,7 +98,7 @@ def _delete_events(keys: Sequence[Any], conn: Connection) -> int:
     return conn.execute(E.delete().where(key.in_(pairs))).rowcount
 
 
-RESPONSES = Kind("responses", _response_keys, R.c.project_id, _delete_responses)
+RESPONSES = Kind("responses", _response_keys, R.c.project_id, delete_responses)
 KINDS: tuple[Kind, ...] = (
     RESPONSES,
     Kind("response_events", _event_keys, E.c.project_id, _delete_events),
