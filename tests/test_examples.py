@@ -54,3 +54,15 @@ def test_file_search_example_cites_the_manual() -> None:
 
     assert "searched ['kettle warranty']: 1 passage(s)" in done.stdout
     assert "cites kettle.md at character 46" in done.stdout
+
+
+def test_llama_stack_example_runs_its_shapes_unchanged() -> None:
+    example = Path(__file__).parent.parent / "examples" / "llama_stack_shapes.py"
+    done = subprocess.run(
+        [sys.executable, str(example)], capture_output=True, text=True, timeout=60, check=True
+    )
+
+    assert "/v1/agents/responses: A single pixel." in done.stdout
+    assert "image_url stored as a string: data:image/png;base64," in done.stdout
+    assert "max_infer_iters above the cap: 'max_infer_iters'" in done.stdout
+    assert "NaN refused (400): param 'temperature'" in done.stdout
