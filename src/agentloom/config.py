@@ -223,7 +223,7 @@ DAY = 86_400.0  # seconds
 
 class RetentionSettings(_Strict):
     """``[retention]``: how long finished things are kept, in seconds (0: forever). A sweep
-    (:mod:`agentloom.services.retention`) deletes what is older, ``every`` seconds, in one
+    (:mod:`agentloom.services.jobs.retention`) deletes what is older, ``every`` seconds, in one
     process at a time, ``batch_size`` rows a statement. What is still going (a queued or
     in-progress response or job, a pending delivery) is never deleted."""
 

@@ -7,7 +7,7 @@ import time
 
 from agentloom.api.items import Message
 from agentloom.api.response import Response
-from agentloom.engine.persist import ResponseWriter
+from agentloom.responses.persist import ResponseWriter
 from agentloom.storage.database import Database
 
 

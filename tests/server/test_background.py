@@ -16,9 +16,9 @@ import pytest
 
 from agentloom.api.response import Response
 from agentloom.config import JobSettings, RetentionSettings, Settings
-from agentloom.engine.persist import response_row
 from agentloom.inference.scripted import ScriptedModel, delay
-from agentloom.services.retention import RetentionSweep
+from agentloom.responses.persist import response_row
+from agentloom.services.jobs.retention import RetentionSweep
 from agentloom.storage import schema
 from agentloom.storage.database import Database
 from agentloom.testing.backend import FakeBackend

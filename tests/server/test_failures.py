@@ -1,7 +1,7 @@
 """Upstream failures: the response ends ``failed`` with an OpenAI error code, is stored so, and
 nothing hangs.
 
-What is designed (``engine/service.py``, ``server/errors.py``): a streamed response ends with
+What is designed (``responses/service.py``, ``server/errors.py``): a streamed response ends with
 ``response.failed``; a non-streamed one answers the error itself, naming the stored failed
 response: 429 ``rate_limit_exceeded`` when the backend rate-limits, 400 ``invalid_prompt`` when it
 rejects the request, 400 ``context_length_exceeded`` (param ``input``) when the input does not fit,

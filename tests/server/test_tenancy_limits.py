@@ -14,7 +14,7 @@ import pytest
 
 from agentloom.config import RetentionSettings, Settings
 from agentloom.inference.scripted import ScriptedModel, delay, text
-from agentloom.services.retention import RetentionSweep
+from agentloom.services.jobs.retention import RetentionSweep
 from agentloom.storage.database import Database
 from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import FAKE_EMBEDDING_MODEL, audited_client

@@ -18,7 +18,7 @@ from starlette.applications import Starlette
 from agentloom.config import Settings, VectorStoreSettings
 from agentloom.retrieval.chunking import chunk_text
 from agentloom.retrieval.embeddings import build_embedder
-from agentloom.services.chunk_spool import WRITE_BATCH
+from agentloom.services.vector_stores.chunk_spool import WRITE_BATCH
 from agentloom.storage import schema
 from agentloom.testing.backend import FakeBackend
 from agentloom.testing.embeddings import hashed_embedding

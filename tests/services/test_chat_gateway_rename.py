@@ -1,5 +1,5 @@
 """A routed or renamed model's streamed chunks get the client's model id written back without
-being decoded (:func:`agentloom.services.chat_gateway._renamed`), and only where that is sure."""
+being decoded (:func:`agentloom.services.gateway.chat._renamed`), and only where that is sure."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from agentloom.services.chat_gateway import _renamed
+from agentloom.services.gateway.chat import _renamed
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from agentloom.retrieval.chunking import chunk_spans
-from agentloom.services.chunk_spool import ChunkSpool
+from agentloom.services.vector_stores.chunk_spool import ChunkSpool
 
 TEXT = " ".join(f"Sentence {n} about the café number {n}." for n in range(300))
 

@@ -18,7 +18,7 @@ import pytest
 from starlette.applications import Starlette
 
 from agentloom.config import ConfigError, JobPools, JobSettings, load_settings
-from agentloom.services.jobs import JobRunner
+from agentloom.services.jobs.runner import JobRunner
 from agentloom.storage.database import Database
 from agentloom.storage.jobs import JobRow, SqlJobStore
 from agentloom.tenancy import Policy

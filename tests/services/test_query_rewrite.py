@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentloom.services.query_rewrite import rewrite_query
+from agentloom.services.vector_stores.query_rewrite import rewrite_query
 
 
 @pytest.mark.parametrize(

@@ -19,8 +19,8 @@ from sqlalchemy.engine import Connection
 
 from agentloom.config import JobSettings, RetentionSettings, load_settings
 from agentloom.metrics import Metrics
-from agentloom.services.jobs import JobRunner
-from agentloom.services.retention import RetentionSweep, Swept
+from agentloom.services.jobs.retention import RetentionSweep, Swept
+from agentloom.services.jobs.runner import JobRunner
 from agentloom.storage import schema
 from agentloom.storage.database import Database
 from agentloom.storage.retention import SWEEP_JOB

@@ -17,8 +17,8 @@ import sqlalchemy as sa
 
 from agentloom.config import JobSettings
 from agentloom.errors import InvalidRequestError
-from agentloom.services.jobs import JobRunner
-from agentloom.services.schedules import Schedules
+from agentloom.services.jobs.runner import JobRunner
+from agentloom.services.jobs.schedules import Schedules
 from agentloom.storage import schema
 from agentloom.storage.database import Database
 from agentloom.storage.jobs import JobRow

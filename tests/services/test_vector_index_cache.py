@@ -15,7 +15,7 @@ from sqlalchemy.engine import Connection
 
 from agentloom.retrieval.ann import ApproximateIndex
 from agentloom.retrieval.vector_index import IndexOptions
-from agentloom.services.vector_index_cache import IndexCache
+from agentloom.services.vector_stores.index_cache import IndexCache
 from agentloom.storage import schema
 from agentloom.storage.database import Database
 from agentloom.storage.vector_stores_base import IndexState, StoreRow

@@ -21,7 +21,7 @@ import click
 if TYPE_CHECKING:
     from agentloom.api.admin import Project
     from agentloom.config import Settings
-    from agentloom.services.projects import ProjectsService
+    from agentloom.services.organization.projects import ProjectsService
 
 __all__ = ["keys", "projects"]
 
@@ -175,8 +175,8 @@ def _run(config_path: Path | None, work: Callable[[ProjectsService], Awaitable[T
 @asynccontextmanager
 async def _service(settings: Settings) -> AsyncIterator[ProjectsService]:
     from agentloom.auth.keys import KeyHasher
-    from agentloom.services.audit import AuditLog
-    from agentloom.services.projects import ProjectsService
+    from agentloom.services.organization.audit import AuditLog
+    from agentloom.services.organization.projects import ProjectsService
     from agentloom.storage.database import Database
 
     database = await Database.connect(

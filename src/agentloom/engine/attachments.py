@@ -20,10 +20,18 @@ from agentloom.api.files import FileObject
 from agentloom.api.items import Message, StoredItem
 from agentloom.errors import AgentloomError, InvalidRequestError, NotFoundError
 from agentloom.retrieval.parsing import UnsupportedFileError
-from agentloom.services.files import FileContent
 
 MAX_IMAGE_BYTES = 20 * 1024 * 1024  # the largest image given to a model as a data URL
 UNSUPPORTED = UnsupportedFileError.code
+
+
+@dataclass(frozen=True, slots=True)
+class FileContent:
+    """A stored file's bytes, as a :class:`FileSource` gives them."""
+
+    data: bytes
+    content_type: str  # sniffed from the bytes when uploaded
+    filename: str  # sanitised
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ from agentloom.engine.attachments import Attachment, Attachments
 from agentloom.engine.compaction import Compactions
 from agentloom.engine.context import Context, History
 from agentloom.engine.guardrails import GuardPlan, Guardrails, input_text, unavailable
+from agentloom.engine.holds import ConversationHolds, Turn
 from agentloom.engine.items import ItemFinder, stored_items, user_message
 from agentloom.engine.loop import Budget, CompactionPlan, LoopConfig
 from agentloom.engine.messages import Head
@@ -32,7 +33,6 @@ from agentloom.ids import new_id
 from agentloom.inference import base as inf
 from agentloom.inference.catalog import ModelCatalog, Resolved
 from agentloom.offload import off_loop
-from agentloom.services.conversations import ConversationsService, Turn
 from agentloom.tenancy import current_policy
 from agentloom.tools.server_tools import ToolServices
 
@@ -97,7 +97,7 @@ class Preparer:
         catalog: ModelCatalog,
         finder: ItemFinder,
         histories: History,
-        conversations: ConversationsService,
+        conversations: ConversationHolds,
         compactions: Compactions,
         sealed_reasoning: SealedReasoning,
         limits: EngineLimits,

@@ -18,7 +18,7 @@ from agentloom.metrics import Metrics
 from agentloom.server import request_id
 from agentloom.server.auth import admit, refuse
 from agentloom.server.http_metrics import RequestWatch, websocket_open
-from agentloom.services.rate_limits import noting_rates, rate_headers
+from agentloom.services.organization.rate_limits import noting_rates, rate_headers
 
 __all__ = ["EdgeMiddleware"]
 

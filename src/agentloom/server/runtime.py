@@ -23,43 +23,43 @@ from agentloom.engine.guardrails import Guardrails, StreamWindow
 from agentloom.engine.items import StoredItemFinder
 from agentloom.engine.prepare import EngineLimits
 from agentloom.engine.reasoning import SealedReasoning
-from agentloom.engine.service import ResponsesService
 from agentloom.errors import InternalError
 from agentloom.inference.base import Provider, ProviderConfig
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.inference.provider_types import build_provider
 from agentloom.inference.router import routed_models
 from agentloom.metrics import Metrics
+from agentloom.responses.background import BackgroundResponses
+from agentloom.responses.gateway import ResponsesGateway
+from agentloom.responses.jobs import ResponseJobs
+from agentloom.responses.service import ResponsesService
 from agentloom.retrieval.embedding_models import EmbeddingModel, build_embedding_models
 from agentloom.retrieval.embeddings import Embedder, build_embedder
 from agentloom.retrieval.routed_embeddings import routed_embedding_models
 from agentloom.safety.service import SafetyService
 from agentloom.safety.shield_types import build_safety
 from agentloom.sealing import Sealer, SealingKey
-from agentloom.services.admin_keys import AdminKeysService
-from agentloom.services.agent_services import ManagedAgentServices, managed_agent_services
-from agentloom.services.audit import AuditLog
-from agentloom.services.background import BackgroundResponses
-from agentloom.services.chat_gateway import ChatGateway
-from agentloom.services.chat_guard import ChatGuards
 from agentloom.services.containers import ContainersService
 from agentloom.services.conversations import ConversationsService
-from agentloom.services.embeddings import EmbeddingsService
 from agentloom.services.files import FilesService
-from agentloom.services.jobs import JobRunner
-from agentloom.services.projects import ProjectsService
+from agentloom.services.gateway.chat import ChatGateway
+from agentloom.services.gateway.chat_guard import ChatGuards
+from agentloom.services.gateway.embeddings import EmbeddingsService
+from agentloom.services.jobs.retention import RetentionSweep
+from agentloom.services.jobs.runner import JobRunner
+from agentloom.services.jobs.schedules import Schedules
+from agentloom.services.jobs.wakeups import Wakeups
+from agentloom.services.jobs.webhook_delivery import WebhookDeliveries, WebhookSender
+from agentloom.services.jobs.webhooks import WebhooksService
+from agentloom.services.managed_agents.wiring import ManagedAgentServices, managed_agent_services
+from agentloom.services.organization.admin_keys import AdminKeysService
+from agentloom.services.organization.audit import AuditLog
+from agentloom.services.organization.projects import ProjectsService
+from agentloom.services.organization.rate_limits import RateLimiter
+from agentloom.services.organization.usage import UsageLedger
 from agentloom.services.prompts import PromptsService
-from agentloom.services.rate_limits import RateLimiter
 from agentloom.services.readiness import CheckKind, Probe, ReadinessRounds
-from agentloom.services.response_jobs import ResponseJobs
-from agentloom.services.responses_gateway import ResponsesGateway
-from agentloom.services.retention import RetentionSweep
-from agentloom.services.schedules import Schedules
-from agentloom.services.usage import UsageLedger
-from agentloom.services.vector_stores import VectorStoresService
-from agentloom.services.wakeups import Wakeups
-from agentloom.services.webhook_delivery import WebhookDeliveries, WebhookSender
-from agentloom.services.webhooks import WebhooksService
+from agentloom.services.vector_stores.service import VectorStoresService
 from agentloom.storage.blobs import build_blob_store
 from agentloom.storage.connection_faults import DATABASE_FAULTS
 from agentloom.storage.database import Database

@@ -17,7 +17,7 @@ from starlette.types import Message, Receive, Scope, Send
 from agentloom.api.events import ErrorEvent, StreamedError, StreamEvent
 from agentloom.errors import AgentloomError, InternalError, UpstreamError
 from agentloom.server.errors import INTERNAL_MESSAGE, error_body, status_and_type
-from agentloom.services.agent_stream import Frame
+from agentloom.services.managed_agents.stream import Frame
 from agentloom.storage.events import StoredEvent
 
 log = logging.getLogger(__name__)
@@ -183,7 +183,7 @@ async def encode_data(batches: AsyncIterator[list[bytes]]) -> AsyncGenerator[byt
 
 
 async def encode_frames(frames: AsyncGenerator[Frame, None]) -> AsyncGenerator[bytes, None]:
-    """A managed agent's stream (:mod:`agentloom.services.agent_stream`): each frame an
+    """A managed agent's stream (:mod:`agentloom.services.managed_agents.stream`): each frame an
     ``event:`` line when it names one, then its ``data:`` line; the frames end with their own
     ``[DONE]``. A fault after the stream began ends it with an ``error`` payload."""
     async with aclosing(frames):

@@ -37,6 +37,7 @@ from agentloom.api.items import STORED_ITEM, InputItem, StoredItem
 from agentloom.api.lists import ListPage
 from agentloom.engine.attachments import Attachments
 from agentloom.engine.context import Context, parse_items
+from agentloom.engine.holds import Turn
 from agentloom.engine.items import ItemFinder, stored_items
 from agentloom.engine.messages import SummaryReader
 from agentloom.errors import DuplicateItemError, InvalidRequestError, NotFoundError
@@ -62,16 +63,6 @@ def check_conversation_id(value: str, *, param: str) -> str:
             code="invalid_value",
         )
     return value
-
-
-@dataclass(frozen=True, slots=True)
-class Turn:
-    """A response's hold on a conversation: the history it sees, at ``version``."""
-
-    conversation_id: str
-    response_id: str
-    version: int
-    context: Context
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,6 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import dataclass
 from typing import BinaryIO
 
 import anyio
@@ -31,6 +30,7 @@ from agentloom.api.files import (
     FileList,
     FileObject,
 )
+from agentloom.engine.attachments import FileContent
 from agentloom.errors import InvalidRequestError, NotFoundError, PayloadTooLargeError
 from agentloom.ids import new_id
 from agentloom.retrieval.parsing import FileParseError, extract_text, sniff_file
@@ -49,13 +49,6 @@ _FILE_ID = re.compile(r"file-[0-9a-f]{48}")
 DEFAULT_TEXT_CACHE_CHARS = 64 * 1024 * 1024
 CHUNK_BYTES = 1024 * 1024  # what an upload is read and written in
 EXPIRED_BATCH = 500
-
-
-@dataclass(frozen=True, slots=True)
-class FileContent:
-    data: bytes
-    content_type: str  # sniffed from the bytes when uploaded
-    filename: str  # sanitised
 
 
 class FilesService:

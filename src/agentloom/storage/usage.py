@@ -1,7 +1,8 @@
 """Usage records (per minute, project, key and model) and their sums over time buckets.
 
 Server processes aggregate in memory and add rows every second or so (see
-:mod:`agentloom.services.usage`); a minute may so have several rows, which the reads sum.
+:mod:`agentloom.services.organization.usage`); a minute may so have several rows, which the
+reads sum.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """``POST /v1/chat/completions`` (and the legacy ``POST /v1/completions``): passed through to
-the model's backend (:mod:`agentloom.services.chat_gateway`)."""
+the model's backend (:mod:`agentloom.services.gateway.chat`)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from agentloom.offload import off_loop
 from agentloom.server.body import parse_body
 from agentloom.server.runtime import runtime_of
 from agentloom.server.spec import ApiRoute, Op
-from agentloom.services.embeddings import OFF_LOOP_VALUES
+from agentloom.services.gateway.embeddings import OFF_LOOP_VALUES
 
 
 async def create_embeddings(request: Request) -> Response:

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from agentloom.api.files import CreateFileRequest, FileDeleted, FileList, FileObject
+from agentloom.engine.attachments import FileContent
 from agentloom.retrieval import parsing
 from agentloom.server.errors import validation_error
 from agentloom.server.query import limit_param, optional_param, order_param
@@ -20,7 +21,7 @@ from agentloom.server.render import json_response
 from agentloom.server.runtime import runtime_of
 from agentloom.server.spec import AFTER, BINARY, ORDER, ApiRoute, Op, Param, Upload, limit
 from agentloom.server.uploads import read_upload
-from agentloom.services.files import FileContent, FilesService, file_too_large
+from agentloom.services.files import FilesService, file_too_large
 
 MAX_LIST_LIMIT = 10_000
 

@@ -39,7 +39,7 @@ from agentloom.server.render import json_response
 from agentloom.server.runtime import runtime_of
 from agentloom.server.spec import PAGE, ApiRoute, Op, Param
 from agentloom.server.sse import EventStream, encode_frames
-from agentloom.services.agent_services import ManagedAgentServices
+from agentloom.services.managed_agents.wiring import ManagedAgentServices
 
 AGENT = "/v1/managed-agents/{managed_agent_id}"
 

@@ -57,8 +57,8 @@ from agentloom.server.spec import (
     Param,
     unix_seconds,
 )
-from agentloom.services.projects import ProjectsService
-from agentloom.services.usage_reports import REPORTS, UsageRequest, usage_page
+from agentloom.services.organization.projects import ProjectsService
+from agentloom.services.organization.usage_reports import REPORTS, UsageRequest, usage_page
 from agentloom.storage.audit import AuditQuery
 from agentloom.storage.projects import ListQuery
 

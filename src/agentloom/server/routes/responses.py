@@ -20,8 +20,10 @@ from agentloom.api.response import DeletedResponse
 from agentloom.api.response import Response as ResponseObject
 from agentloom.api.token_count import InputTokenCount, InputTokensRequest
 from agentloom.api.traces import ResponseTrace
-from agentloom.engine.service import ItemPageQuery
 from agentloom.inference.base import TokenCountMethod
+from agentloom.responses.gateway import ResponsesGateway
+from agentloom.responses.relay import Relay
+from agentloom.responses.service import ItemPageQuery
 from agentloom.server.body import parse_body, parse_body_and_raw
 from agentloom.server.query import (
     MAX_SEQUENCE,
@@ -49,8 +51,6 @@ from agentloom.server.spec import (
     unix_seconds,
 )
 from agentloom.server.sse import EventStream, encode_relayed, encode_stored, encode_stream
-from agentloom.services.responses_gateway import ResponsesGateway
-from agentloom.services.responses_relay import Relay
 from agentloom.storage.base import ResponseQuery, ResponseStatus
 from agentloom.storage.events import StoredEvent
 
@@ -82,7 +82,7 @@ async def create_response(request: Request) -> Response:
 async def _passed_through(
     gateway: ResponsesGateway, body: CreateResponseRequest, raw: bytes
 ) -> Response:
-    """To the model's backend's own Responses API (:mod:`agentloom.services.responses_gateway`)."""
+    """To the model's backend's own Responses API (:mod:`agentloom.responses.gateway`)."""
     call = await gateway.call(body, raw)
     if not body.stream:
         return Response(await gateway.create(call), media_type="application/json")

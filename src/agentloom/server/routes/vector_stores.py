@@ -32,8 +32,8 @@ from agentloom.server.query import limit_param, optional_param, order_param
 from agentloom.server.render import json_response
 from agentloom.server.runtime import runtime_of
 from agentloom.server.spec import AFTER, BEFORE, LIMIT, ORDER, ApiRoute, JsonSchema, Op, Param
-from agentloom.services.vector_store_files import VectorStoreFiles
-from agentloom.services.vector_stores import VectorStoresService
+from agentloom.services.vector_stores.files import VectorStoreFiles
+from agentloom.services.vector_stores.service import VectorStoresService
 from agentloom.storage.vector_stores_base import FILE_STATUSES, Cursor, FileStatus
 
 

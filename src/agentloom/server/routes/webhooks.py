@@ -25,7 +25,7 @@ from agentloom.server.query import limit_param, optional_param
 from agentloom.server.render import json_response
 from agentloom.server.runtime import runtime_of
 from agentloom.server.spec import AFTER, LIMIT, ApiRoute, Op
-from agentloom.services.webhooks import WebhooksService
+from agentloom.services.jobs.webhooks import WebhooksService
 
 ENDPOINT = "/v1/webhook_endpoints/{webhook_endpoint_id}"
 

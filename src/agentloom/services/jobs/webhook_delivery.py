@@ -22,13 +22,13 @@ from agentloom.api.webhooks import DeliveryAttempt
 from agentloom.config import WebhookSettings
 from agentloom.errors import InvalidRequestError
 from agentloom.redact import redact_url, redact_urls
-from agentloom.services.webhook_signing import signed_headers
+from agentloom.services.jobs.webhook_signing import signed_headers
 from agentloom.storage.jobs import JobRow
 from agentloom.storage.webhooks import SqlWebhookStore
 from agentloom.tls import client_context
 
 if TYPE_CHECKING:
-    from agentloom.services.webhooks import WebhooksService
+    from agentloom.services.jobs.webhooks import WebhooksService
 
 USER_AGENT = "agentloom-webhooks/1"
 
@@ -84,7 +84,7 @@ def _attempt(
 
 
 class WebhookDeliveries:
-    """The :class:`~agentloom.services.jobs.JobHandler` of kind ``"webhook"``."""
+    """The :class:`~agentloom.services.jobs.runner.JobHandler` of kind ``"webhook"``."""
 
     def __init__(
         self,

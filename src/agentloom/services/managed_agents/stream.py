@@ -47,7 +47,7 @@ from agentloom.api.managed_agents import RunError, ToolCallRecord
 from agentloom.api.wire import WireModel
 from agentloom.errors import AgentloomError, UpstreamError
 from agentloom.ids import new_id
-from agentloom.services.agent_factory import BuiltAgent
+from agentloom.services.managed_agents.factory import BuiltAgent
 from agentloom.storage.managed_agents import MessageRow
 
 __all__ = ["DONE", "Frame", "TurnStream", "turn_frames"]

@@ -1,7 +1,7 @@
 """Background responses as jobs: run one, and settle it however its job ends.
 
 A run prepares the stored request again and streams it, writing every event (in small
-batches: :mod:`agentloom.services.event_writer`). The first event of a tool call with effects
+batches: :mod:`agentloom.services.jobs.event_writer`). The first event of a tool call with effects
 outside the response marks the job irreversible: a takeover then fails it rather than running
 the tool again. A response that ended before its job did (its process died in between) is not
 run again.
@@ -20,11 +20,11 @@ from agentloom.api import events as ev
 from agentloom.api.events import TerminalEvent
 from agentloom.api.requests import CreateResponseRequest
 from agentloom.api.response import Response, ResponseError
-from agentloom.engine.persist import response_row
-from agentloom.engine.service import ResponsesService
 from agentloom.errors import AgentloomError
-from agentloom.services.background import SETTLED, TERMINAL_EVENTS, BackgroundResponses
-from agentloom.services.event_writer import EventWriter
+from agentloom.responses.background import SETTLED, TERMINAL_EVENTS, BackgroundResponses
+from agentloom.responses.persist import response_row
+from agentloom.responses.service import ResponsesService
+from agentloom.services.jobs.event_writer import EventWriter
 from agentloom.storage.events import SqlEventStore, StoredEvent
 from agentloom.storage.jobs import JobRow, SqlJobStore
 
@@ -37,7 +37,7 @@ SIDE_EFFECTS = frozenset(
 
 
 class ResponseJobs:
-    """The :class:`~agentloom.services.jobs.JobHandler` of kind ``"response"``."""
+    """The :class:`~agentloom.services.jobs.runner.JobHandler` of kind ``"response"``."""
 
     def __init__(
         self,

@@ -7,15 +7,15 @@ from dataclasses import dataclass
 
 from agentloom.config import Settings
 from agentloom.inference.catalog import ModelCatalog
-from agentloom.services.agent_factory import AgentFactory
-from agentloom.services.agent_messages import AgentMessages
-from agentloom.services.agent_runs import RUN_JOB, TICK_JOB, AgentRuns
-from agentloom.services.agent_tasks import AgentTasks
-from agentloom.services.jobs import JobRunner
-from agentloom.services.managed_agents import ManagedAgentsService
-from agentloom.services.schedules import Schedules
-from agentloom.services.usage import UsageLedger
-from agentloom.services.wakeups import Wakeups
+from agentloom.services.jobs.runner import JobRunner
+from agentloom.services.jobs.schedules import Schedules
+from agentloom.services.jobs.wakeups import Wakeups
+from agentloom.services.managed_agents.factory import AgentFactory
+from agentloom.services.managed_agents.messages import AgentMessages
+from agentloom.services.managed_agents.runs import RUN_JOB, TICK_JOB, AgentRuns
+from agentloom.services.managed_agents.service import ManagedAgentsService
+from agentloom.services.managed_agents.tasks import AgentTasks
+from agentloom.services.organization.usage import UsageLedger
 from agentloom.storage.database import Database
 
 __all__ = ["ManagedAgentServices", "managed_agent_services"]

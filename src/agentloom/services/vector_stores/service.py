@@ -4,8 +4,9 @@ A store is embedded by one model: the embedder configured when it was created. S
 (by vector or hybrid) or adding files with another embedder configured is a 409, since its
 vectors and the new ones would not compare. Keyword search works whatever the embedder.
 
-Files are ingested by durable jobs (:mod:`agentloom.services.ingestion`); searches use
-in-memory indexes kept current with the database (:mod:`agentloom.services.vector_index_cache`).
+Files are ingested by durable jobs (:mod:`agentloom.services.vector_stores.ingestion`); searches use
+in-memory indexes kept current with the database
+(:mod:`agentloom.services.vector_stores.index_cache`).
 Searching or adding files marks a store active (``last_active_at``, at most once a minute),
 which moves its expiry when it has an ``expires_after`` policy; an expired store takes no
 search and no file, and can still be read, updated and deleted.
@@ -51,12 +52,12 @@ from agentloom.retrieval.embeddings import Embedder
 from agentloom.retrieval.index import SearchMode, Weights
 from agentloom.retrieval.vector_index import IndexOptions
 from agentloom.services.files import FilesService
-from agentloom.services.ingestion import IngestionObserver, Ingestor
-from agentloom.services.query_rewrite import rewrite_query
-from agentloom.services.vector_index_cache import IndexCache
-from agentloom.services.vector_search import Search, SearchResult, VectorSearch
-from agentloom.services.vector_store_files import VectorStoreFiles, store_not_found
-from agentloom.services.vector_store_objects import expired, expiry, policy_of, store_object
+from agentloom.services.vector_stores.files import VectorStoreFiles, store_not_found
+from agentloom.services.vector_stores.index_cache import IndexCache
+from agentloom.services.vector_stores.ingestion import IngestionObserver, Ingestor
+from agentloom.services.vector_stores.objects import expired, expiry, policy_of, store_object
+from agentloom.services.vector_stores.query_rewrite import rewrite_query
+from agentloom.services.vector_stores.search import Search, SearchResult, VectorSearch
 from agentloom.storage.connection_faults import DATABASE_FAULTS
 from agentloom.storage.database import Database
 from agentloom.storage.vector_stores_base import (

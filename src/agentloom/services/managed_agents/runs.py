@@ -4,7 +4,8 @@
 or going already (a 409). A tick of the agent's schedule is a job of kind :data:`TICK_JOB`; its
 run is made when it starts. A run takes the agent's queued messages (those it took before, if it
 runs again), runs the agent over them (or, with none, over its ``task``) and stores each frame
-of its stream (:mod:`agentloom.services.agent_stream`) as it goes, so that ``follow`` replays
+of its stream (:mod:`agentloom.services.managed_agents.stream`) as it goes, so that ``follow``
+replays
 them and then the live ones, from any process, until ``[DONE]``. Its reply is stored when it
 ends, with how it ended: a failing run (the backend down, its model gone) is ``failed``, its
 error recorded, and the schedule's next tick runs as planned.
@@ -27,12 +28,12 @@ import anyio
 from agentloom.api.managed_agents import AgentRun, ManagedAgentConfig, RunError, RunTrigger
 from agentloom.errors import AgentloomError, ConflictError, NotFoundError
 from agentloom.ids import new_id
-from agentloom.services.agent_factory import AgentFactory
-from agentloom.services.agent_stream import DONE, Frame, TurnStream, turn_frames
-from agentloom.services.agent_wire import run_wire
-from agentloom.services.event_writer import EventWriter
-from agentloom.services.managed_agents import TICK_JOB, ManagedAgentsService, config_of
-from agentloom.services.wakeups import Wakeups
+from agentloom.services.jobs.event_writer import EventWriter
+from agentloom.services.jobs.wakeups import Wakeups
+from agentloom.services.managed_agents.factory import AgentFactory
+from agentloom.services.managed_agents.service import TICK_JOB, ManagedAgentsService, config_of
+from agentloom.services.managed_agents.stream import DONE, Frame, TurnStream, turn_frames
+from agentloom.services.managed_agents.wire import run_wire
 from agentloom.storage.agent_runs import SETTLED, Begun, RunRow, SqlAgentRunStore
 from agentloom.storage.base import Order
 from agentloom.storage.events import SqlEventStore, StoredEvent
@@ -54,7 +55,7 @@ REPEATABLE_TOOLS = frozenset({"calculator", "think", "file_read", "memory_search
 
 class AgentRuns:
     """Runs (``start``, ``list``, ``get``, ``follow``) and the
-    :class:`~agentloom.services.jobs.JobHandler` of kinds :data:`RUN_JOB` and
+    :class:`~agentloom.services.jobs.runner.JobHandler` of kinds :data:`RUN_JOB` and
     :data:`TICK_JOB`."""
 
     def __init__(

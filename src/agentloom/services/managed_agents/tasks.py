@@ -16,8 +16,8 @@ from agentloom.api.managed_agents import (
 )
 from agentloom.errors import NotFoundError
 from agentloom.ids import new_id
-from agentloom.services.agent_wire import task_wire
-from agentloom.services.managed_agents import ManagedAgentsService
+from agentloom.services.managed_agents.service import ManagedAgentsService
+from agentloom.services.managed_agents.wire import task_wire
 from agentloom.storage.agent_tasks import SqlAgentTaskStore, TaskRow
 
 __all__ = ["AgentTasks"]

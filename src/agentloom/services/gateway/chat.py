@@ -28,8 +28,8 @@ from agentloom.inference.chat_chunks import InvalidChunk, usage_of
 from agentloom.inference.router import RoutedModel
 from agentloom.metrics import Metrics
 from agentloom.safety.service import Decision
-from agentloom.services.chat_guard import ChatGuards, GuardedStream, refused, screened
-from agentloom.services.usage import UsageLedger
+from agentloom.services.gateway.chat_guard import ChatGuards, GuardedStream, refused, screened
+from agentloom.services.organization.usage import UsageLedger
 from agentloom.tracing import active
 
 

@@ -1,6 +1,6 @@
 """Searching vector stores: every store at once, results fused by score.
 
-Each store is searched in its in-memory index (:mod:`agentloom.services.vector_index_cache`),
+Each store is searched in its in-memory index (:mod:`agentloom.services.vector_stores.index_cache`),
 once per query; a chunk found by several queries keeps its best score. ``filters`` are
 evaluated on the attributes of the store's files, giving the set of files the index may
 return. The texts of the final hits are read from the database (indexes keep no texts).
@@ -21,7 +21,7 @@ from agentloom.api.filters import Filter
 from agentloom.retrieval.filters import matches
 from agentloom.retrieval.index import Hit, SearchMode, Weights
 from agentloom.retrieval.vector_index import VectorIndex
-from agentloom.services.vector_index_cache import IndexCache
+from agentloom.services.vector_stores.index_cache import IndexCache
 from agentloom.storage.chunks_base import ChunkReader
 from agentloom.storage.vector_stores_base import IndexState
 

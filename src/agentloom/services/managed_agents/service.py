@@ -5,8 +5,9 @@ An agent is an ``agent_type`` (any strategy of :data:`agentloom.agents.builders.
 made or changed: an unknown type or tool is a 400 naming it. ``template_id`` starts from one of
 :data:`TEMPLATES` (the request's config overrides its keys). A schedule (``config.schedule``, or
 OpenJarvis's ``schedule_type`` / ``schedule_value``) is a row of the server's schedules
-(:mod:`agentloom.services.schedules`): each tick a durable job, fired once across the server's
-processes (:mod:`agentloom.services.agent_runs` runs it). Deleting an agent deletes all it had.
+(:mod:`agentloom.services.jobs.schedules`): each tick a durable job, fired once across the server's
+processes (:mod:`agentloom.services.managed_agents.runs` runs it). Deleting an agent deletes
+all it had.
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ from agentloom.api.managed_agents import (
 from agentloom.cron import Cron, CronError
 from agentloom.errors import InvalidRequestError, NotFoundError
 from agentloom.ids import new_id
-from agentloom.services.agent_factory import AgentFactory
-from agentloom.services.agent_wire import agent_page, agent_wire, message_wire, task_wire
-from agentloom.services.schedules import MIN_EVERY, Schedules
+from agentloom.services.jobs.schedules import MIN_EVERY, Schedules
+from agentloom.services.managed_agents.factory import AgentFactory
+from agentloom.services.managed_agents.wire import agent_page, agent_wire, message_wire, task_wire
 from agentloom.storage.agent_tasks import SqlAgentTaskStore
 from agentloom.storage.base import Order
 from agentloom.storage.managed_agents import AgentRow, SqlManagedAgentStore, StoredAgent

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from agentloom.inference.base import ChatRequest, Chunk, ModelInfo, TokenCount, Usage
 from agentloom.inference.catalog import ModelCatalog
-from agentloom.services.usage import UsageLedger
+from agentloom.services.organization.usage import UsageLedger
 
 __all__ = ["ProjectModel"]
 

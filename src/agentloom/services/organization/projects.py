@@ -21,7 +21,7 @@ from agentloom.auth.keys import KeyHasher, new_key, redact
 from agentloom.auth.policy import model_policy_text, policy_of, tool_policy_text
 from agentloom.errors import InvalidRequestError, NotFoundError
 from agentloom.ids import new_id
-from agentloom.services.audit import AuditLog
+from agentloom.services.organization.audit import AuditLog
 from agentloom.storage.base import Page
 from agentloom.storage.projects import (
     KeyOwner,

@@ -2,8 +2,8 @@
 
 ``create`` validates the request as a foreground create would (every mistake is a 400 before
 anything is stored), then writes the response (``queued``) and its job in one transaction. A
-:class:`~agentloom.services.jobs.JobRunner` in some process runs it
-(:mod:`agentloom.services.response_jobs`); every event it makes is stored
+:class:`~agentloom.services.jobs.runner.JobRunner` in some process runs it
+(:mod:`agentloom.responses.jobs`); every event it makes is stored
 (:mod:`agentloom.storage.events`). ``follow`` replays a response's stored events after a
 ``sequence_number`` and then the live ones as they are written, woken in-process or by
 PostgreSQL notifications, until the terminal event. ``cancel`` stops it wherever it runs.
@@ -19,11 +19,11 @@ import anyio
 
 from agentloom.api.requests import CreateResponseRequest
 from agentloom.api.response import Response
-from agentloom.engine.persist import response_row
-from agentloom.engine.service import ResponsesService
 from agentloom.errors import InvalidRequestError, RateLimitedError
 from agentloom.ids import new_id
-from agentloom.services.wakeups import Wakeups
+from agentloom.responses.persist import response_row
+from agentloom.responses.service import ResponsesService
+from agentloom.services.jobs.wakeups import Wakeups
 from agentloom.storage.base import ResponseStore
 from agentloom.storage.events import TERMINAL_EVENTS, SqlEventStore, StoredEvent
 from agentloom.storage.jobs import JobRow, SqlJobStore

@@ -1,9 +1,9 @@
 """The responses service: prepare, run the loop, persist; and read stored responses back.
 
-Persistence rules: ``store: false`` writes nothing. Otherwise see :mod:`agentloom.engine.persist`:
-the final state and output are written *before* the terminal event is released, so a client that
-reacts to ``response.completed`` always finds it. A stream abandoned by its consumer (client
-disconnect) is finalised as ``cancelled``.
+Persistence rules: ``store: false`` writes nothing. Otherwise see
+:mod:`agentloom.responses.persist`: the final state and output are written *before* the
+terminal event is released, so a client that reacts to ``response.completed`` always finds it.
+A stream abandoned by its consumer (client disconnect) is finalised as ``cancelled``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from agentloom.engine.context import History
 from agentloom.engine.guardrails import Guardrails
 from agentloom.engine.items import ItemFinder
 from agentloom.engine.loop import AgentLoop, Failure
-from agentloom.engine.persist import LostWrites, ResponseWriter
 from agentloom.engine.prepare import EngineLimits, LocalChain, Prepared, Preparer
 from agentloom.engine.reasoning import SealedReasoning
 from agentloom.engine.spans import agent_run, run_trace
@@ -44,9 +43,10 @@ from agentloom.inference import base as inf
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.logs import RESPONSES, response_ended, set_response_id
 from agentloom.metrics import Metrics
+from agentloom.responses.persist import LostWrites, ResponseWriter
 from agentloom.services.conversations import ConversationsService, appended, turn_row
+from agentloom.services.organization.usage import UsageLedger
 from agentloom.services.prompts import PromptsService
-from agentloom.services.usage import UsageLedger
 from agentloom.storage.base import ItemRow, Order, ResponseQuery, ResponseRow, ResponseStore
 from agentloom.tools.server_tools import ToolServices
 

@@ -2,7 +2,8 @@
 ``TOOLS`` tables of :mod:`agentloom.agents.builders`) on the server's own models.
 
 An agent's model is a served model of the catalog, called as the agent's project
-(:mod:`agentloom.services.agent_models`). Its tools are the SDK's built-in tools by name, and
+(:mod:`agentloom.services.managed_agents.models`). Its tools are the SDK's built-in tools by
+name, and
 ``mcp:<label>`` for a ``[[mcp.servers]]`` server the server declares. Each agent has a folder of
 its own under ``[managed_agents] directory``: ``file_read`` reads only inside its ``workspace``
 (never the server's own files), code_interpreter keeps its sessions there. Operatives keep their
@@ -39,8 +40,8 @@ from agentloom.json_types import JSONObject
 from agentloom.llm.client import LLM
 from agentloom.llm.options import CallOptions
 from agentloom.llm.types import Message
-from agentloom.services.agent_models import ProjectModel
-from agentloom.services.usage import UsageLedger
+from agentloom.services.managed_agents.models import ProjectModel
+from agentloom.services.organization.usage import UsageLedger
 from agentloom.storage.database import Database
 from agentloom.storage.managed_agents import MessageRow
 

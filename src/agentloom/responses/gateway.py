@@ -7,7 +7,7 @@ limits (the catalog's ``resolve``), its usage recorded under the id the client u
 own loop does not run. Unless ``store`` is false, the final response and the request's input
 items are stored here under the backend's response id, so that retrieve, list, input items and
 delete work on agentloom; a later ``previous_response_id`` is passed on as it is (the backend
-keeps its own state). A streamed answer is relayed by :mod:`agentloom.services.responses_relay`.
+keeps its own state). A streamed answer is relayed by :mod:`agentloom.responses.relay`.
 
 What only agentloom can do is refused with a 400 naming the parameter: ``background``,
 ``conversation``, ``prompt``, ``guardrails``, ``max_infer_iters``, ``moderation``, the server's
@@ -31,11 +31,11 @@ from agentloom.api.requests import CreateResponseRequest
 from agentloom.api.response import Response
 from agentloom.engine.guardrails import Guardrails
 from agentloom.engine.items import ItemFinder, stored_items, user_message
-from agentloom.engine.persist import item_rows, response_row
 from agentloom.errors import InvalidRequestError
 from agentloom.inference.base import NativeResponses, Usage, native_responses_of
 from agentloom.inference.catalog import ModelCatalog
-from agentloom.services.usage import UsageLedger
+from agentloom.responses.persist import item_rows, response_row
+from agentloom.services.organization.usage import UsageLedger
 from agentloom.storage.base import ResponseStore
 
 log = logging.getLogger(__name__)

@@ -30,8 +30,8 @@ from agentloom.config import VectorStoreSettings
 from agentloom.errors import InvalidRequestError, NotFoundError, UpstreamError
 from agentloom.retrieval.chunking import chunk_spans
 from agentloom.retrieval.embeddings import Embedder
-from agentloom.services.chunk_spool import ChunkSpool
 from agentloom.services.files import FilesService
+from agentloom.services.vector_stores.chunk_spool import ChunkSpool
 from agentloom.storage.chunks_base import IngestionQueue
 from agentloom.storage.jobs import JobRow
 from agentloom.storage.vector_stores_base import Claim
@@ -57,7 +57,7 @@ class IngestionObserver(Protocol):
 
 
 class Ingestor:
-    """The :class:`~agentloom.services.jobs.JobHandler` of kind ``"ingest"``: one file."""
+    """The :class:`~agentloom.services.jobs.runner.JobHandler` of kind ``"ingest"``: one file."""
 
     def __init__(
         self,

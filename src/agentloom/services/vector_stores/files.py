@@ -29,7 +29,7 @@ from agentloom.api.vector_stores import (
 from agentloom.errors import NotFoundError
 from agentloom.ids import new_id
 from agentloom.services.files import FilesService
-from agentloom.services.vector_store_objects import batch_object, file_object
+from agentloom.services.vector_stores.objects import batch_object, file_object
 from agentloom.storage.base import Page
 from agentloom.storage.chunks_base import ChunkRemover
 from agentloom.storage.vector_stores import SqlVectorStoreStore

@@ -16,8 +16,8 @@ from agentloom.api.embeddings import CreateEmbeddingResponse, EmbeddingsRequest
 from agentloom.errors import InvalidRequestError, NotFoundError
 from agentloom.offload import off_loop
 from agentloom.retrieval.embedding_models import EmbeddingModel, EmbeddingModelInfo
-from agentloom.services.rate_limits import RateLimiter
-from agentloom.services.usage import UsageLedger
+from agentloom.services.organization.rate_limits import RateLimiter
+from agentloom.services.organization.usage import UsageLedger
 from agentloom.tenancy import current_policy
 
 __all__ = ["OFF_LOOP_VALUES", "EmbeddingsService"]

@@ -15,7 +15,7 @@ from agentloom.api.lists import ListPage
 from agentloom.auth.keys import ADMIN_KEY_PREFIX, KeyHasher, new_key, redact
 from agentloom.errors import NotFoundError
 from agentloom.ids import new_id
-from agentloom.services.audit import AuditLog
+from agentloom.services.organization.audit import AuditLog
 from agentloom.storage.admin_keys import ADMIN_KEY_PREFIX as ID_PREFIX
 from agentloom.storage.admin_keys import AdminKeyRow, SqlAdminKeyStore
 from agentloom.storage.base import Order

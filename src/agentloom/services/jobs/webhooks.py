@@ -5,7 +5,7 @@ loopback only when allowed) and must be ``https`` unless the server allows plain
 signing secret is shown when it is made or rotated, and kept sealed: the server signs every
 delivery with it. A background response that ends is announced as ``response.<status>``: a
 delivery per endpoint that wants that type, queued as a durable job
-(:mod:`agentloom.services.webhook_delivery` sends it and retries it).
+(:mod:`agentloom.services.jobs.webhook_delivery` sends it and retries it).
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ from agentloom.errors import InvalidRequestError, NotFoundError, UpstreamError
 from agentloom.ids import new_id
 from agentloom.redact import redact_url
 from agentloom.sealing import Sealer
-from agentloom.services import webhook_signing as signing
-from agentloom.services.webhook_delivery import WebhookSender
+from agentloom.services.jobs import webhook_signing as signing
+from agentloom.services.jobs.webhook_delivery import WebhookSender
 from agentloom.storage.webhooks import DeliveryRow, EndpointRow, Event, SqlWebhookStore
 from agentloom.tenancy import current_key
 from agentloom.tools.mcp.policy import UrlPolicy

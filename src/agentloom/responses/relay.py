@@ -1,5 +1,5 @@
 """A passed-through Responses stream handed on to the client (see
-:mod:`agentloom.services.responses_gateway`).
+:mod:`agentloom.responses.gateway`).
 
 Each event goes on as the backend wrote it, a network read at a time, with its ``type`` (for
 the ``event:`` line) read from the front of its payload. Only the few events that carry the
@@ -23,7 +23,7 @@ import anyio
 from agentloom import json_codec
 from agentloom.errors import UpstreamError
 from agentloom.inference.base import Usage
-from agentloom.services.responses_gateway import NativeCall, ResponsesGateway, usage_of
+from agentloom.responses.gateway import NativeCall, ResponsesGateway, usage_of
 
 Relayed = tuple[str | None, bytes]  # an event's type (None: unknown) and its data
 _CARRIES_RESPONSE = frozenset(

@@ -17,7 +17,7 @@ from agentloom.api.items import OutputItem
 from agentloom.api.response import Response
 from agentloom.inference.base import Usage
 from agentloom.metrics import Metrics
-from agentloom.services.rate_limits import RateLimiter
+from agentloom.services.organization.rate_limits import RateLimiter
 from agentloom.storage.connection_faults import DATABASE_FAULTS
 from agentloom.storage.usage import SqlUsageStore, UsageCounts, UsageKey
 from agentloom.tenancy import current_key, current_project

@@ -38,7 +38,7 @@ class Swept:
 
 
 class RetentionSweep:
-    """The handler of the sweep's jobs (:class:`agentloom.services.jobs.JobHandler`)."""
+    """The handler of the sweep's jobs (:class:`agentloom.services.jobs.runner.JobHandler`)."""
 
     def __init__(
         self,

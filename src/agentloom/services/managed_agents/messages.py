@@ -3,7 +3,8 @@
 A streamed message (``stream: true``) is checked first (the agent, its model, its tools: a
 mistake is an error answer, not a broken stream; the agent and its conversation are one read),
 then the agent runs with its tokens streamed as the model makes them
-(:mod:`agentloom.services.agent_stream`). The message is written as the turn starts: the write
+(:mod:`agentloom.services.managed_agents.stream`). The message is written as the turn starts:
+the write
 and the model's first call go together, and no frame reaches the client before the message is
 stored (the first token waits for whichever of the two is slower). The reply is stored when the
 turn ends, before ``[DONE]``, also when the client goes away first (what was said so far,
@@ -25,11 +26,11 @@ import anyio
 from agentloom.api.managed_agents import AgentMessage, AgentMessagePage, SendMessageRequest
 from agentloom.errors import ConflictError, NotFoundError
 from agentloom.ids import new_id
-from agentloom.services.agent_factory import AgentFactory, BuiltAgent
-from agentloom.services.agent_runs import AgentRuns
-from agentloom.services.agent_stream import DONE, Frame, TurnStream, turn_frames
-from agentloom.services.agent_wire import message_page, message_wire
-from agentloom.services.managed_agents import ManagedAgentsService, config_of, not_found
+from agentloom.services.managed_agents.factory import AgentFactory, BuiltAgent
+from agentloom.services.managed_agents.runs import AgentRuns
+from agentloom.services.managed_agents.service import ManagedAgentsService, config_of, not_found
+from agentloom.services.managed_agents.stream import DONE, Frame, TurnStream, turn_frames
+from agentloom.services.managed_agents.wire import message_page, message_wire
 from agentloom.storage.base import Order
 from agentloom.storage.managed_agents import MessageRow, SqlManagedAgentStore, TurnEnd
 

@@ -1,0 +1,1 @@
+"""The gateway: Chat Completions and Embeddings passed through to the backends."""

@@ -1,0 +1,1 @@
+"""Vector stores: the API, ingestion as jobs, the in-memory indexes and search."""
