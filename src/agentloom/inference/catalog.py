@@ -57,7 +57,9 @@ class ModelCatalog:
         configs: Mapping[str, ProviderConfig],
         *,
         refresh_interval: float = 5.0,
+        admission: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
+        """``admission``: asked before a model is used (the rate limiter); raises to refuse."""
         self._providers = dict(providers)
         self._configs = dict(configs)
         self._refresh_interval = refresh_interval
@@ -71,8 +73,7 @@ class ModelCatalog:
         self._last_refresh = -float("inf")
         self._unlisted: dict[str, str] = {}  # provider -> why its last listing failed
         self._lock = asyncio.Lock()
-        # asked before a model is used (the rate limiter): raises to refuse
-        self.admission: Callable[[str], Awaitable[None]] | None = None
+        self._admission = admission
         self._reindex()
 
     async def refresh(self, only: Iterable[str] | None = None) -> None:
@@ -153,8 +154,8 @@ class ModelCatalog:
             raise self._unavailable(model_id)
         if served is None or not _permitted(served, model_id):
             raise _not_found(model_id)
-        if use and self.admission is not None:
-            await self.admission(served.id)
+        if use and self._admission is not None:
+            await self._admission(served.id)
         return self._resolved(served)
 
     async def passes_responses(self, model_id: str) -> bool:

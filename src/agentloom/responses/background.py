@@ -36,6 +36,8 @@ RECHECK_AFTER = 1.0  # seconds a follower waits for a wake-up before it reads ag
 TERMINAL_GRACE = 5.0  # seconds a follower waits for the terminal event of an ended response
 DEPTH_TTL = 0.25  # seconds a count of the waiting responses is used for
 
+RESPONSE_JOB = "response"  # the kind of a background response's job
+
 
 class BackgroundResponses:
     def __init__(
@@ -49,9 +51,11 @@ class BackgroundResponses:
         max_queued: int,
         nudge: Callable[[], None],
         announce: Callable[[Response], Awaitable[None]],
+        stop_here: Callable[[str], None] = lambda _subject: None,
     ) -> None:
         """``nudge``: this process's job runner has work; ``announce``: a background response
-        ended (its webhooks are sent)."""
+        ended (its webhooks are sent); ``stop_here``: stop the job of a response if this
+        process's runner runs it."""
         self._responses = responses
         self._store = store
         self._jobs = jobs
@@ -62,7 +66,7 @@ class BackgroundResponses:
         self._announce = announce
         self._depth = 0  # responses waiting, as last counted (see _room)
         self._counted_at = -DEPTH_TTL
-        self.stop_here: Callable[[str], None] = lambda _subject: None  # this process's runner
+        self._stop_here = stop_here
 
     async def create(self, request: CreateResponseRequest) -> Response:
         """Validate, then store the response ``queued`` with its job; returns it at once."""
@@ -73,7 +77,7 @@ class BackgroundResponses:
         job = JobRow(
             id=new_id("job"),
             project_id=current_project(),
-            kind="response",
+            kind=RESPONSE_JOB,
             subject=response.id,
             key_id=current_key(),
             payload=json.dumps(
@@ -91,7 +95,7 @@ class BackgroundResponses:
         against a fresh count."""
         now = time.monotonic()
         if now - self._counted_at > DEPTH_TTL or self._depth >= self._max_queued:
-            self._depth = await self._jobs.depth("response")
+            self._depth = await self._jobs.depth(RESPONSE_JOB)
             self._counted_at = now
         if self._depth >= self._max_queued:
             raise RateLimitedError(
@@ -142,7 +146,7 @@ class BackgroundResponses:
             await self._store.reset(response_row(cancelled))
             await self.settled(cancelled)
             return cancelled
-        self.stop_here(response_id)  # if it runs in this process (else: notified, or polled)
+        self._stop_here(response_id)  # if it runs in this process (else: notified, or polled)
         return await self._settled(response_id)
 
     async def _settled(self, response_id: str) -> Response:

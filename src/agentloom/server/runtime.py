@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -13,16 +12,11 @@ import anyio
 from anyio.abc import TaskGroup
 from starlette.requests import HTTPConnection
 
-from agentloom.auth.jwt import JwtVerifier, build_jwt_verifier
-from agentloom.auth.keys import KeyHasher
+from agentloom.auth.jwt import JwtVerifier
 from agentloom.auth.verifier import KeyVerifier
 from agentloom.config import Settings
 from agentloom.engine.attachments import Attachments
-from agentloom.engine.compaction import Compactions
 from agentloom.engine.guardrails import Guardrails, StreamWindow
-from agentloom.engine.items import StoredItemFinder
-from agentloom.engine.prepare import EngineLimits
-from agentloom.engine.reasoning import SealedReasoning
 from agentloom.errors import InternalError
 from agentloom.inference.base import Provider, ProviderConfig
 from agentloom.inference.catalog import ModelCatalog
@@ -31,11 +25,9 @@ from agentloom.inference.router import routed_models
 from agentloom.metrics import Metrics
 from agentloom.responses.background import BackgroundResponses
 from agentloom.responses.gateway import ResponsesGateway
-from agentloom.responses.jobs import ResponseJobs
 from agentloom.responses.service import ResponsesService
-from agentloom.retrieval.embedding_models import EmbeddingModel, build_embedding_models
+from agentloom.responses.wiring import Needs, responses
 from agentloom.retrieval.embeddings import Embedder, build_embedder
-from agentloom.retrieval.routed_embeddings import routed_embedding_models
 from agentloom.safety.service import SafetyService
 from agentloom.safety.shield_types import build_safety
 from agentloom.sealing import Sealer, SealingKey
@@ -43,23 +35,22 @@ from agentloom.services.containers import ContainersService
 from agentloom.services.conversations import ConversationsService
 from agentloom.services.files import FilesService
 from agentloom.services.gateway.chat import ChatGateway
-from agentloom.services.gateway.chat_guard import ChatGuards
 from agentloom.services.gateway.embeddings import EmbeddingsService
-from agentloom.services.jobs.retention import RetentionSweep
+from agentloom.services.gateway.wiring import gateway
 from agentloom.services.jobs.runner import JobRunner
 from agentloom.services.jobs.schedules import Schedules
-from agentloom.services.jobs.wakeups import Wakeups
-from agentloom.services.jobs.webhook_delivery import WebhookDeliveries, WebhookSender
 from agentloom.services.jobs.webhooks import WebhooksService
+from agentloom.services.jobs.wiring import jobs
 from agentloom.services.managed_agents.wiring import ManagedAgentServices, managed_agent_services
 from agentloom.services.organization.admin_keys import AdminKeysService
-from agentloom.services.organization.audit import AuditLog
 from agentloom.services.organization.projects import ProjectsService
 from agentloom.services.organization.rate_limits import RateLimiter
 from agentloom.services.organization.usage import UsageLedger
+from agentloom.services.organization.wiring import Metering, metering, organization
 from agentloom.services.prompts import PromptsService
 from agentloom.services.readiness import CheckKind, Probe, ReadinessRounds
 from agentloom.services.vector_stores.service import VectorStoresService
+from agentloom.services.vector_stores.wiring import vector_stores
 from agentloom.storage.blobs import build_blob_store
 from agentloom.storage.connection_faults import DATABASE_FAULTS
 from agentloom.storage.database import Database
@@ -68,9 +59,6 @@ from agentloom.storage.jobs import CANCEL_CHANNEL, JOBS_CHANNEL
 from agentloom.storage.keys import sealing_keys
 from agentloom.storage.notify import Listener
 from agentloom.storage.projects import AUTH_CHANNEL
-from agentloom.storage.retention import SWEEP_JOB
-from agentloom.storage.vector_stores import INGEST_JOB
-from agentloom.storage.webhooks import DELIVERY_JOB
 from agentloom.tools.code_interpreter import code_runner
 from agentloom.tools.containers import Containers
 from agentloom.tools.mcp.declared import declared_servers
@@ -148,36 +136,12 @@ async def open_runtime(
     embedder: Embedder | None = None,
     metrics: Metrics | None = None,
 ) -> AsyncIterator[Runtime]:
-    """Connect the database (migrating it), build providers, discover models, recover.
-    ``embedder`` replaces the configured one (its caller closes it)."""
+    """Connect the database (migrating it), build providers, discover models, recover, then
+    each feature's services. ``embedder`` replaces the configured one (its caller closes it)."""
     async with AsyncExitStack() as stack:
-        database = await Database.connect(
-            settings.database.url,
-            instance_id=settings.server.instance_id,
-            abandoned_after=settings.server.abandoned_after,
-            pool_size=settings.database.pool_size,
-        )
-        stack.push_async_callback(database.aclose)
-        await database.migrate()
-        await database.heartbeat()
-        recovered = await database.fail_abandoned(settings.server.abandoned_after)
-        if recovered:
-            log.warning(
-                "marked %d responses left in progress by a stopped server as failed", recovered
-            )
-        configs = {c.name: c for c in settings.provider_configs()}
-        built = dict(providers) if providers is not None else await _build(configs, stack)
-        if providers is not None:
-            configs = {name: configs.get(name, ProviderConfig(name=name)) for name in built}
-        if not built:
-            log.warning(
-                "no inference provider configured: no model can answer. Set "
-                "AGENTLOOM_INFERENCE_BASE_URL or declare [[providers]] in --config FILE"
-            )
-        catalog = ModelCatalog(built, configs)
-        chat = routed_models(settings.route_configs("chat"), built, catalog.lookup)
-        catalog.route(chat, embeddings=[c.id for c in settings.route_configs("embeddings")])
-        await catalog.refresh()
+        database = await _database(settings, stack)
+        meter = metering(database, metrics)
+        catalog = await _catalog(settings, providers, meter.limiter.admit, stack)
         if embedder is None:
             embedder = build_embedder(settings.embeddings)
             stack.push_async_callback(embedder.aclose)
@@ -185,210 +149,141 @@ async def open_runtime(
         stack.push_async_callback(web.aclose)
         safety = build_safety(settings.safety, catalog, metrics.verdict if metrics else None)
         stack.push_async_callback(safety.aclose)
-        yield await _services(settings, database, catalog, embedder, web, safety, stack, metrics)
+        parts = _Parts(database, catalog, meter, embedder, web, safety, stack, metrics)
+        yield await _services(settings, parts)
 
 
-async def _services(
-    settings: Settings,
-    database: Database,
-    catalog: ModelCatalog,
-    embedder: Embedder,
-    web: WebSearchSources,
-    safety: SafetyService,
-    stack: AsyncExitStack,
-    metrics: Metrics | None = None,
-) -> Runtime:
-    limits = EngineLimits(
-        max_model_calls=settings.engine.max_model_calls,
-        truncation_retries=settings.engine.truncation_retries,
-        response_timeout=settings.limits.response_timeout,
-    )
-    sealer = await _sealer(settings, database)
-    compactions = Compactions(sealer, max_summary_tokens=settings.engine.compaction_max_tokens)
-    finder = StoredItemFinder(database.responses, database.conversations)
-    files = FilesService(
-        database.files,
-        build_blob_store(settings.files.blob_store, settings.files.directory),
-        max_bytes=settings.files.max_bytes,
-    )
-    attachments = Attachments(files)
-    await database.projects.ensure_default(time.time())
-    hasher = KeyHasher(await database.projects.secret())
-    keys = KeyVerifier(
-        database.projects,
-        hasher,
-        admin_key=settings.auth.admin_key(),
-        limits=database.rate_limits,
-        admins=database.admin_keys,
-    )
-    runner = JobRunner(
-        database.jobs,
+@dataclass(frozen=True, slots=True)
+class _Parts:
+    """What the features are built on: opened first, closed last."""
+
+    database: Database
+    catalog: ModelCatalog
+    metering: Metering
+    embedder: Embedder
+    web: WebSearchSources
+    safety: SafetyService
+    stack: AsyncExitStack
+    metrics: Metrics | None
+
+
+async def _database(settings: Settings, stack: AsyncExitStack) -> Database:
+    """The database, migrated, this instance beating, what stopped servers left failed."""
+    database = await Database.connect(
+        settings.database.url,
         instance_id=settings.server.instance_id,
-        settings=settings.jobs,
-        policy=keys.policy,
-        schedules=database.schedules,
+        abandoned_after=settings.server.abandoned_after,
+        pool_size=settings.database.pool_size,
     )
-    vector_stores = VectorStoresService(
-        database,
-        files,
-        embedder,
-        settings.vector_stores,
-        instance_id=runner.instance_id,
-        nudge=runner.nudge,
-        on_ingested=metrics.ingested if metrics is not None else None,
+    stack.push_async_callback(database.aclose)
+    await database.migrate()
+    await database.heartbeat()
+    recovered = await database.fail_abandoned(settings.server.abandoned_after)
+    if recovered:
+        log.warning("marked %d responses left in progress by a stopped server as failed", recovered)
+    return database
+
+
+async def _catalog(
+    settings: Settings,
+    providers: Mapping[str, Provider] | None,
+    admission: Callable[[str], Awaitable[None]],
+    stack: AsyncExitStack,
+) -> ModelCatalog:
+    """The configured providers (or ``providers``), their models discovered and routed."""
+    configs = {c.name: c for c in settings.provider_configs()}
+    built = dict(providers) if providers is not None else await _build(configs, stack)
+    if providers is not None:
+        configs = {name: configs.get(name, ProviderConfig(name=name)) for name in built}
+    if not built:
+        log.warning(
+            "no inference provider configured: no model can answer. Set "
+            "AGENTLOOM_INFERENCE_BASE_URL or declare [[providers]] in --config FILE"
+        )
+    catalog = ModelCatalog(built, configs, admission=admission)
+    chat = routed_models(settings.route_configs("chat"), built, catalog.lookup)
+    catalog.route(chat, embeddings=[c.id for c in settings.route_configs("embeddings")])
+    await catalog.refresh()
+    return catalog
+
+
+async def _services(settings: Settings, parts: _Parts) -> Runtime:
+    """Each feature's services, from its own wiring module, in the order they need each other."""
+    database, catalog, stack, metrics = parts.database, parts.catalog, parts.stack, parts.metrics
+    sealer = await _sealer(settings, database)
+    window = StreamWindow(settings.safety.stream_batch_chars, settings.safety.stream_overlap_chars)
+    guardrails = Guardrails(parts.safety, window)
+    gate = gateway(settings, catalog, parts.metering, guardrails, stack, metrics)
+    org = await organization(
+        settings, database, lambda: [*catalog.all_names(), *gate.embeddings.names()], stack
     )
-    runner.handle(
-        INGEST_JOB, vector_stores.ingestion, limit=settings.vector_stores.ingestion_concurrency
-    )
-    files.on_delete.append(vector_stores.forget_file)
+    work = await jobs(settings, database, sealer, org.keys.policy, stack, metrics)
+    files = _files(settings, database)
+    stores = vector_stores(settings, database, files, parts.embedder, work.runner, metrics)
     containers = ContainersService(
         database.containers,
         Containers(settings.code_interpreter.directory),
         files,
         idle_minutes=settings.code_interpreter.idle_minutes,
     )
-    code = code_runner(settings.code_interpreter, containers)
-    conversations = ConversationsService(
-        store=database.conversations,
-        finder=finder,
-        reader=compactions.read,
-        attachments=attachments,
+    tools = _tools(settings, stores, parts.web, containers)
+    needs = Needs(
+        catalog, sealer, Attachments(files), guardrails, tools, parts.metering.usage, work
     )
-    prompts = PromptsService(database.prompts, attachments=attachments)
-    limiter = RateLimiter(database.rate_limits)
-    catalog.admission = limiter.admit
-    usage = UsageLedger(database.usage, limiter, metrics)
-    embeddings = _embeddings_service(settings, limiter, usage)
-    stack.push_async_callback(embeddings.aclose)
-    audit = AuditLog(database.audit)
-    await keys.check()
-    jwt = await _jwt_verifier(settings, keys, stack)
-    window = StreamWindow(settings.safety.stream_batch_chars, settings.safety.stream_overlap_chars)
-    guardrails = Guardrails(safety, window)
-    service = ResponsesService(
-        catalog=catalog,
-        store=database.responses,
-        conversations=conversations,
-        finder=finder,
-        limits=limits,
-        prompts=prompts,
-        compactions=compactions,
-        sealed_reasoning=SealedReasoning(sealer),
-        attachments=attachments,
-        guardrails=guardrails,
-        tools=ToolServices(
-            searcher=vector_stores,
-            web=web,
-            code=code,
-            mcp_policy=mcp_policy(settings.mcp),
-            mcp_limits=McpLimits(settings.mcp.connect_timeout, settings.mcp.call_timeout),
-            mcp_servers=declared_servers(settings.mcp.servers),
-        ),
-        usage=usage,
-        log_content=settings.logging.content,
-        metrics=metrics,
+    served = responses(settings, database, needs, metrics)
+    managed = managed_agent_services(
+        settings, database, catalog, parts.metering.usage, work.runner, work.wakeups
     )
-    sender = WebhookSender(settings.webhooks.timeout)
-    stack.push_async_callback(sender.aclose)
-    webhooks = WebhooksService(
-        database.webhooks, sealer, sender, settings.webhooks, nudge=runner.nudge
-    )
-    background = BackgroundResponses(
-        service,
-        database.responses,
-        database.jobs,
-        database.events,
-        Wakeups(),
-        max_queued=settings.jobs.max_queued,
-        nudge=runner.nudge,
-        announce=webhooks.announce,
-    )
-    background.stop_here = runner.stop
-    runner.handle(
-        "response",
-        ResponseJobs(
-            background,
-            service,
-            database.jobs,
-            database.events,
-            instance_id=runner.instance_id,
-            released=runner.released,
-        ),
-    )
-    runner.handle(
-        DELIVERY_JOB, WebhookDeliveries(database.webhooks, webhooks, sender, settings.webhooks)
-    )
-    sweep = RetentionSweep(
-        database.retention, settings.retention, on_swept=metrics.swept if metrics else None
-    )
-    runner.handle(SWEEP_JOB, sweep, limit=1)
-    await sweep.schedule()
-    managed = managed_agent_services(settings, database, catalog, usage, runner, background.wakeups)
     return Runtime(
         settings=settings,
         database=database,
         catalog=catalog,
-        responses=service,
-        conversations=conversations,
-        prompts=prompts,
+        responses=served.service,
+        conversations=served.conversations,
+        prompts=served.prompts,
         files=files,
-        vector_stores=vector_stores,
-        safety=safety,
-        keys=keys,
-        projects=ProjectsService(
-            database.projects,
-            hasher,
-            changed=keys.drop,
-            limits=database.rate_limits,
-            audit=audit,
-            models=lambda: [*catalog.all_names(), *embeddings.names()],
-        ),
-        limiter=limiter,
-        usage=usage,
-        embeddings=embeddings,
-        admin_keys=AdminKeysService(database.admin_keys, hasher, audit, changed=keys.drop),
-        background=background,
-        jobs=runner,
-        webhooks=webhooks,
-        schedules=Schedules(database.schedules),
-        chat=ChatGateway(catalog, usage, ChatGuards(guardrails), metrics),
-        native=ResponsesGateway(catalog, database.responses, finder, usage, guardrails),
+        vector_stores=stores,
+        safety=parts.safety,
+        keys=org.keys,
+        projects=org.projects,
+        limiter=parts.metering.limiter,
+        usage=parts.metering.usage,
+        embeddings=gate.embeddings,
+        admin_keys=org.admin_keys,
+        background=served.background,
+        jobs=work.runner,
+        webhooks=work.webhooks,
+        schedules=work.schedules,
+        chat=gate.chat,
+        native=served.native,
         managed=managed,
         containers=containers,
-        jwt=jwt,
+        jwt=org.jwt,
         metrics=metrics,
     )
 
 
-def _embeddings_service(
-    settings: Settings, limiter: RateLimiter, usage: UsageLedger
-) -> EmbeddingsService:
-    """The served embedding models, the routed ones (``[[models]]`` of kind embeddings) first."""
-    chat = [config.id for config in settings.route_configs("chat")]
-    service = EmbeddingsService(_embedding_models(settings), limiter, usage, chat_models=chat)
-    providers = {config.name: config for config in settings.provider_configs()}
-    routes = settings.route_configs("embeddings")
-    service.route(routed_embedding_models(routes, providers, settings.embeddings, service.lookup))
-    return service
+def _files(settings: Settings, database: Database) -> FilesService:
+    blobs = build_blob_store(settings.files.blob_store, settings.files.directory)
+    return FilesService(database.files, blobs, max_bytes=settings.files.max_bytes)
 
 
-def _embedding_models(settings: Settings) -> list[EmbeddingModel]:
-    """The embedding models served to clients; a remote one is owned by the provider
-    configured at its URL."""
-    providers = {config.name: config.base_url for config in settings.provider_configs()}
-    return build_embedding_models(settings.embeddings, providers)
-
-
-async def _jwt_verifier(
-    settings: Settings, keys: KeyVerifier, stack: AsyncExitStack
-) -> JwtVerifier | None:
-    """The verifier of bearer JWTs, its signing keys loaded, if ``[auth.jwt]`` is set."""
-    if settings.auth.jwt is None:
-        return None
-    verifier = build_jwt_verifier(settings.auth.jwt, keys)
-    stack.push_async_callback(verifier.aclose)
-    await verifier.start()
-    return verifier
+def _tools(
+    settings: Settings,
+    searcher: VectorStoresService,
+    web: WebSearchSources,
+    containers: ContainersService,
+) -> ToolServices:
+    """What the server-side tools run on: the vector stores (file_search), the search engines
+    (web_search), the containers (code_interpreter), the MCP servers and their limits."""
+    return ToolServices(
+        searcher=searcher,
+        web=web,
+        code=code_runner(settings.code_interpreter, containers),
+        mcp_policy=mcp_policy(settings.mcp),
+        mcp_limits=McpLimits(settings.mcp.connect_timeout, settings.mcp.call_timeout),
+        mcp_servers=declared_servers(settings.mcp.servers),
+    )
 
 
 async def _sealer(settings: Settings, database: Database) -> Sealer:
