@@ -6,8 +6,11 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 CLIENTS := tests/clients
 NODE_STAMP := $(CLIENTS)/node_modules/.installed
-HOST ?= 127.0.0.1
-PORT ?= 8321
+# where `make serve` listens: `make serve HOST=... PORT=...`, else AGENTLOOM_HOST and
+# AGENTLOOM_PORT (or [server] in AGENTLOOM_CONFIG), else 127.0.0.1:8321 (a HOST or PORT that
+# comes from the environment is some other program's: only the command line's count)
+LISTEN = $(if $(filter command line,$(origin HOST)),--host $(HOST)) \
+	$(if $(filter command line,$(origin PORT)),--port $(PORT))
 
 .PHONY: install install-test serve test lint typecheck fmt bench wheel image clean
 
@@ -15,19 +18,22 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# code_interpreter's sandbox: bubblewrap, installed when missing and this runs as root with apt-get;
-# anywhere else a note says how to get it.
+# code_interpreter's sandbox: bubblewrap, installed when missing and this runs as root with apt-get
+# (said first; NO_APT=1 skips it); without it the server runs all the same and code_interpreter
+# says why it is off. Anywhere else a note says how to get it.
 define INSTALL_BWRAP
-	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+	@command -v bwrap >/dev/null || { [ -z "$(NO_APT)" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+		&& echo "installing bubblewrap (Debian's package, for code_interpreter's sandbox; NO_APT=1 skips it)" \
 		&& { apt-get install -y -q bubblewrap || { apt-get update -q && apt-get install -y -q bubblewrap; }; }; } \
-		|| echo "note: bubblewrap (bwrap) is missing; code_interpreter needs it: apt-get install bubblewrap"
+		|| echo "note: bubblewrap (bwrap) is missing; the server runs without it and code_interpreter is off until: apt-get install bubblewrap"
 endef
 
 # The console's browser tests (tests/console): Debian's Chromium, driven by Playwright (never a
 # browser download), installed when missing and this runs as root with apt-get; anywhere else a
 # note says how (without it those tests are skipped; CI sets AGENTLOOM_REQUIRE_BROWSER=1).
 define INSTALL_CHROMIUM
-	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+	@command -v chromium >/dev/null || { [ -z "$(NO_APT)" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+		&& echo "installing chromium (Debian's package, for the console's browser tests; NO_APT=1 skips it)" \
 		&& { apt-get install -y -q chromium || { apt-get update -q && apt-get install -y -q chromium; }; }; } \
 		|| echo "note: chromium is missing; the console's browser tests need it: apt-get install chromium"
 endef
@@ -77,7 +83,7 @@ endef
 
 serve: $(STAMP)
 	$(COMPILE)
-	$(BIN)/agentloom serve --host $(HOST) --port $(PORT)
+	$(BIN)/agentloom serve $(LISTEN)
 
 test: $(TEST_STAMP) $(NODE_STAMP)
 	$(BIN)/ruff check src tests bench examples

@@ -156,6 +156,28 @@ def _timestamp(created: float) -> str:
     return f"{seconds}.{int(created % 1 * 1000):03d}Z"
 
 
+# uvicorn's start-up lines, which ``agentloom serve``'s banner says better (server/banner.py)
+_UVICORN_STARTUP = (
+    "Started server process",
+    "Waiting for application startup",
+    "Application startup complete",
+    "Uvicorn running on",
+    "Started parent process",
+)
+
+
+class UvicornStartupFilter(logging.Filter):
+    """Demotes uvicorn's start-up lines to debug (shown only when debug lines are)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.INFO or not str(record.msg).startswith(_UVICORN_STARTUP):
+            return True
+        if not logging.getLogger().isEnabledFor(logging.DEBUG):
+            return False
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return True
+
+
 def configure(level: str, log_format: LogFormat = "text", *, access: bool = False) -> None:
     """The process's logging: ``level`` for everything, lines in ``log_format`` on stderr;
     ``access``: a line per HTTP request."""
@@ -165,6 +187,9 @@ def configure(level: str, log_format: LogFormat = "text", *, access: bool = Fals
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+    startup = logging.getLogger("uvicorn.error")
+    startup.filters[:] = [f for f in startup.filters if not isinstance(f, UvicornStartupFilter)]
+    startup.addFilter(UvicornStartupFilter())
     for chatty in ("httpx", "httpx2", "openai"):  # one INFO line per upstream request otherwise
         logging.getLogger(chatty).setLevel(max(logging.WARNING, root.level))
     ACCESS.setLevel(logging.INFO if access else logging.WARNING)

@@ -212,10 +212,10 @@ def test_workers_share_the_port_and_the_database(
         listed = http.get("/responses", params={"limit": 100}).json()["data"]
         assert {r["id"] for r in listed} == set(ids)
         assert all(r["status"] == "completed" for r in listed)
-        _wait_for(lambda: server.output().count("Application startup complete") == 2)
+        _wait_for(lambda: server.output().count("is ready") == 2)
         server.process.send_signal(signal.SIGTERM)
         server.process.wait(timeout=WAIT)
-    assert server.output().count("Application startup complete") == 2
+    assert server.output().count("is ready") == 2
 
 
 def _wait_for(condition: Callable[[], bool]) -> None:

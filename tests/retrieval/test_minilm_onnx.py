@@ -72,6 +72,23 @@ def test_the_conversion_is_cached_and_reused(tmp_path: Path) -> None:
     )
 
 
+def test_quantising_says_one_line(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """onnxruntime's quantiser logs a line per tensor it leaves float and advice to
+    pre-process, on the root logger: none of it reaches the server's log, one line of ours
+    does."""
+    weights = minilm_directory() / "model.safetensors"
+    minilm_convert.model_file(weights, "fp32", tmp_path)  # what is quantised, made first
+
+    with caplog.at_level(logging.DEBUG):
+        minilm_convert.model_file(weights, "int8", tmp_path)
+
+    said = [record.getMessage() for record in caplog.records]
+    assert [line for line in said if "all-MiniLM-L6-v2" in line] == [
+        f"quantising all-MiniLM-L6-v2 to int8 into {next(tmp_path.glob('*-int8.onnx'))}"
+    ]
+    assert not [line for line in said if "Quantization" in line or "pre-processing" in line]
+
+
 def test_a_cache_that_cannot_be_written_converts_in_a_temporary_folder(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")

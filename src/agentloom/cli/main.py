@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +81,7 @@ def serve(
 
     from agentloom import logs
     from agentloom.server.app import create_app
+    from agentloom.server.banner import ONCE_ENV
     from agentloom.server.connections import guarded_protocol
     from agentloom.server.workers import CONFIG_ENV, LOG_LEVEL_ENV, WORKER_APP
 
@@ -106,9 +108,14 @@ def serve(
     if config_path is not None:
         os.environ[CONFIG_ENV] = str(config_path.resolve())
     os.environ[LOG_LEVEL_ENV] = log_level
+    marker = Path(tempfile.gettempdir()) / f"agentloom-banner-{os.getpid()}"
+    os.environ[ONCE_ENV] = str(marker)  # the first worker up says the banner
     os.environ["AGENTLOOM_LOG_FORMAT"] = settings.logging.format
     os.environ["AGENTLOOM_ACCESS_LOG"] = str(settings.logging.access_log).lower()
-    uvicorn.run(WORKER_APP, factory=True, workers=settings.server.workers, **common)
+    try:
+        uvicorn.run(WORKER_APP, factory=True, workers=settings.server.workers, **common)
+    finally:
+        marker.unlink(missing_ok=True)
 
 
 def exposed_without_auth(settings: Settings) -> str | None:

@@ -45,6 +45,16 @@ class ServedModel:
 
 
 @dataclass(frozen=True, slots=True)
+class Backend:
+    """A configured provider as discovery left it: its models, or why none were listed."""
+
+    name: str
+    base_url: str | None
+    models: tuple[str, ...]
+    problem: str | None = None  # why its models could not be listed
+
+
+@dataclass(frozen=True, slots=True)
 class Resolved:
     provider: Provider
     model: ServedModel
@@ -107,6 +117,18 @@ class ModelCatalog:
     def providers(self) -> list[str]:
         """The providers' names."""
         return list(self._providers)
+
+    def backends(self) -> list[Backend]:
+        """Each provider with the models found on it (or why they could not be listed)."""
+        return [
+            Backend(
+                name,
+                self._configs[name].base_url if name in self._configs else None,
+                tuple(model.id for model in self._models.get(name, ())),
+                self._unlisted.get(name),
+            )
+            for name in self._providers
+        ]
 
     async def probe(self, name: str) -> str | None:
         """Why provider ``name``'s backend cannot be used now (``None``: it can), found by

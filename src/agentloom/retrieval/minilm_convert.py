@@ -94,7 +94,10 @@ def _quantised(source: Path) -> onnx.ModelProto:
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic  # type: ignore[import-untyped]
 
-    with tempfile.TemporaryDirectory(dir=source.parent, prefix=".quantising-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(dir=source.parent, prefix=".quantising-") as tmp,
+        _quiet_quantisation(),
+    ):
         target = Path(tmp) / "int8.onnx"
         quantize_dynamic(
             str(source),
@@ -106,6 +109,25 @@ def _quantised(source: Path) -> onnx.ModelProto:
             extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
         )
         return onnx.load(str(target))
+
+
+class _QuantisationChatter(logging.Filter):
+    """onnxruntime's quantiser logs on the root logger: a line per tensor it leaves float (42
+    for this model) and advice to pre-process, none of it news to whoever runs the server."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return f"onnxruntime{os.sep}quantization" not in record.pathname
+
+
+@contextlib.contextmanager
+def _quiet_quantisation() -> Iterator[None]:
+    chatter = _QuantisationChatter()
+    root = logging.getLogger()
+    root.addFilter(chatter)
+    try:
+        yield
+    finally:
+        root.removeFilter(chatter)
 
 
 def _save(model: onnx.ModelProto, path: Path) -> None:

@@ -16,7 +16,7 @@ from agentloom.errors import AgentloomError
 from agentloom.inference.base import Provider
 from agentloom.metrics import Metrics
 from agentloom.retrieval.embeddings import Embedder
-from agentloom.server import errors, process
+from agentloom.server import banner, errors, process
 from agentloom.server.edge import EdgeMiddleware
 from agentloom.server.routes import (
     chat_completions,
@@ -72,6 +72,7 @@ def create_app(
                 async with anyio.create_task_group() as tasks:
                     start_tasks(tasks, runtime)
                     if serving:
+                        banner.announce(settings, runtime)
                         process.settle()
                     yield
                     await runtime.jobs.drain()  # finish or hand back background responses

@@ -195,11 +195,6 @@ async def _catalog(
     built = dict(providers) if providers is not None else await _build(configs, stack)
     if providers is not None:
         configs = {name: configs.get(name, ProviderConfig(name=name)) for name in built}
-    if not built:
-        log.warning(
-            "no inference provider configured: no model can answer. Set "
-            "AGENTLOOM_INFERENCE_BASE_URL or declare [[providers]] in --config FILE"
-        )
     catalog = ModelCatalog(built, configs, admission=admission)
     chat = routed_models(settings.route_configs("chat"), built, catalog.lookup)
     catalog.route(chat, embeddings=[c.id for c in settings.route_configs("embeddings")])

@@ -10,10 +10,13 @@ and Pygments behind it, ~0.25 s of import) is imported only when there is someth
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,6 +66,8 @@ _MIGRATION_LOCK = 0x616C6F6F6D  # "aloom": pg_advisory_xact_lock key for migrati
 _ACTIVE = ("queued", "in_progress")
 DEFAULT_ABANDONED_AFTER = 60.0
 DEFAULT_POOL_SIZE = 20
+
+log = logging.getLogger(__name__)
 
 
 class DatabaseURLError(ValueError):
@@ -191,23 +196,48 @@ def _at_head(connection: Connection) -> bool:
 
 
 def _upgrade(connection: Connection) -> None:
-    from alembic.operations import Operations
-    from alembic.runtime.migration import MigrationContext
-
     if connection.dialect.name == "postgresql":
         connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
     elif not connection.connection.driver_connection.in_transaction:  # type: ignore[union-attr]
         # SQLite runs DDL outside a transaction unless one is open: take the write lock first,
         # so that processes starting together on a new file migrate one after the other
         connection.exec_driver_sql("BEGIN IMMEDIATE")
-    script = _migrations()
+    with _quiet_alembic():  # its imports log too
+        from alembic.operations import Operations
+        from alembic.runtime.migration import MigrationContext
 
-    def upgrade_to_head(revision: Any, _context: MigrationContext) -> Any:
-        return script._upgrade_revs("head", revision)
+        script = _migrations()
 
-    context = MigrationContext.configure(connection, opts={"script": script, "fn": upgrade_to_head})
-    with Operations.context(context):
-        context.run_migrations()
+        def upgrade_to_head(revision: Any, _context: MigrationContext) -> Any:
+            return script._upgrade_revs("head", revision)
+
+        opts = {"script": script, "fn": upgrade_to_head}
+        context = MigrationContext.configure(connection, opts=opts)
+        before = context.get_current_revision()
+        with Operations.context(context):
+            context.run_migrations()
+        after = context.get_current_revision()
+    if after != before:
+        steps = _steps(script, before, after)
+        log.info("database migrated from %s to %s (%d migrations)", before or "empty", after, steps)
+
+
+@contextmanager
+def _quiet_alembic() -> Iterator[None]:
+    """Alembic says a line per plugin and per migration: its own lines are debug output here
+    (the upgrade is one line of ours)."""
+    logger = logging.getLogger("alembic")
+    level = logger.level
+    logger.setLevel(max(logging.WARNING, logging.getLogger().level))
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _steps(script: Any, before: str | None, after: str | None) -> int:
+    """How many migrations lead from ``before`` to ``after``."""
+    return sum(1 for _ in script.iterate_revisions(after, before))
 
 
 class Database:
