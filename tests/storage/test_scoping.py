@@ -167,9 +167,7 @@ async def _post(client: openai.AsyncOpenAI, path: str, body: dict[str, Any]) -> 
 
 async def _background(tenant: Tenant, backend: FakeBackend) -> None:
     """A background response (its job, its stored events, its webhook delivery), to its end."""
-    started = await tenant.client.responses.create(
-        model=backend.model, input="Hi", background=True
-    )
+    started = await tenant.client.responses.create(model=backend.model, input="Hi", background=True)
     for _ in range(200):
         done = await tenant.client.responses.retrieve(started.id)
         if done.status not in ("queued", "in_progress"):
@@ -179,6 +177,15 @@ async def _background(tenant: Tenant, backend: FakeBackend) -> None:
         f"/responses/{started.id}", cast_to=httpx2.Response, options={"params": {"stream": True}}
     )
     assert replay.status_code == 200
+
+
+async def _conversation_turns(tenant: Tenant, backend: FakeBackend, conversation: str) -> None:
+    """Items added, a response run on the conversation (its lock, its turn), one deleted."""
+    added = await tenant.client.conversations.items.create(
+        conversation, items=[{"type": "message", "role": "user", "content": "more"}]
+    )
+    await tenant.client.responses.create(model=backend.model, input="Hi", conversation=conversation)
+    await tenant.client.conversations.items.delete(added.data[0].id, conversation_id=conversation)
 
 
 async def _scheduled_agent(tenant: Tenant, backend: FakeBackend) -> None:
@@ -219,6 +226,7 @@ async def test_every_statement_on_a_projects_table_names_the_project(
     )
     owned = await make_everything(alpha, backend)
     await _background(alpha, backend)
+    await _conversation_turns(alpha, backend, owned.ids["conversation_id"])
     await _scheduled_agent(alpha, backend)
     await _others_read(raw, beta, owned.ids)
     await alpha.client.webhooks.delete(hook.id)
