@@ -49,10 +49,13 @@ UNWALKED: dict[str, str] = {
     "rate_windows": "counted for a project the caller names (the limiter), with limits set",
 }
 
-_KEYWORDS = ["where", "set", "on", "join", "left", "right", "inner", "outer", "full", "cross", "natural", "using", "select", "values", "group", "order", "limit", "returning", "default", "with", "for", "union"]
+_KEYWORDS = (  # words that follow a table's name but are no alias of it
+    "where|set|on|join|left|right|inner|outer|full|cross|natural|using|select|values|group|"
+    "order|limit|returning|default|with|for|union"
+)
 _REFERENCE = re.compile(
     r'\b(?:FROM|JOIN|INTO|UPDATE)\s+"?(\w+)"?'
-    rf'(?:\s+(?:AS\s+)?(?!(?:{"|".join(_KEYWORDS)})\b)"?(\w+)"?)?',
+    rf'(?:\s+(?:AS\s+)?(?!(?:{_KEYWORDS})\b)"?(\w+)"?)?',
     re.I,
 )
 
