@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -111,9 +111,18 @@ class Shapes:
 _shapes = Shapes()
 
 
+LISTENERS: list[Callable[[str], None]] = []  # told of every statement too (test_scoping.py)
+
+
+def _seen(sql: str) -> None:
+    _shapes.seen(sql)
+    for listener in LISTENERS:
+        listener(sql)
+
+
 def _trace(dbapi_connection: object, _record: object) -> None:
     if isinstance(dbapi_connection, sqlite3.Connection):
-        dbapi_connection.set_trace_callback(_shapes.seen)
+        dbapi_connection.set_trace_callback(_seen)
 
 
 @contextmanager

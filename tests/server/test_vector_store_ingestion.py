@@ -19,6 +19,7 @@ from agentloom.errors import UpstreamError, UpstreamRateLimitError
 from agentloom.retrieval.embeddings import build_embedder
 from agentloom.storage import schema
 from agentloom.storage.database import Database
+from agentloom.storage.scoped import Project
 from agentloom.storage.vector_stores import queue_ingestion
 from agentloom.storage.vector_stores_base import StoreFileRow, StoreRow
 from agentloom.tenancy import DEFAULT_PROJECT
@@ -507,6 +508,6 @@ async def _queue(app: Starlette, store_id: str, file_id: str) -> None:
     """The file's ingestion job, queued as attaching the file queues it."""
 
     def write(conn: sa.Connection) -> None:
-        queue_ingestion(conn, DEFAULT_PROJECT, store_id, [file_id])
+        queue_ingestion(conn, Project(DEFAULT_PROJECT), store_id, [file_id])
 
     await runtime(app).database.runner.write(write)

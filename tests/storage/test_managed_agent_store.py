@@ -15,6 +15,7 @@ from agentloom.storage import schema
 from agentloom.storage.database import Database
 from agentloom.storage.managed_agents import AgentRow, MessageRow, take_queued
 from agentloom.storage.runner import scalar_count
+from agentloom.storage.scoped import Project
 from agentloom.tenancy import acting_for
 
 NOW = 1_760_000_000.0
@@ -60,7 +61,7 @@ async def test_queued_messages_go_to_one_run(database: Database) -> None:
         await store.add_message(message(1, status="pending"))
         await store.add_message(message(2, status="pending"))
         first = await database.runner.write(
-            partial(take_queued, "proj_a", "magent_1", "arun_1", 10)
+            partial(take_queued, "magent_1", "arun_1", 10, Project("proj_a"))
         )
 
     assert [m.content for m in first.messages] == ["said 1", "said 2"]

@@ -22,7 +22,7 @@ from agentloom.storage.jobs import JobRow, enqueue
 from agentloom.storage.managed_agents import TakenMessages, take_queued
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
-from agentloom.tenancy import current_project
+from agentloom.storage.scoped import Project, ProjectRunner
 
 R = schema.managed_agent_runs
 A = schema.managed_agents
@@ -56,34 +56,34 @@ class Begun:
 
 class SqlAgentRunStore:
     def __init__(self, runner: Runner) -> None:
-        self._runner = runner
+        self._runner = ProjectRunner(runner)
 
     async def queue(self, run: RunRow, job: JobRow) -> RunRow | None:
         """Store ``run`` and queue its job; ``None`` (nothing stored) when the agent already
         has a run queued or in progress."""
-        return await self._runner.write(partial(_queue, current_project(), run, job))
+        return await self._runner.write(partial(_queue, run, job))
 
     async def begin(self, run: RunRow, now: float, history: int) -> Begun | None:
         """Mark ``run`` (stored, or made now: a tick's) ``in_progress`` and give it the agent's
         queued messages (:func:`~agentloom.storage.managed_agents.take_queued`); ``None`` while
         another run of its agent is in progress."""
-        return await self._runner.write(partial(_begin, current_project(), run, now, history))
+        return await self._runner.write(partial(_begin, run, now, history))
 
     async def get(self, agent_id: str, run_id: str) -> RunRow | None:
-        return await self._runner.read(partial(_get, current_project(), agent_id, run_id))
+        return await self._runner.read(partial(_get, agent_id, run_id))
 
     async def find(self, run_id: str) -> RunRow | None:
         """The run, whichever agent of the project it is of."""
-        return await self._runner.read(partial(_find, current_project(), run_id))
+        return await self._runner.read(partial(_find, run_id))
 
     async def update(self, run_id: str, values: dict[str, Any]) -> RunRow | None:
-        return await self._runner.write(partial(_update, current_project(), run_id, values))
+        return await self._runner.write(partial(_update, run_id, values))
 
     async def page(
         self, agent_id: str, after: str | None, limit: int, order: Order
     ) -> Page[RunRow] | None:
         """``None`` when ``after`` is not one of the agent's runs."""
-        read = partial(_page, current_project(), agent_id, after, limit, order)
+        read = partial(_page, agent_id, after, limit, order)
         return await self._runner.read(read)
 
 
@@ -91,72 +91,71 @@ def _row(row: Any) -> RunRow:
     return RunRow(*(getattr(row, c.name) for c in _COLUMNS))
 
 
-def _lock_agent(project: str, agent_id: str, conn: Connection) -> bool:
+def _lock_agent(agent_id: str, project: Project, conn: Connection) -> bool:
     """Lock the agent's row for the transaction (PostgreSQL; SQLite has one writer); whether
     it exists."""
-    query = sa.select(A.c.id).where(A.c.id == agent_id, A.c.project_id == project)
+    query = sa.select(A.c.id).where(project.rows(A, A.c.id == agent_id))
     if conn.dialect.name == "postgresql":
         query = query.with_for_update()
     return conn.scalar(query) is not None
 
 
-def _others(project: str, run: RunRow, statuses: tuple[str, ...]) -> sa.Select[Any]:
+def _others(project: Project, run: RunRow, statuses: tuple[str, ...]) -> sa.Select[Any]:
     return sa.select(R.c.id).where(
-        R.c.agent_id == run.agent_id,
-        R.c.project_id == project,
-        R.c.id != run.id,
-        R.c.status.in_(statuses),
+        project.rows(R, R.c.agent_id == run.agent_id, R.c.id != run.id, R.c.status.in_(statuses))
     )
 
 
-def _queue(project: str, run: RunRow, job: JobRow, conn: Connection) -> RunRow | None:
-    if not _lock_agent(project, run.agent_id, conn):
+def _queue(run: RunRow, job: JobRow, project: Project, conn: Connection) -> RunRow | None:
+    if not _lock_agent(run.agent_id, project, conn):
         return None
     if conn.scalar(_others(project, run, ACTIVE).limit(1)) is not None:
         return None
-    conn.execute(R.insert().values(project_id=project, **asdict(run)))
+    conn.execute(project.insert(R).values(**asdict(run)))
     enqueue(job, conn)
     return run
 
 
-def _begin(project: str, run: RunRow, now: float, history: int, conn: Connection) -> Begun | None:
-    if not _lock_agent(project, run.agent_id, conn):
+def _begin(
+    run: RunRow, now: float, history: int, project: Project, conn: Connection
+) -> Begun | None:
+    if not _lock_agent(run.agent_id, project, conn):
         return None
     if conn.scalar(_others(project, run, ("in_progress",)).limit(1)) is not None:
         return None
     started = replace(run, status="in_progress", started_at=now)
-    if _find(project, run.id, conn) is None:
-        conn.execute(R.insert().values(project_id=project, **asdict(started)))
+    if _find(run.id, project, conn) is None:
+        conn.execute(project.insert(R).values(**asdict(started)))
     else:
         values = {"status": "in_progress", "started_at": now}
-        conn.execute(R.update().where(R.c.id == run.id, R.c.project_id == project).values(values))
-    conn.execute(A.update().where(A.c.id == run.agent_id).values(status="running"))
-    return Begun(started, take_queued(project, run.agent_id, run.id, history, conn))
+        conn.execute(project.update(R, R.c.id == run.id).values(values))
+    conn.execute(project.update(A, A.c.id == run.agent_id).values(status="running"))
+    return Begun(started, take_queued(run.agent_id, run.id, history, project, conn))
 
 
-def _get(project: str, agent_id: str, run_id: str, conn: Connection) -> RunRow | None:
-    mine = sa.and_(R.c.id == run_id, R.c.agent_id == agent_id, R.c.project_id == project)
+def _get(agent_id: str, run_id: str, project: Project, conn: Connection) -> RunRow | None:
+    mine = project.rows(R, R.c.id == run_id, R.c.agent_id == agent_id)
     row = conn.execute(sa.select(*_COLUMNS).where(mine)).first()
     return None if row is None else _row(row)
 
 
-def _find(project: str, run_id: str, conn: Connection) -> RunRow | None:
-    mine = sa.and_(R.c.id == run_id, R.c.project_id == project)
-    row = conn.execute(sa.select(*_COLUMNS).where(mine)).first()
+def _find(run_id: str, project: Project, conn: Connection) -> RunRow | None:
+    row = conn.execute(sa.select(*_COLUMNS).where(project.rows(R, R.c.id == run_id))).first()
     return None if row is None else _row(row)
 
 
-def _update(project: str, run_id: str, values: dict[str, Any], conn: Connection) -> RunRow | None:
+def _update(
+    run_id: str, values: dict[str, Any], project: Project, conn: Connection
+) -> RunRow | None:
     if values:
-        mine = sa.and_(R.c.id == run_id, R.c.project_id == project)
-        conn.execute(R.update().where(mine).values(**values))
-    return _find(project, run_id, conn)
+        conn.execute(project.update(R, R.c.id == run_id).values(**values))
+    return _find(run_id, project, conn)
 
 
 def _page(
-    project: str, agent_id: str, after: str | None, limit: int, order: Order, conn: Connection
+    agent_id: str, after: str | None, limit: int, order: Order, project: Project, conn: Connection
 ) -> Page[RunRow] | None:
-    owned = sa.and_(R.c.agent_id == agent_id, R.c.project_id == project)
+    owned = project.rows(R, R.c.agent_id == agent_id)
     cursor = None
     if after is not None:
         cursor = conn.scalar(sa.select(R.c.seq).where(owned, R.c.id == after))

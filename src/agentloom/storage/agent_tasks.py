@@ -11,7 +11,7 @@ from sqlalchemy.engine import Connection
 
 from agentloom.storage import schema
 from agentloom.storage.runner import Runner
-from agentloom.tenancy import current_project
+from agentloom.storage.scoped import Project, ProjectRunner
 
 T = schema.managed_agent_tasks
 MAX_TASKS = 1000  # listed at once
@@ -34,45 +34,45 @@ _COLUMNS = tuple(T.c[name] for name in TaskRow.__slots__)
 
 class SqlAgentTaskStore:
     def __init__(self, runner: Runner) -> None:
-        self._runner = runner
+        self._runner = ProjectRunner(runner)
 
     async def create(self, row: TaskRow) -> None:
-        await self._runner.write(partial(_create, current_project(), row))
+        await self._runner.write(partial(_create, row))
 
     async def get(self, agent_id: str, task_id: str) -> TaskRow | None:
-        return await self._runner.read(partial(_get, current_project(), agent_id, task_id))
+        return await self._runner.read(partial(_get, agent_id, task_id))
 
     async def list(self, agent_id: str, status: str | None) -> list[TaskRow]:
         """The agent's tasks (those of ``status`` if given), newest first."""
-        return await self._runner.read(partial(_list, current_project(), agent_id, status))
+        return await self._runner.read(partial(_list, agent_id, status))
 
     async def update(self, agent_id: str, task_id: str, values: dict[str, Any]) -> TaskRow | None:
-        write = partial(_update, current_project(), agent_id, task_id, values)
+        write = partial(_update, agent_id, task_id, values)
         return await self._runner.write(write)
 
     async def delete(self, agent_id: str, task_id: str) -> bool:
-        return await self._runner.write(partial(_delete, current_project(), agent_id, task_id))
+        return await self._runner.write(partial(_delete, agent_id, task_id))
 
 
 def _row(row: Any) -> TaskRow:
     return TaskRow(*(getattr(row, c.name) for c in _COLUMNS))
 
 
-def _mine(project: str, agent_id: str, task_id: str) -> sa.ColumnElement[bool]:
-    return sa.and_(T.c.id == task_id, T.c.agent_id == agent_id, T.c.project_id == project)
+def _mine(project: Project, agent_id: str, task_id: str) -> sa.ColumnElement[bool]:
+    return project.rows(T, T.c.id == task_id, T.c.agent_id == agent_id)
 
 
-def _create(project: str, row: TaskRow, conn: Connection) -> None:
-    conn.execute(T.insert().values(project_id=project, **asdict(row)))
+def _create(row: TaskRow, project: Project, conn: Connection) -> None:
+    conn.execute(project.insert(T).values(**asdict(row)))
 
 
-def _get(project: str, agent_id: str, task_id: str, conn: Connection) -> TaskRow | None:
+def _get(agent_id: str, task_id: str, project: Project, conn: Connection) -> TaskRow | None:
     row = conn.execute(sa.select(*_COLUMNS).where(_mine(project, agent_id, task_id))).first()
     return None if row is None else _row(row)
 
 
-def _list(project: str, agent_id: str, status: str | None, conn: Connection) -> list[TaskRow]:
-    query = sa.select(*_COLUMNS).where(T.c.agent_id == agent_id, T.c.project_id == project)
+def _list(agent_id: str, status: str | None, project: Project, conn: Connection) -> list[TaskRow]:
+    query = sa.select(*_COLUMNS).where(project.rows(T, T.c.agent_id == agent_id))
     if status is not None:
         query = query.where(T.c.status == status)
     rows = conn.execute(query.order_by(T.c.seq.desc()).limit(MAX_TASKS))
@@ -80,12 +80,12 @@ def _list(project: str, agent_id: str, status: str | None, conn: Connection) -> 
 
 
 def _update(
-    project: str, agent_id: str, task_id: str, values: dict[str, Any], conn: Connection
+    agent_id: str, task_id: str, values: dict[str, Any], project: Project, conn: Connection
 ) -> TaskRow | None:
     if values:
         conn.execute(T.update().where(_mine(project, agent_id, task_id)).values(**values))
-    return _get(project, agent_id, task_id, conn)
+    return _get(agent_id, task_id, project, conn)
 
 
-def _delete(project: str, agent_id: str, task_id: str, conn: Connection) -> bool:
+def _delete(agent_id: str, task_id: str, project: Project, conn: Connection) -> bool:
     return conn.execute(T.delete().where(_mine(project, agent_id, task_id))).rowcount > 0

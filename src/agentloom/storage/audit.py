@@ -13,6 +13,7 @@ from agentloom.storage import schema
 from agentloom.storage.base import Page
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
+from agentloom.storage.scoped import across_projects
 
 A = schema.audit_logs
 
@@ -52,8 +53,8 @@ class SqlAuditStore:
 
 
 def _add(row: AuditRow, conn: Connection) -> None:
-    conn.execute(
-        A.insert().values(
+    conn.execute(  # the organization's log: an entry names its project, if it has one
+        across_projects(A.insert()).values(
             id=row.id,
             type=row.type,
             effective_at=row.effective_at,
@@ -65,7 +66,8 @@ def _add(row: AuditRow, conn: Connection) -> None:
 
 
 def _list(query: AuditQuery, conn: Connection) -> Page[AuditRow] | None:
-    select = sa.select(A.c.id, A.c.type, A.c.effective_at, A.c.project_id, A.c.actor_id, A.c.body)
+    columns = (A.c.id, A.c.type, A.c.effective_at, A.c.project_id, A.c.actor_id, A.c.body)
+    select = across_projects(sa.select(*columns))
     if query.types:
         select = select.where(A.c.type.in_(query.types))
     if query.project_ids:
@@ -78,7 +80,7 @@ def _list(query: AuditQuery, conn: Connection) -> Page[AuditRow] | None:
         select = select.where(A.c.effective_at <= query.until)
     cursors = []
     for given in (query.after, query.before):
-        seq = None if given is None else conn.scalar(sa.select(A.c.seq).where(A.c.id == given))
+        seq = None if given is None else conn.scalar(_seq_of(given))
         if given is not None and seq is None:
             return None
         cursors.append(None if seq is None else int(seq))
@@ -92,6 +94,10 @@ def _list(query: AuditQuery, conn: Connection) -> Page[AuditRow] | None:
         after=cursors[0],
         before=cursors[1],
     )
+
+
+def _seq_of(entry_id: str) -> sa.Select[Any]:
+    return across_projects(sa.select(A.c.seq).where(A.c.id == entry_id))
 
 
 def _row(row: Any) -> AuditRow:

@@ -19,7 +19,7 @@ from agentloom.storage import schema
 from agentloom.storage.base import Order, Owned, Page
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
-from agentloom.tenancy import current_project
+from agentloom.storage.scoped import Project, ProjectRunner, across_projects
 
 C = schema.containers
 _COLUMNS = (
@@ -70,53 +70,53 @@ class ContainerStore(Protocol):
 
 class SqlContainerStore:
     def __init__(self, runner: Runner) -> None:
-        self._runner = runner
+        self._runner = ProjectRunner(runner)
 
     async def insert(self, row: ContainerRow) -> None:
-        await self._runner.write_statement(partial(_insert, current_project(), row))
+        await self._runner.write_statement(partial(_insert, row))
 
     async def get(self, container_id: str, *, now: float) -> ContainerRow | None:
-        return await self._runner.read(partial(_get, current_project(), container_id, now))
+        return await self._runner.read(partial(_get, container_id, now))
 
     async def list_page(
         self, *, after: str | None, limit: int, order: Order, now: float
     ) -> Page[ContainerRow] | None:
-        return await self._runner.read(partial(_list, current_project(), after, limit, order, now))
+        return await self._runner.read(partial(_list, after, limit, order, now))
 
     async def touch(self, container_id: str, *, now: float, user_path: str | None = None) -> None:
-        await self._runner.write(partial(_touch, current_project(), container_id, now, user_path))
+        await self._runner.write(partial(_touch, container_id, now, user_path))
 
     async def delete(self, container_id: str) -> bool:
-        return await self._runner.write(partial(_delete, current_project(), container_id))
+        return await self._runner.write(partial(_delete, container_id))
 
     async def idle(self, *, now: float, limit: int) -> list[Owned]:
-        return await self._runner.read(partial(_idle, now, limit))
+        return await self._runner.across_projects.read(partial(_idle, now, limit))
 
 
 def _live(now: float) -> sa.ColumnElement[bool]:
     return C.c.last_active_at + C.c.expires_minutes * 60.0 > now
 
 
-def _mine(project: str, container_id: str) -> sa.ColumnElement[bool]:
-    return sa.and_(C.c.id == container_id, C.c.project_id == project)
+def _mine(project: Project, container_id: str) -> sa.ColumnElement[bool]:
+    return project.rows(C, C.c.id == container_id)
 
 
-def _insert(project: str, row: ContainerRow, conn: Connection) -> None:
+def _insert(row: ContainerRow, project: Project, conn: Connection) -> None:
     values = {c.name: getattr(row, c.name) for c in _COLUMNS if c.name != "user_paths"}
     paths = json.dumps(list(row.user_paths))
-    conn.execute(C.insert().values(**values, user_paths=paths, project_id=project))
+    conn.execute(project.insert(C).values(**values, user_paths=paths))
 
 
-def _get(project: str, container_id: str, now: float, conn: Connection) -> ContainerRow | None:
+def _get(container_id: str, now: float, project: Project, conn: Connection) -> ContainerRow | None:
     select = sa.select(*_COLUMNS).where(_mine(project, container_id), _live(now))
     row = conn.execute(select).first()
     return None if row is None else _row(row)
 
 
 def _list(
-    project: str, after: str | None, limit: int, order: Order, now: float, conn: Connection
+    after: str | None, limit: int, order: Order, now: float, project: Project, conn: Connection
 ) -> Page[ContainerRow] | None:
-    select = sa.select(*_COLUMNS).where(C.c.project_id == project, _live(now))
+    select = sa.select(*_COLUMNS).where(project.rows(C, _live(now)))
     cursor = None
     if after is not None:
         cursor = conn.scalar(sa.select(C.c.seq).where(_mine(project, after)))
@@ -126,22 +126,22 @@ def _list(
 
 
 def _touch(
-    project: str, container_id: str, now: float, user_path: str | None, conn: Connection
+    container_id: str, now: float, user_path: str | None, project: Project, conn: Connection
 ) -> None:
     values: dict[str, object] = {"last_active_at": now}
     if user_path is not None:
         raw = conn.scalar(sa.select(C.c.user_paths).where(_mine(project, container_id)))
         paths = set(json.loads(raw)) if raw else set()
         values["user_paths"] = json.dumps(sorted(paths | {user_path}))
-    conn.execute(C.update().where(_mine(project, container_id)).values(**values))
+    conn.execute(project.update(C, C.c.id == container_id).values(**values))
 
 
-def _delete(project: str, container_id: str, conn: Connection) -> bool:
-    return bool(conn.execute(C.delete().where(_mine(project, container_id))).rowcount)
+def _delete(container_id: str, project: Project, conn: Connection) -> bool:
+    return bool(conn.execute(project.delete(C, C.c.id == container_id)).rowcount)
 
 
 def _idle(now: float, limit: int, conn: Connection) -> list[Owned]:
-    select = sa.select(C.c.project_id, C.c.id).where(sa.not_(_live(now)))
+    select = across_projects(sa.select(C.c.project_id, C.c.id).where(sa.not_(_live(now))))
     rows = conn.execute(select.order_by(C.c.last_active_at).limit(limit))
     return [Owned(r.project_id, r.id) for r in rows]
 

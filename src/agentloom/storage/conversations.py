@@ -27,7 +27,7 @@ from agentloom.storage import schema
 from agentloom.storage.base import ConversationRow, ConversationTurn, ItemRow, Order, Page
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
-from agentloom.tenancy import current_project
+from agentloom.storage.scoped import Project, ProjectRunner, across_projects, in_project
 
 log = logging.getLogger(__name__)
 
@@ -42,24 +42,23 @@ _GET = sa.select(
     C.c.version,
     C.c.lock_response_id,
     C.c.lock_instance_id,
-).where(C.c.id == sa.bindparam("cid"), C.c.project_id == sa.bindparam("pid"))
+).where(C.c.id == sa.bindparam("cid"), in_project(C))
 _GET_FOR_UPDATE = _GET.with_for_update()
 _ITEMS = (
     sa.select(CI.c.id, CI.c.body)
-    .where(CI.c.conversation_id == sa.bindparam("cid"), CI.c.project_id == sa.bindparam("pid"))
+    .where(CI.c.conversation_id == sa.bindparam("cid"), in_project(CI))
     .order_by(CI.c.seq)
 )
 _ITEM = sa.select(CI.c.id, CI.c.body).where(
     CI.c.conversation_id == sa.bindparam("cid"),
     CI.c.id == sa.bindparam("iid"),
-    CI.c.project_id == sa.bindparam("pid"),
+    in_project(CI),
 )
-_FIND_ITEM = sa.select(CI.c.id, CI.c.body).where(
-    CI.c.id == sa.bindparam("iid"), CI.c.project_id == sa.bindparam("pid")
-)
-_TAKEN = sa.select(CI.c.id).where(CI.c.id.in_(sa.bindparam("ids", expanding=True)))
+_FIND_ITEM = sa.select(CI.c.id, CI.c.body).where(CI.c.id == sa.bindparam("iid"), in_project(CI))
+# An item id is unique across every project's conversations (one unique index).
+_TAKEN = across_projects(sa.select(CI.c.id).where(CI.c.id.in_(sa.bindparam("ids", expanding=True))))
 _ITEM_SEQ = sa.select(CI.c.seq).where(
-    CI.c.conversation_id == sa.bindparam("cid"), CI.c.id == sa.bindparam("iid")
+    CI.c.conversation_id == sa.bindparam("cid"), CI.c.id == sa.bindparam("iid"), in_project(CI)
 )
 _LIVE = sa.select(INST.c.id).where(INST.c.heartbeat_at >= sa.bindparam("since"))
 _HOLDER_ALIVE = sa.select(INST.c.id).where(
@@ -69,7 +68,7 @@ _LOCK = (
     C.update()
     .where(
         C.c.id == sa.bindparam("cid"),
-        C.c.project_id == sa.bindparam("pid"),
+        in_project(C),
         sa.or_(
             C.c.lock_response_id.is_(None),
             C.c.lock_instance_id.is_(None),
@@ -86,7 +85,7 @@ _LOCK = (
 _UNLOCK_VALUES = {"lock_response_id": None, "lock_instance_id": None, "lock_at": None}
 _BUMP = (
     C.update()
-    .where(C.c.id == sa.bindparam("cid"))
+    .where(C.c.id == sa.bindparam("cid"), in_project(C))
     .values(version=C.c.version + 1)
     .returning(C.c.version)
 )
@@ -99,7 +98,7 @@ _SQLITE_APPEND = (
 )
 _PG_APPEND = """
 INSERT INTO conversation_items (id, conversation_id, response_id, created_at, body, project_id)
-SELECT t.id, :cid, :rid, :now, t.body, :pid
+SELECT t.id, :cid, :rid, :now, t.body, :project
 FROM unnest(CAST(:ids AS text[]), CAST(:bodies AS text[])) WITH ORDINALITY AS t(id, body, n)
 ORDER BY t.n"""
 _INSERT_SQL = {
@@ -115,7 +114,7 @@ _PG_INSERT = {
 
 class SqlConversationStore:
     def __init__(self, runner: Runner, *, instance_id: str, abandoned_after: float) -> None:
-        self._runner = runner
+        self._runner = ProjectRunner(runner)
         self._instance_id = instance_id
         self._abandoned_after = abandoned_after
 
@@ -124,53 +123,52 @@ class SqlConversationStore:
         return time.time() - self._abandoned_after
 
     async def create(self, conversation: ConversationRow, items: Sequence[ItemRow]) -> None:
-        await self._guarded(partial(_create, current_project(), conversation, items), items)
+        await self._guarded(partial(_create, conversation, items), items)
 
     async def get(self, conversation_id: str) -> ConversationRow | None:
-        return await self._runner.read(partial(_get, current_project(), conversation_id))
+        return await self._runner.read(partial(_get, conversation_id))
 
     async def update_metadata(self, conversation_id: str, metadata: str) -> ConversationRow | None:
-        write = partial(_update_metadata, current_project(), conversation_id, metadata)
+        write = partial(_update_metadata, conversation_id, metadata)
         return await self._runner.write(write)
 
     async def delete(self, conversation_id: str) -> bool:
-        write = partial(_delete, current_project(), conversation_id, self._since())
+        write = partial(_delete, conversation_id, self._since())
         return await self._runner.write(write)
 
     async def add_items(self, conversation_id: str, items: Sequence[ItemRow]) -> int:
-        write = partial(_add_items, current_project(), conversation_id, items, self._since())
+        write = partial(_add_items, conversation_id, items, self._since())
         version: int = await self._guarded(write, items)
         return version
 
     async def items(self, conversation_id: str) -> list[ItemRow]:
-        return await self._runner.read(partial(_items, current_project(), conversation_id))
+        return await self._runner.read(partial(_items, conversation_id))
 
     async def list_items(
         self, conversation_id: str, *, after: str | None, limit: int, order: Order
     ) -> Page[ItemRow] | None:
-        read = partial(_list_items, current_project(), conversation_id, after, limit, order)
+        read = partial(_list_items, conversation_id, after, limit, order)
         return await self._runner.read(read)
 
     async def get_item(self, conversation_id: str, item_id: str) -> ItemRow | None:
-        read = partial(_get_item, current_project(), conversation_id, item_id)
+        read = partial(_get_item, conversation_id, item_id)
         return await self._runner.read(read)
 
     async def delete_item(self, conversation_id: str, item_id: str) -> bool:
-        write = partial(_delete_item, current_project(), conversation_id, item_id, self._since())
+        write = partial(_delete_item, conversation_id, item_id, self._since())
         return await self._runner.write(write)
 
     async def find_item(self, item_id: str) -> ItemRow | None:
-        return await self._runner.read(partial(_find_item, current_project(), item_id))
+        return await self._runner.read(partial(_find_item, item_id))
 
     async def taken(self, item_ids: Sequence[str]) -> list[str]:
         if not item_ids:
             return []
-        return await self._runner.read(partial(_taken, tuple(item_ids)))
+        return await self._runner.across_projects.read(partial(_taken, tuple(item_ids)))
 
     async def lock(self, conversation_id: str, response_id: str) -> int:
         values = {
             "cid": conversation_id,
-            "pid": current_project(),
             "rid": response_id,
             "inst": self._instance_id,
             "now": time.time(),
@@ -178,12 +176,12 @@ class SqlConversationStore:
         }
         version = await self._runner.write_statement(partial(_lock, values))
         if version is None:
-            read = partial(_why_not_locked, current_project(), conversation_id)
+            read = partial(_why_not_locked, conversation_id)
             raise await self._runner.read(read)
         return version
 
     async def end_turn(self, turn: ConversationTurn) -> None:
-        await self._runner.write(partial(end_turn, turn, current_project()))
+        await self._runner.write(partial(end_turn, turn))
 
     async def _guarded(self, write: Any, items: Sequence[ItemRow]) -> Any:
         """Run ``write``; an id taken by a concurrent writer (the unique index) is the caller's
@@ -206,74 +204,71 @@ def _row(row: Any) -> ConversationRow:
     )
 
 
-def _get(project: str, conversation_id: str, conn: Connection) -> ConversationRow | None:
-    row = conn.execute(_GET, {"cid": conversation_id, "pid": project}).first()
+def _get(conversation_id: str, project: Project, conn: Connection) -> ConversationRow | None:
+    row = conn.execute(_GET, project.params(cid=conversation_id)).first()
     return None if row is None else _row(row)
 
 
 def _create(
-    project: str, conversation: ConversationRow, items: Sequence[ItemRow], conn: Connection
+    conversation: ConversationRow, items: Sequence[ItemRow], project: Project, conn: Connection
 ) -> None:
     _check_not_taken(conn, items)
     c = conversation
     version = 1 if items else 0
     conn.execute(
-        C.insert().values(
-            id=c.id,
-            created_at=c.created_at,
-            metadata=c.metadata,
-            version=version,
-            project_id=project,
+        project.insert(C).values(
+            id=c.id, created_at=c.created_at, metadata=c.metadata, version=version
         )
     )
     _insert(conn, project, c.id, None, c.created_at, items)
 
 
 def _update_metadata(
-    project: str, conversation_id: str, metadata: str, conn: Connection
+    conversation_id: str, metadata: str, project: Project, conn: Connection
 ) -> ConversationRow | None:
-    mine = sa.and_(C.c.id == conversation_id, C.c.project_id == project)
-    conn.execute(C.update().where(mine).values(metadata=metadata))
-    return _get(project, conversation_id, conn)
+    conn.execute(project.update(C, C.c.id == conversation_id).values(metadata=metadata))
+    return _get(conversation_id, project, conn)
 
 
-def _delete(project: str, conversation_id: str, since: float, conn: Connection) -> bool:
+def _delete(conversation_id: str, since: float, project: Project, conn: Connection) -> bool:
     if _unlocked_for_update(conn, project, conversation_id, since) is None:
         return False
-    conn.execute(CI.delete().where(CI.c.conversation_id == conversation_id))
-    conn.execute(C.delete().where(C.c.id == conversation_id))
+    conn.execute(project.delete(CI, CI.c.conversation_id == conversation_id))
+    conn.execute(project.delete(C, C.c.id == conversation_id))
     return True
 
 
 def _add_items(
-    project: str, conversation_id: str, items: Sequence[ItemRow], since: float, conn: Connection
+    conversation_id: str, items: Sequence[ItemRow], since: float, project: Project, conn: Connection
 ) -> int:
     if _unlocked_for_update(conn, project, conversation_id, since) is None:
         raise _conversation_not_found(conversation_id)
     _check_not_taken(conn, items)
     _insert(conn, project, conversation_id, None, time.time(), items)
-    return int(conn.execute(_BUMP, {"cid": conversation_id}).scalar_one())
+    return int(conn.execute(_BUMP, project.params(cid=conversation_id)).scalar_one())
 
 
-def _items(project: str, conversation_id: str, conn: Connection) -> list[ItemRow]:
-    rows = conn.execute(_ITEMS, {"cid": conversation_id, "pid": project})
+def _items(conversation_id: str, project: Project, conn: Connection) -> list[ItemRow]:
+    rows = conn.execute(_ITEMS, project.params(cid=conversation_id))
     return [ItemRow.of(r) for r in rows]
 
 
 def _list_items(
-    project: str,
     conversation_id: str,
     after: str | None,
     limit: int,
     order: Order,
+    project: Project,
     conn: Connection,
 ) -> Page[ItemRow] | None:
-    if conn.execute(_GET, {"cid": conversation_id, "pid": project}).first() is None:
+    if conn.execute(_GET, project.params(cid=conversation_id)).first() is None:
         return None
-    query = sa.select(CI.c.id, CI.c.body).where(CI.c.conversation_id == conversation_id)
+    query = sa.select(CI.c.id, CI.c.body).where(
+        project.rows(CI, CI.c.conversation_id == conversation_id)
+    )
     cursor = None
     if after is not None:
-        cursor = conn.scalar(_ITEM_SEQ, {"cid": conversation_id, "iid": after})
+        cursor = conn.scalar(_ITEM_SEQ, project.params(cid=conversation_id, iid=after))
         if cursor is None:
             raise NotFoundError(
                 f"Item with id '{after}' not found in conversation '{conversation_id}'.",
@@ -284,27 +279,29 @@ def _list_items(
     )
 
 
-def _get_item(project: str, conversation_id: str, item_id: str, conn: Connection) -> ItemRow | None:
-    row = conn.execute(_ITEM, {"cid": conversation_id, "iid": item_id, "pid": project}).first()
+def _get_item(
+    conversation_id: str, item_id: str, project: Project, conn: Connection
+) -> ItemRow | None:
+    row = conn.execute(_ITEM, project.params(cid=conversation_id, iid=item_id)).first()
     return None if row is None else ItemRow.of(row)
 
 
 def _delete_item(
-    project: str, conversation_id: str, item_id: str, since: float, conn: Connection
+    conversation_id: str, item_id: str, since: float, project: Project, conn: Connection
 ) -> bool:
     if _unlocked_for_update(conn, project, conversation_id, since) is None:
         raise _conversation_not_found(conversation_id)
     deleted = conn.execute(
-        CI.delete().where(CI.c.conversation_id == conversation_id, CI.c.id == item_id)
+        project.delete(CI, CI.c.conversation_id == conversation_id, CI.c.id == item_id)
     )
     if deleted.rowcount == 0:
         return False
-    conn.execute(_BUMP, {"cid": conversation_id})
+    conn.execute(_BUMP, project.params(cid=conversation_id))
     return True
 
 
-def _find_item(project: str, item_id: str, conn: Connection) -> ItemRow | None:
-    row = conn.execute(_FIND_ITEM, {"iid": item_id, "pid": project}).first()
+def _find_item(item_id: str, project: Project, conn: Connection) -> ItemRow | None:
+    row = conn.execute(_FIND_ITEM, project.params(iid=item_id)).first()
     return None if row is None else ItemRow.of(row)
 
 
@@ -313,25 +310,25 @@ def _taken(item_ids: tuple[str, ...], conn: Connection) -> list[str]:
     return [item_id for item_id in item_ids if item_id in taken]
 
 
-def _lock(values: dict[str, object], conn: Connection) -> int | None:
-    version = conn.execute(_LOCK, values).scalar()
+def _lock(values: dict[str, object], project: Project, conn: Connection) -> int | None:
+    version = conn.execute(_LOCK, project.params(**values)).scalar()
     return None if version is None else int(version)
 
 
-def _why_not_locked(project: str, conversation_id: str, conn: Connection) -> Exception:
-    row = conn.execute(_GET, {"cid": conversation_id, "pid": project}).first()
+def _why_not_locked(conversation_id: str, project: Project, conn: Connection) -> Exception:
+    row = conn.execute(_GET, project.params(cid=conversation_id)).first()
     if row is None:
         return _conversation_not_found(conversation_id)
     return _locked(conversation_id, row.lock_response_id)
 
 
-def end_turn(turn: ConversationTurn, project: str, conn: Connection) -> None:
+def end_turn(turn: ConversationTurn, project: Project, conn: Connection) -> None:
     """Append a finished response's items and release its lock (used inside the response
     store's final write too, so both land in one transaction)."""
-    still_ours = sa.and_(C.c.id == turn.conversation_id, C.c.lock_response_id == turn.response_id)
+    still_ours = (C.c.id == turn.conversation_id, C.c.lock_response_id == turn.response_id)
     version = C.c.version + 1 if turn.items else C.c.version
     ended = conn.execute(
-        C.update().where(still_ours).values(version=version, **_UNLOCK_VALUES).returning(C.c.id)
+        project.update(C, *still_ours).values(version=version, **_UNLOCK_VALUES).returning(C.c.id)
     ).first()
     if ended is None:
         log.warning(
@@ -355,11 +352,13 @@ def end_turn(turn: ConversationTurn, project: str, conn: Connection) -> None:
 # --- helpers ---------------------------------------------------------------------------------
 
 
-def _unlocked_for_update(conn: Connection, project: str, conversation_id: str, since: float) -> Any:
+def _unlocked_for_update(
+    conn: Connection, project: Project, conversation_id: str, since: float
+) -> Any:
     """The conversation's row, locked for this transaction; ``None`` if it does not exist (in
     this project). Raises ``ConversationLockedError`` while a response of a live instance holds
     it."""
-    row = conn.execute(_GET_FOR_UPDATE, {"cid": conversation_id, "pid": project}).first()
+    row = conn.execute(_GET_FOR_UPDATE, project.params(cid=conversation_id)).first()
     if row is not None and row.lock_response_id is not None and row.lock_instance_id is not None:
         alive = conn.execute(_HOLDER_ALIVE, {"iid": row.lock_instance_id, "since": since}).first()
         if alive is not None:
@@ -376,7 +375,7 @@ def _check_not_taken(conn: Connection, items: Sequence[ItemRow]) -> None:
 
 def _insert(
     conn: Connection,
-    project: str,
+    project: Project,
     conversation_id: str,
     response_id: str | None,
     now: float,
@@ -388,18 +387,17 @@ def _insert(
     if not items:
         return
     if conn.dialect.name == "postgresql":
-        params = {
-            "cid": conversation_id,
-            "pid": project,
-            "rid": response_id,
-            "now": now,
-            "ids": [item.id for item in items],
-            "bodies": [item.body for item in items],
-        }
+        params = project.params(
+            cid=conversation_id,
+            rid=response_id,
+            now=now,
+            ids=[item.id for item in items],
+            bodies=[item.body for item in items],
+        )
         conn.execute(_PG_INSERT[skip_taken], params)
         return
     cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-    rows = [(item.id, conversation_id, response_id, now, item.body, project) for item in items]
+    rows = [(item.id, conversation_id, response_id, now, item.body, project.id) for item in items]
     cursor.executemany(_INSERT_SQL["sqlite", skip_taken], rows)
 
 

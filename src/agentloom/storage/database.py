@@ -50,6 +50,7 @@ from agentloom.storage.responses import SqlResponseStore
 from agentloom.storage.retention import SqlRetentionStore
 from agentloom.storage.runner import AsyncRunner, Runner, TracedRunner
 from agentloom.storage.schedules import SqlScheduleStore
+from agentloom.storage.scoped import across_projects
 from agentloom.storage.sqlite_runner import ThreadRunner
 from agentloom.storage.usage import SqlUsageStore
 from agentloom.storage.vector_chunks import SqlChunkStore
@@ -352,10 +353,10 @@ def _fail_abandoned(since: float, conn: Connection) -> int:
         sa.or_(table.c.instance_id.is_(None), table.c.instance_id.not_in(live)),
         table.c.id.not_in(background),  # a job's response: its job is taken over instead
     )
-    rows = conn.execute(sa.select(table.c.id, table.c.body).where(abandoned)).all()
+    rows = conn.execute(across_projects(sa.select(table.c.id, table.c.body)).where(abandoned)).all()
     for row in rows:
         conn.execute(
-            table.update()
+            across_projects(table.update())
             .where(sa.and_(table.c.id == row.id, table.c.status.in_(_ACTIVE)))
             .values(status="failed", body=_failed_body(row.body))
         )

@@ -17,8 +17,8 @@ from sqlalchemy.engine import Connection
 from agentloom.storage import schema
 from agentloom.storage.notify import notify
 from agentloom.storage.runner import Runner
+from agentloom.storage.scoped import Project, ProjectRunner
 from agentloom.storage.upsert import insert as upsert
-from agentloom.tenancy import current_project
 
 E = schema.response_events
 EVENTS_CHANNEL = "agentloom_events"
@@ -35,30 +35,30 @@ class StoredEvent:
 
 class SqlEventStore:
     def __init__(self, runner: Runner) -> None:
-        self._runner = runner
+        self._runner = ProjectRunner(runner)
 
     async def append(self, response_id: str, events: Sequence[StoredEvent]) -> None:
         if events:
-            await self._runner.write(partial(_append, current_project(), response_id, events))
+            await self._runner.write(partial(_append, response_id, events))
 
     async def after(self, response_id: str, after: int, limit: int = 1000) -> list[StoredEvent]:
         """The response's events with a ``sequence_number`` above ``after``, in order."""
-        read = partial(_after, current_project(), response_id, after, limit)
+        read = partial(_after, response_id, after, limit)
         return await self._runner.read(read)
 
     async def clear(self, response_id: str) -> None:
         """Forget the response's events (it runs again from the start)."""
-        await self._runner.write(partial(_clear, current_project(), response_id))
+        await self._runner.write(partial(_clear, response_id))
 
 
 def _append(
-    project: str, response_id: str, events: Sequence[StoredEvent], conn: Connection
+    response_id: str, events: Sequence[StoredEvent], project: Project, conn: Connection
 ) -> None:
     rows = [
         {
             "response_id": response_id,
             "sequence_number": e.sequence_number,
-            "project_id": project,
+            "project_id": project.id,
             "type": e.type,
             "body": e.body,
         }
@@ -70,21 +70,16 @@ def _append(
 
 
 def _after(
-    project: str, response_id: str, after: int, limit: int, conn: Connection
+    response_id: str, after: int, limit: int, project: Project, conn: Connection
 ) -> list[StoredEvent]:
     query = (
         sa.select(E.c.sequence_number, E.c.type, E.c.body)
-        .where(
-            E.c.response_id == response_id,
-            E.c.project_id == project,
-            E.c.sequence_number > after,
-        )
+        .where(project.rows(E, E.c.response_id == response_id, E.c.sequence_number > after))
         .order_by(E.c.sequence_number)
         .limit(limit)
     )
     return [StoredEvent(r.sequence_number, r.type, r.body) for r in conn.execute(query)]
 
 
-def _clear(project: str, response_id: str, conn: Connection) -> None:
-    mine = sa.and_(E.c.response_id == response_id, E.c.project_id == project)
-    conn.execute(E.delete().where(mine))
+def _clear(response_id: str, project: Project, conn: Connection) -> None:
+    conn.execute(project.delete(E, E.c.response_id == response_id))

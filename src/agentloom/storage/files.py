@@ -18,7 +18,7 @@ from agentloom.storage import schema
 from agentloom.storage.base import Order, Owned, Page
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
-from agentloom.tenancy import current_project
+from agentloom.storage.scoped import Project, ProjectRunner, across_projects
 
 F = schema.files
 _COLUMNS = (
@@ -74,22 +74,22 @@ class FileStore(Protocol):
 
 class SqlFileStore:
     def __init__(self, runner: Runner) -> None:
-        self._runner = runner
+        self._runner = ProjectRunner(runner)
 
     async def insert(self, row: FileRow) -> None:
-        await self._runner.write_statement(partial(_insert, current_project(), row))
+        await self._runner.write_statement(partial(_insert, row))
 
     async def get(self, file_id: str, *, now: float) -> FileRow | None:
-        return await self._runner.read(partial(_get, current_project(), file_id, now))
+        return await self._runner.read(partial(_get, file_id, now))
 
     async def list_page(self, query: FileQuery, *, now: float) -> Page[FileRow] | None:
-        return await self._runner.read(partial(_list, current_project(), query, now))
+        return await self._runner.read(partial(_list, query, now))
 
     async def delete(self, file_id: str) -> FileRow | None:
-        return await self._runner.write(partial(_delete, current_project(), file_id))
+        return await self._runner.write(partial(_delete, file_id))
 
     async def expired(self, *, now: float, limit: int) -> list[Owned]:
-        return await self._runner.read(partial(_expired, now, limit))
+        return await self._runner.across_projects.read(partial(_expired, now, limit))
 
 
 # --- operations ------------------------------------------------------------------------------
@@ -99,22 +99,22 @@ def _live(now: float) -> sa.ColumnElement[bool]:
     return sa.or_(F.c.expires_at.is_(None), F.c.expires_at > now)
 
 
-def _insert(project: str, row: FileRow, conn: Connection) -> None:
+def _insert(row: FileRow, project: Project, conn: Connection) -> None:
     values = {c.name: getattr(row, c.name) for c in _COLUMNS}
-    conn.execute(F.insert().values(**values, project_id=project))
+    conn.execute(project.insert(F).values(**values))
 
 
-def _mine(project: str, file_id: str) -> sa.ColumnElement[bool]:
-    return sa.and_(F.c.id == file_id, F.c.project_id == project)
+def _mine(project: Project, file_id: str) -> sa.ColumnElement[bool]:
+    return project.rows(F, F.c.id == file_id)
 
 
-def _get(project: str, file_id: str, now: float, conn: Connection) -> FileRow | None:
+def _get(file_id: str, now: float, project: Project, conn: Connection) -> FileRow | None:
     row = conn.execute(sa.select(*_COLUMNS).where(_mine(project, file_id), _live(now))).first()
     return None if row is None else _row(row)
 
 
-def _list(project: str, query: FileQuery, now: float, conn: Connection) -> Page[FileRow] | None:
-    select = sa.select(*_COLUMNS).where(F.c.project_id == project, _live(now))
+def _list(query: FileQuery, now: float, project: Project, conn: Connection) -> Page[FileRow] | None:
+    select = sa.select(*_COLUMNS).where(project.rows(F, _live(now)))
     if query.purpose is not None:
         select = select.where(F.c.purpose == query.purpose)
     cursor = None
@@ -127,16 +127,16 @@ def _list(project: str, query: FileQuery, now: float, conn: Connection) -> Page[
     )
 
 
-def _delete(project: str, file_id: str, conn: Connection) -> FileRow | None:
+def _delete(file_id: str, project: Project, conn: Connection) -> FileRow | None:
     row = conn.execute(sa.select(*_COLUMNS).where(_mine(project, file_id))).first()
     if row is None:
         return None
-    deleted = conn.execute(F.delete().where(_mine(project, file_id)))
+    deleted = conn.execute(project.delete(F, F.c.id == file_id))
     return _row(row) if deleted.rowcount else None
 
 
 def _expired(now: float, limit: int, conn: Connection) -> list[Owned]:
-    select = (
+    select = across_projects(
         sa.select(F.c.project_id, F.c.id)
         .where(F.c.expires_at.is_not(None), F.c.expires_at <= now)
         .order_by(F.c.expires_at)

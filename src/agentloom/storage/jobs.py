@@ -29,8 +29,8 @@ from agentloom.storage import schema
 from agentloom.storage.base import ResponseRow
 from agentloom.storage.notify import notify
 from agentloom.storage.runner import Runner
+from agentloom.storage.scoped import Project, ProjectRunner, across_projects
 from agentloom.storage.upsert import insert
-from agentloom.tenancy import current_project
 
 J = schema.jobs
 Q = schema.job_queues
@@ -69,8 +69,14 @@ class QueueStat:
 
 
 class SqlJobStore:
+    """The jobs of every project: a job names its project (``JobRow.project_id``, set by who
+    queues it), and the claimer and each job's process act on it by its id, across projects.
+    Only the asks about a subject (:meth:`get`, :meth:`request_cancel`) are the running work's
+    project's."""
+
     def __init__(self, runner: Runner) -> None:
-        self._runner = runner
+        self._project = ProjectRunner(runner)
+        self._runner = runner  # across projects
 
     async def enqueue_response(self, response: ResponseRow, job: JobRow) -> None:
         """Store a background response (queued, no items yet) and its job together."""
@@ -113,18 +119,18 @@ class SqlJobStore:
 
     async def get(self, subject: str) -> JobRow | None:
         """The job of ``subject`` (in the running work's project)."""
-        return await self._runner.read(partial(_get, current_project(), subject))
+        return await self._project.read(partial(_get, subject))
 
     async def request_cancel(self, subject: str) -> JobRow | None:
         """Ask the job of ``subject`` to stop: a queued one is done at once (returned with
         status ``cancelled``), a running one is flagged for its process (and notified)."""
         key = J.c.subject == subject
-        return await self._runner.write(partial(_request_cancel, current_project(), key))
+        return await self._project.write(partial(_request_cancel, key))
 
     async def request_cancel_job(self, job_id: str) -> JobRow | None:
         """:meth:`request_cancel` for the job ``job_id`` (a subject with several jobs)."""
         key = J.c.id == job_id
-        return await self._runner.write(partial(_request_cancel, current_project(), key))
+        return await self._project.write(partial(_request_cancel, key))
 
     async def cancelled(self, instance_id: str) -> list[str]:
         """Subjects of this instance's running jobs asked to stop."""
@@ -182,8 +188,8 @@ FAIR_CANDIDATES = 16  # (kind, project) queues a claim tries, fairest first
 def _claim(
     instance_id: str, now: float, lease: float, kinds: list[str], conn: Connection
 ) -> JobRow | None:
-    for kind, project in conn.execute(_fairest(kinds, now)).all():
-        job_id = conn.scalar(_oldest(kind, project, now, conn.dialect.name))
+    for kind, project in conn.execute(across_projects(_fairest(kinds, now))).all():
+        job_id = conn.scalar(across_projects(_oldest(kind, project, now, conn.dialect.name)))
         job = None if job_id is None else _take(job_id, instance_id, now, lease, conn)
         if job is not None:  # else other processes hold or took them just now: the next queue
             _served(kind, project, now, conn)
@@ -194,7 +200,8 @@ def _claim(
 def _served(kind: str, project: str, now: float, conn: Connection) -> None:
     upsert = insert(conn, Q).values(kind=kind, project_id=project, served_at=now)
     key = [Q.c.kind, Q.c.project_id]
-    conn.execute(upsert.on_conflict_do_update(index_elements=key, set_={"served_at": now}))
+    served = upsert.on_conflict_do_update(index_elements=key, set_={"served_at": now})
+    conn.execute(across_projects(served))
 
 
 def _due(now: float) -> sa.ColumnElement[bool]:
@@ -245,7 +252,7 @@ def _take(
     job_id: str, instance_id: str, now: float, lease: float, conn: Connection
 ) -> JobRow | None:
     claimed = conn.execute(
-        J.update()
+        across_projects(J.update())
         .where(J.c.id == job_id, J.c.status == "queued")
         .values(
             status="running",
@@ -258,74 +265,80 @@ def _take(
     return None if claimed is None else _row(claimed)
 
 
-def _mine(job_id: str, instance_id: str) -> sa.ColumnElement[bool]:
-    return sa.and_(J.c.id == job_id, J.c.claimed_by == instance_id, J.c.status == "running")
+def _held(job_id: str, instance_id: str) -> sa.Update:
+    """An update of the job, while this instance holds it (whichever project's it is)."""
+    held = sa.and_(J.c.id == job_id, J.c.claimed_by == instance_id, J.c.status == "running")
+    return across_projects(J.update()).where(held)
 
 
 def _renew(instance_id: str, job_ids: list[str], until: float, conn: Connection) -> set[str]:
     held = sa.and_(J.c.id.in_(job_ids), J.c.claimed_by == instance_id, J.c.status == "running")
-    rows = conn.execute(J.update().where(held).values(lease_until=until).returning(J.c.id))
+    renewed = across_projects(J.update()).where(held).values(lease_until=until)
+    rows = conn.execute(renewed.returning(J.c.id))
     return {row.id for row in rows}
 
 
 def _finish(job_id: str, instance_id: str, conn: Connection) -> None:
-    conn.execute(J.update().where(_mine(job_id, instance_id)).values(status="done"))
+    conn.execute(_held(job_id, instance_id).values(status="done"))
 
 
 def _retry_later(job_id: str, instance_id: str, at: float, conn: Connection) -> None:
     values = {"status": "queued", "claimed_by": None, "lease_until": None, "attempts": 0}
-    conn.execute(J.update().where(_mine(job_id, instance_id)).values(run_after=at, **values))
+    conn.execute(_held(job_id, instance_id).values(run_after=at, **values))
 
 
 def _mark_irreversible(job_id: str, instance_id: str, conn: Connection) -> None:
-    conn.execute(J.update().where(_mine(job_id, instance_id)).values(irreversible=True))
+    conn.execute(_held(job_id, instance_id).values(irreversible=True))
 
 
 def _hand_back(job_id: str, instance_id: str, conn: Connection) -> None:
     values = {"status": "queued", "claimed_by": None, "lease_until": None}
-    conn.execute(J.update().where(_mine(job_id, instance_id)).values(**values))
+    conn.execute(_held(job_id, instance_id).values(**values))
     notify(conn, JOBS_CHANNEL)
 
 
-def _get(project: str, subject: str, conn: Connection) -> JobRow | None:
+def _get(subject: str, project: Project, conn: Connection) -> JobRow | None:
     return _found(project, J.c.subject == subject, conn)
 
 
-def _request_cancel(project: str, key: sa.ColumnElement[bool], conn: Connection) -> JobRow | None:
+def _request_cancel(
+    key: sa.ColumnElement[bool], project: Project, conn: Connection
+) -> JobRow | None:
     """Cancel the job ``key`` selects (by its subject or its id) in ``project``."""
     job = _found(project, key, conn)
     if job is None:
         return None
     if job.status == "queued":
-        mine = sa.and_(J.c.id == job.id, J.c.status == "queued")
-        if conn.execute(J.update().where(mine).values(status="done")).rowcount:
+        queued = project.update(J, J.c.id == job.id, J.c.status == "queued")
+        if conn.execute(queued.values(status="done")).rowcount:
             return JobRow(**{**asdict(job), "status": "cancelled", "cancel_requested": True})
         job = _found(project, key, conn) or job  # claimed meanwhile: stop it running
     if job.status == "running":
-        conn.execute(J.update().where(J.c.id == job.id).values(cancel_requested=True))
+        conn.execute(project.update(J, J.c.id == job.id).values(cancel_requested=True))
         notify(conn, CANCEL_CHANNEL, job.subject)
     return JobRow(**{**asdict(job), "cancel_requested": True})
 
 
-def _found(project: str, key: sa.ColumnElement[bool], conn: Connection) -> JobRow | None:
-    row = conn.execute(sa.select(*_COLUMNS).where(key, J.c.project_id == project)).first()
+def _found(project: Project, key: sa.ColumnElement[bool], conn: Connection) -> JobRow | None:
+    row = conn.execute(sa.select(*_COLUMNS).where(project.rows(J, key))).first()
     return None if row is None else _row(row)
 
 
 def _cancelled(instance_id: str, conn: Connection) -> list[str]:
     flagged = sa.and_(J.c.claimed_by == instance_id, J.c.status == "running", J.c.cancel_requested)
-    return list(conn.scalars(sa.select(J.c.subject).where(flagged)))
+    return list(conn.scalars(across_projects(sa.select(J.c.subject).where(flagged))))
 
 
 def _expired(now: float, limit: int, conn: Connection) -> list[JobRow]:
     late = sa.and_(J.c.status == "running", J.c.lease_until < now)
-    return [_row(r) for r in conn.execute(sa.select(*_COLUMNS).where(late).limit(limit))]
+    query = across_projects(sa.select(*_COLUMNS).where(late).limit(limit))
+    return [_row(r) for r in conn.execute(query)]
 
 
 def _requeue(job_id: str, lease_before: float, conn: Connection) -> bool:
     late = sa.and_(J.c.id == job_id, J.c.status == "running", J.c.lease_until < lease_before)
     values = {"status": "queued", "claimed_by": None, "lease_until": None}
-    requeued = conn.execute(J.update().where(late).values(**values)).rowcount > 0
+    requeued = conn.execute(across_projects(J.update()).where(late).values(**values)).rowcount > 0
     if requeued:
         notify(conn, JOBS_CHANNEL)
     return requeued
@@ -333,12 +346,12 @@ def _requeue(job_id: str, lease_before: float, conn: Connection) -> bool:
 
 def _settle(job_id: str, lease_before: float, conn: Connection) -> bool:
     late = sa.and_(J.c.id == job_id, J.c.status == "running", J.c.lease_until < lease_before)
-    return conn.execute(J.update().where(late).values(status="done")).rowcount > 0
+    return conn.execute(across_projects(J.update()).where(late).values(status="done")).rowcount > 0
 
 
 def _queue_stats(now: float, conn: Connection) -> list[QueueStat]:
     live = J.c.status.in_(("queued", "running"))
-    query = (
+    query = across_projects(
         sa.select(J.c.kind, J.c.status, sa.func.count(), sa.func.min(J.c.created_at))
         .where(live)
         .group_by(J.c.kind, J.c.status)
@@ -351,4 +364,4 @@ def _queue_stats(now: float, conn: Connection) -> list[QueueStat]:
 
 def _depth(kind: str, conn: Connection) -> int:
     waiting = sa.and_(J.c.status == "queued", J.c.kind == kind)
-    return int(conn.scalar(sa.select(sa.func.count()).where(waiting)) or 0)
+    return int(conn.scalar(across_projects(sa.select(sa.func.count()).where(waiting))) or 0)

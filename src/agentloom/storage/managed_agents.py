@@ -22,7 +22,7 @@ from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
 from agentloom.storage.schedules import ScheduleRow
 from agentloom.storage.schedules import insert as insert_schedule
-from agentloom.tenancy import current_project
+from agentloom.storage.scoped import Project, ProjectRunner, in_project
 
 A = schema.managed_agents
 M = schema.managed_agent_messages
@@ -104,38 +104,31 @@ _SCHEDULE = (
     S.c.every,
     S.c.cron,
 )
-_WITH_SCHEDULE = A.outerjoin(S, S.c.id == A.c.schedule_id)
 # A turn's statements, built once (a statement built per call costs more than its query).
-_AGENT_ROW = sa.select(*_AGENT).where(
-    A.c.id == sa.bindparam("agent_id"), A.c.project_id == sa.bindparam("project")
-)
+_AGENT_ROW = sa.select(*_AGENT).where(A.c.id == sa.bindparam("agent_id"), in_project(A))
 _LATEST = (
     sa.select(*_MESSAGE)
-    .where(
-        M.c.agent_id == sa.bindparam("agent_id"),
-        M.c.project_id == sa.bindparam("project"),
-        M.c.status.in_(SEEN),
-    )
+    .where(M.c.agent_id == sa.bindparam("agent_id"), in_project(M), M.c.status.in_(SEEN))
     .order_by(M.c.seq.desc())
     .limit(sa.bindparam("limit", type_=sa.Integer))
 )
-_INSERT_MESSAGE = M.insert()
 _AGENT_WIDTH = len(AgentRow.__slots__)
 
 
 def _turn_context_sql(mark: str) -> str:
-    """The agent (``{mark}1`` its id, ``{mark}2`` its project) and a row per message of its
+    """The agent (``{mark}2`` its id, ``{mark}1`` its project) and a row per message of its
     latest conversation (``{mark}3`` of them), in the driver's own SQL."""
     agent = ", ".join(f"a.{name}" for name in AgentRow.__slots__)
     said = ", ".join(f"m.{name}" for name in MessageRow.__slots__)
     seen = ", ".join(f"'{status}'" for status in SEEN)
     return (
         f"SELECT {agent}, {said} FROM managed_agents a"
-        " LEFT JOIN managed_agent_messages m ON m.agent_id = a.id AND m.seq IN ("
+        " LEFT JOIN managed_agent_messages m"
+        f" ON m.agent_id = a.id AND m.project_id = {mark}1 AND m.seq IN ("
         " SELECT e.seq FROM managed_agent_messages e"
-        f" WHERE e.agent_id = {mark}1 AND e.project_id = {mark}2 AND e.status IN ({seen})"
+        f" WHERE e.agent_id = {mark}2 AND e.project_id = {mark}1 AND e.status IN ({seen})"
         f" ORDER BY e.seq DESC LIMIT {mark}3)"
-        f" WHERE a.id = {mark}1 AND a.project_id = {mark}2 ORDER BY m.seq"
+        f" WHERE a.id = {mark}2 AND a.project_id = {mark}1 ORDER BY m.seq"
     )
 
 
@@ -183,36 +176,35 @@ _SQLITE_TURN_CONTEXT = _turn_context_sql("?")
 
 class SqlManagedAgentStore:
     def __init__(self, runner: Runner) -> None:
-        self._runner = runner
+        self._runner = ProjectRunner(runner)
 
     async def create(self, row: AgentRow, schedule: ScheduleRow | None = None) -> None:
         """Store the agent, with its schedule (if it has one) in the same transaction."""
-        await self._runner.write(partial(_create, current_project(), row, schedule))
+        await self._runner.write(partial(_create, row, schedule))
 
     async def get(self, agent_id: str) -> StoredAgent | None:
-        return await self._runner.read(partial(_get, current_project(), agent_id))
+        return await self._runner.read(partial(_get, agent_id))
 
     async def row(self, agent_id: str) -> AgentRow | None:
         """The agent's row alone (no schedule)."""
-        return await self._runner.read(partial(_row, current_project(), agent_id))
+        return await self._runner.read(partial(_row, agent_id))
 
     async def list_page(
         self, after: str | None, limit: int, order: Order
     ) -> Page[StoredAgent] | None:
         """``None`` when ``after`` is not one of the project's agents."""
-        return await self._runner.read(partial(_list, current_project(), after, limit, order))
+        return await self._runner.read(partial(_list, after, limit, order))
 
     async def update(self, agent_id: str, values: dict[str, Any]) -> StoredAgent | None:
-        return await self._runner.write(partial(_update, current_project(), agent_id, values))
+        return await self._runner.write(partial(_update, agent_id, values))
 
     async def delete(self, agent_id: str) -> bool:
-        return await self._runner.write(partial(_delete, current_project(), agent_id))
+        return await self._runner.write(partial(_delete, agent_id))
 
     async def add_message(self, row: MessageRow) -> None:
         """One statement on the driver itself (a streamed turn's first token waits for it)."""
         sql = _PG_ADD_MESSAGE if self._runner.dialect == "postgresql" else _SQLITE_ADD_MESSAGE
-        values = (current_project(), *(getattr(row, name) for name in _MESSAGE_COLUMNS))
-        await self._runner.execute(sql, *values)
+        await self._runner.execute(sql, *(getattr(row, name) for name in _MESSAGE_COLUMNS))
 
     async def turn_context(
         self, agent_id: str, history: int
@@ -221,7 +213,7 @@ class SqlManagedAgentStore:
         (``None`` when there is no such agent): one query, on the driver itself (a streamed
         turn reads this before its first token)."""
         sql = _PG_TURN_CONTEXT if self._runner.dialect == "postgresql" else _SQLITE_TURN_CONTEXT
-        rows = await self._runner.fetch(sql, agent_id, current_project(), max(history, 0))
+        rows = await self._runner.fetch(sql, agent_id, max(history, 0))
         if not rows:
             return None
         values = [tuple(row) for row in rows]
@@ -229,13 +221,13 @@ class SqlManagedAgentStore:
         return AgentRow(*values[0][:_AGENT_WIDTH]), said
 
     async def end_turn(self, agent_id: str, end: TurnEnd) -> None:
-        await self._runner.write(partial(_end_turn, current_project(), agent_id, end))
+        await self._runner.write(partial(_end_turn, agent_id, end))
 
     async def messages(
         self, agent_id: str, after: str | None, limit: int, order: Order
     ) -> Page[MessageRow] | None:
         """``None`` when ``after`` is not one of the agent's messages."""
-        read = partial(_messages, current_project(), agent_id, after, limit, order)
+        read = partial(_messages, agent_id, after, limit, order)
         return await self._runner.read(read)
 
 
@@ -256,120 +248,119 @@ def _stored(row: Any) -> StoredAgent:
     return StoredAgent(_agent(row), schedule)
 
 
-def _select() -> sa.Select[Any]:
-    return sa.select(*_AGENT, *_SCHEDULE).select_from(_WITH_SCHEDULE)
+def _select(project: Project) -> sa.Select[Any]:
+    """Agents with their schedules (the project's)."""
+    with_schedule = A.outerjoin(S, project.rows(S, S.c.id == A.c.schedule_id))
+    return sa.select(*_AGENT, *_SCHEDULE).select_from(with_schedule)
 
 
 def _message(row: Any) -> MessageRow:
     return MessageRow(*(getattr(row, c.name) for c in _MESSAGE))
 
 
-def _mine(project: str, agent_id: str) -> sa.ColumnElement[bool]:
-    return sa.and_(A.c.id == agent_id, A.c.project_id == project)
+def _mine(project: Project, agent_id: str) -> sa.ColumnElement[bool]:
+    return project.rows(A, A.c.id == agent_id)
 
 
-def _create(project: str, row: AgentRow, schedule: ScheduleRow | None, conn: Connection) -> None:
+def _create(
+    row: AgentRow, schedule: ScheduleRow | None, project: Project, conn: Connection
+) -> None:
     if schedule is not None:
-        insert_schedule(project, schedule, conn)
-    conn.execute(A.insert().values(project_id=project, **asdict(row)))
+        insert_schedule(schedule, project, conn)
+    conn.execute(project.insert(A).values(**asdict(row)))
 
 
-def _get(project: str, agent_id: str, conn: Connection) -> StoredAgent | None:
-    row = conn.execute(_select().where(_mine(project, agent_id))).first()
+def _get(agent_id: str, project: Project, conn: Connection) -> StoredAgent | None:
+    row = conn.execute(_select(project).where(_mine(project, agent_id))).first()
     return None if row is None else _stored(row)
 
 
-def _row(project: str, agent_id: str, conn: Connection) -> AgentRow | None:
-    row = conn.execute(_AGENT_ROW, {"agent_id": agent_id, "project": project}).first()
+def _row(agent_id: str, project: Project, conn: Connection) -> AgentRow | None:
+    row = conn.execute(_AGENT_ROW, project.params(agent_id=agent_id)).first()
     return None if row is None else _agent(row)
 
 
 def _list(
-    project: str, after: str | None, limit: int, order: Order, conn: Connection
+    after: str | None, limit: int, order: Order, project: Project, conn: Connection
 ) -> Page[StoredAgent] | None:
     cursor = None
     if after is not None:
         cursor = conn.scalar(sa.select(A.c.seq).where(_mine(project, after)))
         if cursor is None:
             return None
-    query = _select().where(A.c.project_id == project)
+    query = _select(project).where(project.rows(A))
     return keyset_page(conn, query, A.c.seq, order=order, limit=limit, row=_stored, after=cursor)
 
 
 def _update(
-    project: str, agent_id: str, values: dict[str, Any], conn: Connection
+    agent_id: str, values: dict[str, Any], project: Project, conn: Connection
 ) -> StoredAgent | None:
     if values:
-        conn.execute(A.update().where(_mine(project, agent_id)).values(**values))
-    return _get(project, agent_id, conn)
+        conn.execute(project.update(A, A.c.id == agent_id).values(**values))
+    return _get(agent_id, project, conn)
 
 
-def _delete(project: str, agent_id: str, conn: Connection) -> bool:
-    agent = _row(project, agent_id, conn)
+def _delete(agent_id: str, project: Project, conn: Connection) -> bool:
+    agent = _row(agent_id, project, conn)
     if agent is None:
         return False
     runs = schema.managed_agent_runs
-    run_ids = sa.select(runs.c.id).where(runs.c.agent_id == agent_id)
-    events = schema.response_events
-    conn.execute(events.delete().where(events.c.response_id.in_(run_ids)))
+    run_ids = sa.select(runs.c.id).where(project.rows(runs, runs.c.agent_id == agent_id))
+    conn.execute(
+        project.delete(schema.response_events, schema.response_events.c.response_id.in_(run_ids))
+    )
     for table in (runs, M, schema.managed_agent_tasks):
-        conn.execute(table.delete().where(table.c.agent_id == agent_id))
+        conn.execute(project.delete(table, table.c.agent_id == agent_id))
     if agent.schedule_id is not None:
-        conn.execute(schema.schedules.delete().where(schema.schedules.c.id == agent.schedule_id))
+        conn.execute(project.delete(S, S.c.id == agent.schedule_id))
     for table in (schema.agent_sessions, schema.agent_ticks):
         conn.execute(table.delete().where(table.c.agent == agent_id))
     conn.execute(schema.memories.delete().where(schema.memories.c.namespace == agent_id))
-    conn.execute(A.delete().where(_mine(project, agent_id)))
+    conn.execute(project.delete(A, A.c.id == agent_id))
     return True
 
 
-def _add_message(project: str, row: MessageRow, conn: Connection) -> None:
-    conn.execute(_INSERT_MESSAGE, {"project_id": project, **asdict(row)})
+def _add_message(row: MessageRow, project: Project, conn: Connection) -> None:
+    conn.execute(project.insert(M).values(**asdict(row)))
 
 
 def _history(
-    project: str, agent_id: str, before: int | None, limit: int, conn: Connection
+    agent_id: str, before: int | None, limit: int, project: Project, conn: Connection
 ) -> list[MessageRow]:
     """The ``limit`` latest messages of the conversation (those a turn saw or said) before the
     message numbered ``before``, oldest first."""
     if limit <= 0:
         return []
     query = _LATEST if before is None else _LATEST.where(M.c.seq < before)
-    params = {"agent_id": agent_id, "project": project, "limit": limit}
+    params = project.params(agent_id=agent_id, limit=limit)
     rows = conn.execute(query, params).all()
     return [_message(row) for row in reversed(rows)]
 
 
 def take_queued(
-    project: str, agent_id: str, run_id: str, history: int, conn: Connection
+    agent_id: str, run_id: str, history: int, project: Project, conn: Connection
 ) -> TakenMessages:
     """Give the agent's pending messages to ``run_id`` (with those it was given before: a run
     started again); them and the conversation before them."""
-    pending = sa.and_(
-        M.c.agent_id == agent_id,
-        M.c.project_id == project,
-        M.c.direction == "user_to_agent",
-        M.c.status == "pending",
-    )
-    conn.execute(M.update().where(pending).values(status="delivered", run_id=run_id))
+    pending = (M.c.agent_id == agent_id, M.c.direction == "user_to_agent", M.c.status == "pending")
+    conn.execute(project.update(M, *pending).values(status="delivered", run_id=run_id))
     query = sa.select(*_MESSAGE, M.c.seq).where(
-        M.c.agent_id == agent_id,
-        M.c.project_id == project,
-        M.c.run_id == run_id,
-        M.c.direction == "user_to_agent",
+        project.rows(
+            M, M.c.agent_id == agent_id, M.c.run_id == run_id, M.c.direction == "user_to_agent"
+        )
     )
     rows = conn.execute(query.order_by(M.c.seq)).all()
     first = rows[0].seq if rows else None
     return TakenMessages(
-        [_message(row) for row in rows], _history(project, agent_id, first, history, conn)
+        [_message(row) for row in rows], _history(agent_id, first, history, project, conn)
     )
 
 
-def _end_turn(project: str, agent_id: str, end: TurnEnd, conn: Connection) -> None:
-    if _row(project, agent_id, conn) is None:
+def _end_turn(agent_id: str, end: TurnEnd, project: Project, conn: Connection) -> None:
+    if _row(agent_id, project, conn) is None:
         return  # deleted while it ran: nothing of it is kept
     if end.reply is not None:
-        _add_message(project, end.reply, conn)
+        _add_message(end.reply, project, conn)
     values: dict[str, Any] = {
         "input_tokens": A.c.input_tokens + end.input_tokens,
         "output_tokens": A.c.output_tokens + end.output_tokens,
@@ -379,13 +370,12 @@ def _end_turn(project: str, agent_id: str, end: TurnEnd, conn: Connection) -> No
         values["status"] = end.status
     if end.run_id is not None:
         values.update(total_runs=A.c.total_runs + 1, last_run_at=end.at)
-        _end_run(project, end, conn)
-    conn.execute(A.update().where(_mine(project, agent_id)).values(**values))
+        _end_run(end, project, conn)
+    conn.execute(project.update(A, A.c.id == agent_id).values(**values))
 
 
-def _end_run(project: str, end: TurnEnd, conn: Connection) -> None:
+def _end_run(end: TurnEnd, project: Project, conn: Connection) -> None:
     runs = schema.managed_agent_runs
-    mine = sa.and_(runs.c.id == end.run_id, runs.c.project_id == project)
     values = {
         "status": end.run_status,
         "error": end.run_error,
@@ -394,13 +384,13 @@ def _end_run(project: str, end: TurnEnd, conn: Connection) -> None:
         "output_tokens": end.output_tokens,
         "ended_at": end.at,
     }
-    conn.execute(runs.update().where(mine).values(**values))
+    conn.execute(project.update(runs, runs.c.id == end.run_id).values(**values))
 
 
 def _messages(
-    project: str, agent_id: str, after: str | None, limit: int, order: Order, conn: Connection
+    agent_id: str, after: str | None, limit: int, order: Order, project: Project, conn: Connection
 ) -> Page[MessageRow] | None:
-    owned = sa.and_(M.c.agent_id == agent_id, M.c.project_id == project)
+    owned = project.rows(M, M.c.agent_id == agent_id)
     cursor = None
     if after is not None:
         cursor = conn.scalar(sa.select(M.c.seq).where(owned, M.c.id == after))

@@ -24,6 +24,7 @@ from agentloom.storage.base import Order, Page
 from agentloom.storage.notify import notify
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
+from agentloom.storage.scoped import across_projects
 from agentloom.storage.upsert import insert as upsert
 from agentloom.tenancy import DEFAULT_PROJECT
 
@@ -296,7 +297,9 @@ def _list_accounts(
 
 
 def _delete_account(project_id: str, account_id: str, conn: Connection) -> bool:
-    conn.execute(K.delete().where(K.c.service_account_id == account_id))
+    conn.execute(
+        K.delete().where(K.c.service_account_id == account_id, K.c.project_id == project_id)
+    )
     mine = sa.and_(SA.c.id == account_id, SA.c.project_id == project_id)
     deleted = conn.execute(SA.delete().where(mine)).rowcount > 0
     if deleted:
@@ -318,10 +321,13 @@ _KEY_COLUMNS = (
     K.c.last_used_at,
 )
 _KEYS = sa.select(*_KEY_COLUMNS, *(c.label(f"a_{c.name}") for c in _ACCOUNT_COLUMNS)).join(
-    SA, SA.c.id == K.c.service_account_id
+    SA, sa.and_(SA.c.id == K.c.service_account_id, SA.c.project_id == K.c.project_id)
 )
-_FIND = _KEYS.join(PR, PR.c.id == K.c.project_id).where(
-    K.c.digest == sa.bindparam("digest"), PR.c.archived_at.is_(None)
+# Authentication: which project a key is of.
+_FIND = across_projects(
+    _KEYS.join(PR, PR.c.id == K.c.project_id).where(
+        K.c.digest == sa.bindparam("digest"), PR.c.archived_at.is_(None)
+    )
 )
 
 
@@ -368,7 +374,7 @@ def _find_key(digest: str, conn: Connection) -> KeyOwner | None:
 
 
 def _touch_key(key_id: str, now: float, conn: Connection) -> None:
-    conn.execute(K.update().where(K.c.id == key_id).values(last_used_at=now))
+    conn.execute(across_projects(K.update()).where(K.c.id == key_id).values(last_used_at=now))
 
 
 def _seq(

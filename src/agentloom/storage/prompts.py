@@ -27,14 +27,14 @@ from agentloom.storage.base import Order, Page
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.prompts_base import AddOutcome, PromptRow
 from agentloom.storage.runner import Runner
-from agentloom.tenancy import current_project
+from agentloom.storage.scoped import Project, ProjectRunner, in_project
 
 P = schema.prompts
 FIRST = P.alias("first_version")
 DEFAULT = P.alias("default_version")
 
 _PID: sa.BindParameter[str] = sa.bindparam("pid")
-_MINE = sa.and_(P.c.id == _PID, P.c.project_id == sa.bindparam("project"))
+_MINE = sa.and_(P.c.id == _PID, in_project(P))
 _COLUMNS = (P.c.id, P.c.version, P.c.created_at, P.c.is_default, P.c.body)
 _GET_DEFAULT = sa.select(*_COLUMNS).where(_MINE, P.c.is_default == sa.true()).limit(1)
 _GET_VERSION = sa.select(*_COLUMNS).where(_MINE, P.c.version == sa.bindparam("version"))
@@ -53,123 +53,119 @@ _LIST = (
 
 class SqlPromptStore:
     def __init__(self, runner: Runner) -> None:
-        self._runner = runner
+        self._runner = ProjectRunner(runner)
 
     async def create(self, row: PromptRow) -> None:
-        await self._runner.write(partial(_insert, current_project(), row))
+        await self._runner.write(partial(_insert, row))
 
     async def get(self, prompt_id: str, version: int | None) -> PromptRow | None:
-        return await self._runner.read(partial(_get, current_project(), prompt_id, version))
+        return await self._runner.read(partial(_get, prompt_id, version))
 
     async def exists(self, prompt_id: str) -> bool:
-        return await self._runner.read(partial(_exists, current_project(), prompt_id))
+        return await self._runner.read(partial(_exists, prompt_id))
 
     async def versions(self, prompt_id: str) -> list[PromptRow]:
-        return await self._runner.read(partial(_versions, current_project(), prompt_id))
+        return await self._runner.read(partial(_versions, prompt_id))
 
     async def add_version(self, row: PromptRow, *, based_on: int) -> AddOutcome:
         try:
-            return await self._runner.write(partial(_add_version, current_project(), row, based_on))
+            return await self._runner.write(partial(_add_version, row, based_on))
         except IntegrityError:  # a concurrent update inserted this version first
             return "stale"
 
     async def set_default(self, prompt_id: str, version: int) -> PromptRow | None:
-        return await self._runner.write(
-            partial(_set_default, current_project(), prompt_id, version)
-        )
+        return await self._runner.write(partial(_set_default, prompt_id, version))
 
     async def delete(self, prompt_id: str) -> bool:
-        return await self._runner.write(partial(_delete, current_project(), prompt_id))
+        return await self._runner.write(partial(_delete, prompt_id))
 
     async def list_page(
         self, *, after: str | None, limit: int, order: Order
     ) -> Page[PromptRow] | None:
-        return await self._runner.read(partial(_list, current_project(), after, limit, order))
+        return await self._runner.read(partial(_list, after, limit, order))
 
 
 # --- operations ------------------------------------------------------------------------------
 
 
-def _insert(project: str, row: PromptRow, conn: Connection) -> None:
+def _insert(row: PromptRow, project: Project, conn: Connection) -> None:
     conn.execute(
-        P.insert().values(
+        project.insert(P).values(
             id=row.id,
             version=row.version,
             created_at=row.created_at,
             is_default=row.is_default,
             body=row.body,
-            project_id=project,
         )
     )
 
 
-def _get(project: str, prompt_id: str, version: int | None, conn: Connection) -> PromptRow | None:
+def _get(
+    prompt_id: str, version: int | None, project: Project, conn: Connection
+) -> PromptRow | None:
     if version is None:
-        row = conn.execute(_GET_DEFAULT, {"pid": prompt_id, "project": project}).first()
+        row = conn.execute(_GET_DEFAULT, project.params(pid=prompt_id)).first()
     else:
-        row = conn.execute(
-            _GET_VERSION, {"pid": prompt_id, "version": version, "project": project}
-        ).first()
+        row = conn.execute(_GET_VERSION, project.params(pid=prompt_id, version=version)).first()
     return None if row is None else _row(row)
 
 
-def _exists(project: str, prompt_id: str, conn: Connection) -> bool:
-    return conn.scalar(_FIRST_SEQ, {"pid": prompt_id, "project": project}) is not None
+def _exists(prompt_id: str, project: Project, conn: Connection) -> bool:
+    return conn.scalar(_FIRST_SEQ, project.params(pid=prompt_id)) is not None
 
 
-def _versions(project: str, prompt_id: str, conn: Connection) -> list[PromptRow]:
-    return [_row(row) for row in conn.execute(_VERSIONS, {"pid": prompt_id, "project": project})]
+def _versions(prompt_id: str, project: Project, conn: Connection) -> list[PromptRow]:
+    return [_row(row) for row in conn.execute(_VERSIONS, project.params(pid=prompt_id))]
 
 
-def _locked(project: str, prompt_id: str, conn: Connection) -> bool:
+def _locked(prompt_id: str, project: Project, conn: Connection) -> bool:
     """Lock the prompt against other writers for this transaction; ``False`` if it is gone."""
-    return conn.scalar(_LOCK, {"pid": prompt_id, "project": project}) is not None
+    return conn.scalar(_LOCK, project.params(pid=prompt_id)) is not None
 
 
-def _add_version(project: str, row: PromptRow, based_on: int, conn: Connection) -> AddOutcome:
-    if not _locked(project, row.id, conn):
+def _add_version(row: PromptRow, based_on: int, project: Project, conn: Connection) -> AddOutcome:
+    if not _locked(row.id, project, conn):
         return "missing"
-    if conn.scalar(_LATEST, {"pid": row.id, "project": project}) != based_on:
+    if conn.scalar(_LATEST, project.params(pid=row.id)) != based_on:
         return "stale"
-    _insert(project, row, conn)
+    _insert(row, project, conn)
     if row.is_default:
-        _make_default(project, row.id, row.version, conn)
+        _make_default(row.id, row.version, project, conn)
     return "added"
 
 
-def _set_default(project: str, prompt_id: str, version: int, conn: Connection) -> PromptRow | None:
-    if not _locked(project, prompt_id, conn):
+def _set_default(
+    prompt_id: str, version: int, project: Project, conn: Connection
+) -> PromptRow | None:
+    if not _locked(prompt_id, project, conn):
         return None
-    row = conn.execute(
-        _GET_VERSION, {"pid": prompt_id, "version": version, "project": project}
-    ).first()
+    row = conn.execute(_GET_VERSION, project.params(pid=prompt_id, version=version)).first()
     if row is None:
         return None
-    _make_default(project, prompt_id, version, conn)
+    _make_default(prompt_id, version, project, conn)
     return dataclasses.replace(_row(row), is_default=True)
 
 
-def _make_default(project: str, prompt_id: str, version: int, conn: Connection) -> None:
-    mine = sa.and_(P.c.id == prompt_id, P.c.project_id == project)
-    conn.execute(P.update().where(mine).values(is_default=P.c.version == version))
+def _make_default(prompt_id: str, version: int, project: Project, conn: Connection) -> None:
+    conn.execute(project.update(P, P.c.id == prompt_id).values(is_default=P.c.version == version))
 
 
-def _delete(project: str, prompt_id: str, conn: Connection) -> bool:
-    if not _locked(project, prompt_id, conn):
+def _delete(prompt_id: str, project: Project, conn: Connection) -> bool:
+    if not _locked(prompt_id, project, conn):
         return False
-    conn.execute(P.delete().where(P.c.id == prompt_id, P.c.project_id == project))
+    conn.execute(project.delete(P, P.c.id == prompt_id))
     return True
 
 
 def _list(
-    project: str, after: str | None, limit: int, order: Order, conn: Connection
+    after: str | None, limit: int, order: Order, project: Project, conn: Connection
 ) -> Page[PromptRow] | None:
     cursor = None
     if after is not None:
-        cursor = conn.scalar(_FIRST_SEQ, {"pid": after, "project": project})
+        cursor = conn.scalar(_FIRST_SEQ, project.params(pid=after))
         if cursor is None:
             return None
-    query = _LIST.where(FIRST.c.project_id == project)
+    query = _LIST.where(project.rows(FIRST), project.rows(DEFAULT))
     return keyset_page(conn, query, FIRST.c.seq, order=order, limit=limit, row=_row, after=cursor)
 
 

@@ -31,18 +31,17 @@ from agentloom.storage.base import (
 from agentloom.storage.conversations import end_turn
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
-from agentloom.tenancy import current_project
+from agentloom.storage.scoped import Project, ProjectRunner, across_projects, in_project
 
 R = schema.responses
 I = schema.items  # noqa: E741
 
 _RESPONSE_COLUMNS = (R.c.id, R.c.created_at, R.c.model, R.c.status, R.c.previous_response_id)
 _SELECT_RESPONSE = sa.select(*_RESPONSE_COLUMNS, R.c.body)
-_PID: sa.BindParameter[str] = sa.bindparam("pid")
-_GET_RESPONSE = _SELECT_RESPONSE.where(R.c.id == sa.bindparam("rid"), R.c.project_id == _PID)
+_GET_RESPONSE = _SELECT_RESPONSE.where(R.c.id == sa.bindparam("rid"), in_project(R))
 _GET_OUTPUT = (
     sa.select(I.c.id, I.c.body)
-    .where(I.c.response_id == sa.bindparam("rid"), I.c.kind == schema.OUTPUT)
+    .where(I.c.response_id == sa.bindparam("rid"), I.c.kind == schema.OUTPUT, in_project(I))
     .order_by(I.c.position)
 )
 _GET_OUTPUTS = (
@@ -50,17 +49,15 @@ _GET_OUTPUTS = (
     .where(
         I.c.response_id.in_(sa.bindparam("rids", expanding=True)),
         I.c.kind == schema.OUTPUT,
-        I.c.project_id == _PID,
+        in_project(I),
     )
     .order_by(I.c.response_id, I.c.position)
 )
-_GET_TRACE = sa.select(R.c.status, R.c.trace).where(
-    R.c.id == sa.bindparam("rid"), R.c.project_id == _PID
-)
-_SEQ_OF = sa.select(R.c.seq).where(R.c.id == sa.bindparam("rid"), R.c.project_id == _PID)
+_GET_TRACE = sa.select(R.c.status, R.c.trace).where(R.c.id == sa.bindparam("rid"), in_project(R))
+_SEQ_OF = sa.select(R.c.seq).where(R.c.id == sa.bindparam("rid"), in_project(R))
 _FIND_ITEM = (
     sa.select(I.c.id, I.c.body)
-    .where(I.c.id == sa.bindparam("iid"), I.c.project_id == _PID)
+    .where(I.c.id == sa.bindparam("iid"), in_project(I))
     .order_by(I.c.seq.desc())
 ).limit(1)
 
@@ -68,18 +65,19 @@ _FIND_ITEM = (
 def _history_query() -> sa.Select[tuple[int, str | None, str | None]]:
     """Items of the response and of its ``previous_response_id`` ancestors, oldest first."""
     start = sa.select(R.c.id, R.c.previous_response_id, sa.literal(0).label("depth")).where(
-        R.c.id == sa.bindparam("rid"), R.c.project_id == _PID
+        R.c.id == sa.bindparam("rid"), in_project(R)
     )
     chain = start.cte("chain", recursive=True)
     step = (
         sa.select(R.c.id, R.c.previous_response_id, (chain.c.depth + 1).label("depth"))
         .join(chain, R.c.id == chain.c.previous_response_id)
-        .where(R.c.project_id == _PID)
+        .where(in_project(R))
     )
     chain = chain.union_all(step)
+    items = sa.and_(I.c.response_id == chain.c.id, in_project(I))
     return (
         sa.select(chain.c.depth, I.c.id, I.c.body)
-        .select_from(chain.outerjoin(I, I.c.response_id == chain.c.id))
+        .select_from(chain.outerjoin(I, items))
         .order_by(chain.c.depth.desc(), I.c.kind, I.c.position)
     )
 
@@ -89,7 +87,8 @@ _HISTORY = _history_query()
 
 # PostgreSQL writes a response and its items in one statement (data-modifying CTEs), so the two
 # writes on a response's path are one round trip each, sent to asyncpg directly
-# (``Runner.execute``). Other databases use a transaction.
+# (``Runner.execute``; the project is ``$1``, as :class:`ProjectRunner` passes it). Other
+# databases use a transaction.
 def _pg_items(project: int, first: int) -> str:
     """Items from the parallel arrays ``$first`` .. ``$first+3`` (see ``_item_arrays``)."""
     ids, kinds, positions, bodies = (f"${first + n}" for n in range(4))
@@ -103,21 +102,21 @@ FROM unnest({ids}::text[], {kinds}::smallint[], {positions}::int[], {bodies}::te
 _PG_BEGIN = """
 WITH r AS (
     INSERT INTO responses
-        (id, created_at, model, status, previous_response_id, body, project_id, instance_id,
+        (project_id, id, created_at, model, status, previous_response_id, body, instance_id,
          trace)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
     RETURNING id
-)""" + _pg_items(7, 10)
+)""" + _pg_items(1, 10)
 _PG_FINISH = """
 WITH r AS (
-    UPDATE responses SET status = $2, body = $3, trace = $5
-    WHERE id = $1 AND project_id = $4 RETURNING id
-)""" + _pg_items(4, 6)
+    UPDATE responses SET status = $3, body = $4, trace = $5
+    WHERE responses.id = $2 AND responses.project_id = $1 RETURNING id
+)""" + _pg_items(1, 6)
 
 
 class SqlResponseStore:
     def __init__(self, runner: Runner, *, instance_id: str) -> None:
-        self._runner = runner
+        self._runner = ProjectRunner(runner)
         self._instance_id = instance_id
 
     async def begin(self, response: ResponseRow, input_items: Sequence[ItemRow]) -> None:
@@ -125,7 +124,7 @@ class SqlResponseStore:
             items = _item_arrays((schema.INPUT, input_items))
             await self._runner.execute(_PG_BEGIN, *self._pg_row(response), *items)
         else:
-            write = partial(_begin, response, input_items, self._instance_id, current_project())
+            write = partial(_begin, response, input_items, self._instance_id)
             await self._runner.write(write, brief=_brief(response, input_items))
 
     async def save(
@@ -139,11 +138,9 @@ class SqlResponseStore:
             items = _item_arrays((schema.INPUT, input_items), (schema.OUTPUT, output_items))
             await self._write_pg(_PG_BEGIN, (*self._pg_row(response), *items), turn)
             return
-        write = partial(
-            _save, response, input_items, output_items, self._instance_id, current_project()
-        )
+        write = partial(_save, response, input_items, output_items, self._instance_id)
         brief = _brief(response, input_items, output_items)
-        await self._runner.write(partial(_with_turn, write, turn, current_project()), brief=brief)
+        await self._runner.write(partial(_with_turn, write, turn), brief=brief)
 
     async def finish(
         self,
@@ -154,12 +151,12 @@ class SqlResponseStore:
         if self._runner.dialect == "postgresql":
             r = response
             items = _item_arrays((schema.OUTPUT, output_items))
-            args = (r.id, r.status, r.body, current_project(), r.trace, *items)
+            args = (r.id, r.status, r.body, r.trace, *items)
             await self._write_pg(_PG_FINISH, args, turn)
             return
-        write = partial(_finish, response, output_items, current_project())
+        write = partial(_finish, response, output_items)
         brief = _brief(response, output_items)
-        await self._runner.write(partial(_with_turn, write, turn, current_project()), brief=brief)
+        await self._runner.write(partial(_with_turn, write, turn), brief=brief)
 
     async def _write_pg(
         self, sql: str, args: tuple[object, ...], turn: ConversationTurn | None
@@ -170,48 +167,38 @@ class SqlResponseStore:
             await self._runner.execute(sql, *args)
         else:
             write = partial(_execute_driver_sql, sql, args)
-            await self._runner.write(partial(_with_turn, write, turn, current_project()))
+            await self._runner.write(partial(_with_turn, write, turn))
 
     def _pg_row(self, r: ResponseRow) -> tuple[object, ...]:
-        """``_PG_BEGIN``'s response parameters, in order."""
+        """``_PG_BEGIN``'s response parameters after the project, in order."""
         created = float(r.created_at)
-        project = current_project()
-        return (
-            r.id,
-            created,
-            r.model,
-            r.status,
-            r.previous_response_id,
-            r.body,
-            project,
-            self._instance_id,
-            r.trace,
-        )
+        previous = r.previous_response_id
+        return (r.id, created, r.model, r.status, previous, r.body, self._instance_id, r.trace)
 
     async def start(self, response: ResponseRow, input_items: Sequence[ItemRow]) -> None:
-        write = partial(_start, current_project(), response, input_items)
+        write = partial(_start, response, input_items)
         await self._runner.write(write, brief=_brief(response, input_items))
 
     async def reset(self, response: ResponseRow) -> None:
-        await self._runner.write(partial(_reset, current_project(), response))
+        await self._runner.write(partial(_reset, response))
 
     async def get(self, response_id: str) -> StoredResponse | None:
-        return await self._runner.read(partial(_get, current_project(), response_id))
+        return await self._runner.read(partial(_get, response_id))
 
     async def trace(self, response_id: str) -> StoredTrace | None:
-        return await self._runner.read(partial(_trace, current_project(), response_id))
+        return await self._runner.read(partial(_trace, response_id))
 
     async def exists(self, response_id: str) -> bool:
-        return await self._runner.read(partial(_exists, current_project(), response_id))
+        return await self._runner.read(partial(_exists, response_id))
 
     async def delete(self, response_id: str) -> bool:
-        return await self._runner.write(partial(_delete, current_project(), response_id))
+        return await self._runner.write(partial(_delete, response_id))
 
     async def list_page(self, query: ResponseQuery) -> Page[ResponseRow]:
-        return await self._runner.read(partial(_list, current_project(), query))
+        return await self._runner.read(partial(_list, query))
 
     async def outputs(self, response_ids: Sequence[str]) -> dict[str, list[ItemRow]]:
-        return await self._runner.read(partial(_outputs, current_project(), tuple(response_ids)))
+        return await self._runner.read(partial(_outputs, tuple(response_ids)))
 
     async def input_items(
         self,
@@ -222,14 +209,14 @@ class SqlResponseStore:
         limit: int,
         order: Order,
     ) -> Page[ItemRow] | None:
-        query = partial(_input_items, current_project(), response_id, after, before, limit, order)
+        query = partial(_input_items, response_id, after, before, limit, order)
         return await self._runner.read(query)
 
     async def history(self, response_id: str) -> list[ItemRow] | None:
-        return await self._runner.read(partial(_history, current_project(), response_id))
+        return await self._runner.read(partial(_history, response_id))
 
     async def find_item(self, item_id: str) -> ItemRow | None:
-        return await self._runner.read(partial(_find_item, current_project(), item_id))
+        return await self._runner.read(partial(_find_item, item_id))
 
 
 # --- operations ------------------------------------------------------------------------------
@@ -250,8 +237,10 @@ def _item_arrays(*groups: tuple[int, Sequence[ItemRow]]) -> tuple[list[Any], ...
     return ids, kinds, positions, bodies
 
 
-def _execute_driver_sql(sql: str, args: tuple[object, ...], conn: Connection) -> None:
-    conn.exec_driver_sql(sql, args)
+def _execute_driver_sql(
+    sql: str, args: tuple[object, ...], project: Project, conn: Connection
+) -> None:
+    conn.exec_driver_sql(sql, (project.id, *args))
 
 
 BRIEF_ROWS = 64  # items a response's write may carry and still be brief (Runner.write)
@@ -269,12 +258,12 @@ def _brief(response: ResponseRow, *items: Sequence[ItemRow]) -> bool:
 
 
 def _with_turn(
-    write: Callable[[Connection], None],
+    write: Callable[[Project, Connection], None],
     turn: ConversationTurn | None,
-    project: str,
+    project: Project,
     conn: Connection,
 ) -> None:
-    write(conn)
+    write(project, conn)
     if turn is not None:
         end_turn(turn, project, conn)
 
@@ -303,13 +292,13 @@ def _begin(
     response: ResponseRow,
     items: Sequence[ItemRow],
     instance_id: str,
-    project: str,
+    project: Project,
     conn: Connection,
 ) -> None:
     cursor = _cursor(conn)
     r = response
     row = (r.id, r.created_at, r.model, r.status, r.previous_response_id, instance_id, r.body)
-    cursor.execute(_SQL_INSERT_RESPONSE, (*row, r.trace, project))
+    cursor.execute(_SQL_INSERT_RESPONSE, (*row, r.trace, project.id))
     _insert_items(cursor, project, response.id, schema.INPUT, items)
 
 
@@ -318,7 +307,7 @@ def _save(
     inputs: Sequence[ItemRow],
     outputs: Sequence[ItemRow],
     instance_id: str,
-    project: str,
+    project: Project,
     conn: Connection,
 ) -> None:
     _begin(response, inputs, instance_id, project, conn)
@@ -326,33 +315,32 @@ def _save(
 
 
 def _finish(
-    response: ResponseRow, items: Sequence[ItemRow], project: str, conn: Connection
+    response: ResponseRow, items: Sequence[ItemRow], project: Project, conn: Connection
 ) -> None:
     r, cursor = response, _cursor(conn)
-    cursor.execute(_SQL_UPDATE_RESPONSE, (r.status, r.body, r.trace, r.id, project))
+    cursor.execute(_SQL_UPDATE_RESPONSE, (r.status, r.body, r.trace, r.id, project.id))
     _insert_items(cursor, project, response.id, schema.OUTPUT, items)
 
 
 def _insert_items(
-    cursor: Any, project: str, response_id: str, kind: int, rows: Sequence[ItemRow]
+    cursor: Any, project: Project, response_id: str, kind: int, rows: Sequence[ItemRow]
 ) -> None:
     if rows:
         cursor.executemany(
             _SQL_INSERT_ITEMS,
-            [(r.id, response_id, kind, i, r.body, project) for i, r in enumerate(rows)],
+            [(r.id, response_id, kind, i, r.body, project.id) for i, r in enumerate(rows)],
         )
 
 
-def _update(project: str, response: ResponseRow, conn: Connection) -> None:
-    mine = sa.and_(R.c.id == response.id, R.c.project_id == project)
+def _update(response: ResponseRow, project: Project, conn: Connection) -> None:
     values = {"status": response.status, "body": response.body, "trace": response.trace}
-    conn.execute(R.update().where(mine).values(values))
+    conn.execute(project.update(R, R.c.id == response.id).values(values))
 
 
 def _start(
-    project: str, response: ResponseRow, inputs: Sequence[ItemRow], conn: Connection
+    response: ResponseRow, inputs: Sequence[ItemRow], project: Project, conn: Connection
 ) -> None:
-    _update(project, response, conn)
+    _update(response, project, conn)
     if inputs:
         rows = [
             {
@@ -361,53 +349,60 @@ def _start(
                 "kind": schema.INPUT,
                 "position": position,
                 "body": item.body,
-                "project_id": project,
             }
             for position, item in enumerate(inputs)
         ]
-        conn.execute(I.insert(), rows)
+        conn.execute(project.insert(I), rows)
 
 
-def _reset(project: str, response: ResponseRow, conn: Connection) -> None:
-    conn.execute(I.delete().where(I.c.response_id == response.id, I.c.project_id == project))
-    _update(project, response, conn)
+def _reset(response: ResponseRow, project: Project, conn: Connection) -> None:
+    conn.execute(project.delete(I, I.c.response_id == response.id))
+    _update(response, project, conn)
 
 
-def _get(project: str, response_id: str, conn: Connection) -> StoredResponse | None:
-    row = conn.execute(_GET_RESPONSE, {"rid": response_id, "pid": project}).first()
+def _get(response_id: str, project: Project, conn: Connection) -> StoredResponse | None:
+    row = conn.execute(_GET_RESPONSE, project.params(rid=response_id)).first()
     if row is None:
         return None
-    output = [ItemRow.of(r) for r in conn.execute(_GET_OUTPUT, {"rid": response_id})]
+    output = [ItemRow.of(r) for r in conn.execute(_GET_OUTPUT, project.params(rid=response_id))]
     return StoredResponse(response=_response_row(row), output=output)
 
 
-def _trace(project: str, response_id: str, conn: Connection) -> StoredTrace | None:
-    row = conn.execute(_GET_TRACE, {"rid": response_id, "pid": project}).first()
+def _trace(response_id: str, project: Project, conn: Connection) -> StoredTrace | None:
+    row = conn.execute(_GET_TRACE, project.params(rid=response_id)).first()
     return None if row is None else StoredTrace(status=row.status, trace=row.trace)
 
 
-def _exists(project: str, response_id: str, conn: Connection) -> bool:
-    return conn.scalar(_SEQ_OF, {"rid": response_id, "pid": project}) is not None
+def _exists(response_id: str, project: Project, conn: Connection) -> bool:
+    return conn.scalar(_SEQ_OF, project.params(rid=response_id)) is not None
 
 
-def _delete(project: str, response_id: str, conn: Connection) -> bool:
-    owned = conn.execute(sa.select(R.c.id).where(R.c.id == response_id, R.c.project_id == project))
-    return delete_responses([response_id], conn) > 0 if owned.first() else False
+def _delete(response_id: str, project: Project, conn: Connection) -> bool:
+    owned = conn.execute(sa.select(R.c.id).where(project.rows(R, R.c.id == response_id)))
+    return delete_responses([response_id], conn, project) > 0 if owned.first() else False
 
 
-def delete_responses(ids: Sequence[str], conn: Connection) -> int:
+def delete_responses(ids: Sequence[str], conn: Connection, project: Project | None = None) -> int:
     """The responses ``ids`` and everything they own: their items (input and output) and
-    their stream events; how many responses went. ``DELETE /v1/responses/{id}`` and
-    retention's sweep both delete so."""
-    conn.execute(I.delete().where(I.c.response_id.in_(ids)))
-    conn.execute(
-        schema.response_events.delete().where(schema.response_events.c.response_id.in_(ids))
-    )
-    return int(conn.execute(R.delete().where(R.c.id.in_(ids))).rowcount)
+    their stream events; how many responses went. ``DELETE /v1/responses/{id}`` (in its
+    ``project``) and retention's sweep (of every project: ``None``) both delete so."""
+    E = schema.response_events
+    conn.execute(_deleting(I, I.c.response_id.in_(ids), project))
+    conn.execute(_deleting(E, E.c.response_id.in_(ids), project))
+    return int(conn.execute(_deleting(R, R.c.id.in_(ids), project)).rowcount)
 
 
-def _list(project: str, query: ResponseQuery, conn: Connection) -> Page[ResponseRow]:
-    select = _SELECT_RESPONSE.where(R.c.project_id == project, *_filters(query, conn.dialect.name))
+def _deleting(
+    table: sa.Table, criterion: sa.ColumnElement[bool], project: Project | None
+) -> sa.Delete:
+    """A delete of ``table``'s rows that match, in ``project`` (``None``: any)."""
+    if project is None:
+        return across_projects(table.delete().where(criterion))
+    return project.delete(table, criterion)
+
+
+def _list(query: ResponseQuery, project: Project, conn: Connection) -> Page[ResponseRow]:
+    select = _SELECT_RESPONSE.where(project.rows(R, *_filters(query, conn.dialect.name)))
     cursor = _seq_of(conn, project, query.after) if query.after is not None else None
     return keyset_page(
         conn,
@@ -452,29 +447,27 @@ def _sqlite_has_pair(key: str, value: str) -> sa.ColumnElement[bool]:
 
 
 def _outputs(
-    project: str, response_ids: tuple[str, ...], conn: Connection
+    response_ids: tuple[str, ...], project: Project, conn: Connection
 ) -> dict[str, list[ItemRow]]:
     found: dict[str, list[ItemRow]] = {rid: [] for rid in response_ids}
     if response_ids:
-        for row in conn.execute(_GET_OUTPUTS, {"rids": list(response_ids), "pid": project}):
+        for row in conn.execute(_GET_OUTPUTS, project.params(rids=list(response_ids))):
             found[row.response_id].append(ItemRow.of(row))
     return found
 
 
 def _input_items(
-    project: str,
     response_id: str,
     after: str | None,
     before: str | None,
     limit: int,
     order: Order,
+    project: Project,
     conn: Connection,
 ) -> Page[ItemRow] | None:
-    if conn.scalar(_SEQ_OF, {"rid": response_id, "pid": project}) is None:
+    if conn.scalar(_SEQ_OF, project.params(rid=response_id)) is None:
         return None
-    query = sa.select(I.c.id, I.c.body).where(
-        I.c.response_id == response_id, I.c.kind == schema.INPUT
-    )
+    query = sa.select(I.c.id, I.c.body).where(_inputs(project, response_id))
     return keyset_page(
         conn,
         query,
@@ -482,20 +475,24 @@ def _input_items(
         order=order,
         limit=limit,
         row=ItemRow.of,
-        after=None if after is None else _position(conn, response_id, after, "after"),
-        before=None if before is None else _position(conn, response_id, before, "before"),
+        after=None if after is None else _position(conn, project, response_id, after, "after"),
+        before=None if before is None else _position(conn, project, response_id, before, "before"),
     )
 
 
-def _history(project: str, response_id: str, conn: Connection) -> list[ItemRow] | None:
-    rows = conn.execute(_HISTORY, {"rid": response_id, "pid": project}).all()
+def _inputs(project: Project, response_id: str) -> sa.ColumnElement[bool]:
+    return project.rows(I, I.c.response_id == response_id, I.c.kind == schema.INPUT)
+
+
+def _history(response_id: str, project: Project, conn: Connection) -> list[ItemRow] | None:
+    rows = conn.execute(_HISTORY, project.params(rid=response_id)).all()
     if not rows:
         return None
     return [ItemRow.of(r) for r in rows if r.id is not None]
 
 
-def _find_item(project: str, item_id: str, conn: Connection) -> ItemRow | None:
-    row = conn.execute(_FIND_ITEM, {"iid": item_id, "pid": project}).first()
+def _find_item(item_id: str, project: Project, conn: Connection) -> ItemRow | None:
+    row = conn.execute(_FIND_ITEM, project.params(iid=item_id)).first()
     return None if row is None else ItemRow.of(row)
 
 
@@ -513,17 +510,17 @@ def _response_row(row: Any) -> ResponseRow:
     )
 
 
-def _seq_of(conn: Connection, project: str, response_id: str) -> int:
-    seq = conn.scalar(_SEQ_OF, {"rid": response_id, "pid": project})
+def _seq_of(conn: Connection, project: Project, response_id: str) -> int:
+    seq = conn.scalar(_SEQ_OF, project.params(rid=response_id))
     if seq is None:
         raise NotFoundError(f"Response with id '{response_id}' not found.", param="after")
     return int(seq)
 
 
-def _position(conn: Connection, response_id: str, item_id: str, param: str) -> int:
-    query = sa.select(I.c.position).where(
-        I.c.response_id == response_id, I.c.kind == schema.INPUT, I.c.id == item_id
-    )
+def _position(
+    conn: Connection, project: Project, response_id: str, item_id: str, param: str
+) -> int:
+    query = sa.select(I.c.position).where(_inputs(project, response_id), I.c.id == item_id)
     position = conn.scalar(query.limit(1))
     if position is None:
         raise NotFoundError(f"Item with id '{item_id}' not found in this response.", param=param)

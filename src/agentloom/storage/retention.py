@@ -23,6 +23,7 @@ from agentloom.storage import schema
 from agentloom.storage.events import TERMINAL_EVENTS
 from agentloom.storage.responses import delete_responses
 from agentloom.storage.runner import Runner
+from agentloom.storage.scoped import across_projects
 from agentloom.storage.upsert import insert
 from agentloom.tenancy import DEFAULT_PROJECT
 
@@ -72,7 +73,7 @@ def _seq_keys(
 
 def _delete_seqs(table: sa.Table) -> Callable[[Sequence[Any], Connection], int]:
     def delete(seqs: Sequence[Any], conn: Connection) -> int:
-        return conn.execute(table.delete().where(table.c.seq.in_(seqs))).rowcount
+        return conn.execute(across_projects(table.delete()).where(table.c.seq.in_(seqs))).rowcount
 
     return delete
 
@@ -95,7 +96,7 @@ def _event_keys(cutoff: float) -> sa.Select[Any]:
 def _delete_events(keys: Sequence[Any], conn: Connection) -> int:
     pairs = [(row[0], row[1]) for row in keys]
     key = sa.tuple_(E.c.response_id, E.c.sequence_number)
-    return conn.execute(E.delete().where(key.in_(pairs))).rowcount
+    return conn.execute(across_projects(E.delete()).where(key.in_(pairs))).rowcount
 
 
 RESPONSES = Kind("responses", _response_keys, R.c.project_id, delete_responses)
@@ -141,7 +142,7 @@ class SqlRetentionStore:
 
 
 def _sweep_batch(kind: Kind, cutoff: float, limit: int, scope: Scope, conn: Connection) -> int:
-    query = kind.keys(cutoff).where(scope.where(kind.project)).limit(limit)
+    query = across_projects(kind.keys(cutoff)).where(scope.where(kind.project)).limit(limit)
     keys = conn.execute(query).all()
     if not keys:
         return 0
@@ -156,7 +157,7 @@ def _project_ages(conn: Connection) -> dict[str, float]:
 
 
 def _schedule(every: float, now: float, conn: Connection) -> None:
-    row = insert(conn, S).values(
+    row = across_projects(insert(conn, S)).values(
         id=SWEEP_SCHEDULE,
         project_id=DEFAULT_PROJECT,
         kind=SWEEP_JOB,

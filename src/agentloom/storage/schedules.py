@@ -23,7 +23,7 @@ from agentloom.ids import new_id
 from agentloom.storage import schema
 from agentloom.storage.jobs import JobRow, enqueue
 from agentloom.storage.runner import Runner
-from agentloom.tenancy import current_project
+from agentloom.storage.scoped import Project, ProjectRunner, across_projects
 
 S = schema.schedules
 J = schema.jobs
@@ -55,57 +55,57 @@ _COLUMNS = tuple(S.c[name] for name in ScheduleRow.__slots__)
 
 class SqlScheduleStore:
     def __init__(self, runner: Runner) -> None:
-        self._runner = runner
+        self._runner = ProjectRunner(runner)
 
     async def create(self, row: ScheduleRow) -> None:
-        await self._runner.write(partial(insert, current_project(), row))
+        await self._runner.write(partial(insert, row))
 
     async def get(self, schedule_id: str) -> ScheduleRow | None:
-        return await self._runner.read(partial(_get, current_project(), schedule_id))
+        return await self._runner.read(partial(_get, schedule_id))
 
     async def update(self, schedule_id: str, values: dict[str, Any]) -> ScheduleRow | None:
-        write = partial(_update, current_project(), schedule_id, values)
+        write = partial(_update, schedule_id, values)
         return await self._runner.write(write)
 
     async def delete(self, schedule_id: str) -> bool:
-        return await self._runner.write(partial(_delete, current_project(), schedule_id))
+        return await self._runner.write(partial(_delete, schedule_id))
 
     async def fire(self, now: float, limit: int = 100) -> int:
         """Queue the job of every due schedule (of any project) whose last one ended; how many
         were queued. A read finds out first whether any is due (no write a second for none)."""
-        if not await self._runner.read(partial(_any_due, now)):
+        if not await self._runner.across_projects.read(partial(_any_due, now)):
             return 0
-        return await self._runner.write(partial(_fire, now, limit))
+        return await self._runner.across_projects.write(partial(_fire, now, limit))
 
 
 def _row(row: Any) -> ScheduleRow:
     return ScheduleRow(*(getattr(row, c.name) for c in _COLUMNS))
 
 
-def _mine(project: str, schedule_id: str) -> sa.ColumnElement[bool]:
-    return sa.and_(S.c.id == schedule_id, S.c.project_id == project)
+def _mine(project: Project, schedule_id: str) -> sa.ColumnElement[bool]:
+    return project.rows(S, S.c.id == schedule_id)
 
 
-def insert(project: str, row: ScheduleRow, conn: Connection) -> None:
+def insert(row: ScheduleRow, project: Project, conn: Connection) -> None:
     """Store ``row`` in the caller's transaction (with what it schedules, say)."""
-    conn.execute(S.insert().values(project_id=project, **asdict(row)))
+    conn.execute(project.insert(S).values(**asdict(row)))
 
 
-def _get(project: str, schedule_id: str, conn: Connection) -> ScheduleRow | None:
+def _get(schedule_id: str, project: Project, conn: Connection) -> ScheduleRow | None:
     row = conn.execute(sa.select(*_COLUMNS).where(_mine(project, schedule_id))).first()
     return None if row is None else _row(row)
 
 
 def _update(
-    project: str, schedule_id: str, values: dict[str, Any], conn: Connection
+    schedule_id: str, values: dict[str, Any], project: Project, conn: Connection
 ) -> ScheduleRow | None:
     if values:
-        conn.execute(S.update().where(_mine(project, schedule_id)).values(**values))
-    return _get(project, schedule_id, conn)
+        conn.execute(project.update(S, S.c.id == schedule_id).values(**values))
+    return _get(schedule_id, project, conn)
 
 
-def _delete(project: str, schedule_id: str, conn: Connection) -> bool:
-    return conn.execute(S.delete().where(_mine(project, schedule_id))).rowcount > 0
+def _delete(schedule_id: str, project: Project, conn: Connection) -> bool:
+    return conn.execute(project.delete(S, S.c.id == schedule_id)).rowcount > 0
 
 
 def _due(now: float) -> sa.ColumnElement[bool]:
@@ -114,11 +114,11 @@ def _due(now: float) -> sa.ColumnElement[bool]:
 
 
 def _any_due(now: float, conn: Connection) -> bool:
-    return conn.scalar(sa.select(S.c.id).where(_due(now)).limit(1)) is not None
+    return conn.scalar(across_projects(sa.select(S.c.id).where(_due(now)).limit(1))) is not None
 
 
 def _fire(now: float, limit: int, conn: Connection) -> int:
-    query = sa.select(*_COLUMNS, S.c.project_id).where(_due(now))
+    query = across_projects(sa.select(*_COLUMNS, S.c.project_id).where(_due(now)))
     query = query.order_by(S.c.next_run_at).limit(limit)
     if conn.dialect.name == "postgresql":
         query = query.with_for_update(of=S, skip_locked=True)
@@ -135,8 +135,8 @@ def _fire(now: float, limit: int, conn: Connection) -> int:
             created_at=time.time(),
         )
         moved = conn.execute(
-            S.update()
-            .where(S.c.id == schedule.id, S.c.next_run_at == schedule.next_run_at)
+            Project(found.project_id)
+            .update(S, S.c.id == schedule.id, S.c.next_run_at == schedule.next_run_at)
             .values(
                 next_run_at=_next(schedule, now),
                 last_job_id=job.id,

@@ -17,6 +17,7 @@ from sqlalchemy.engine import Connection
 
 from agentloom.storage import schema
 from agentloom.storage.runner import Runner
+from agentloom.storage.scoped import across_projects
 
 U = schema.usage_records
 COUNTS = (
@@ -105,7 +106,9 @@ class SqlUsageStore:
 
 
 def _add(rows: list[tuple[UsageKey, UsageCounts]], conn: Connection) -> None:
-    conn.execute(U.insert(), [{**asdict(key), **asdict(counts)} for key, counts in rows])
+    # each row names its project: a process's usage of every project, written at once
+    values = [{**asdict(key), **asdict(counts)} for key, counts in rows]
+    conn.execute(across_projects(U.insert()), values)
 
 
 def _totals(query: UsageQuery, conn: Connection) -> list[UsageTotal]:
@@ -114,7 +117,7 @@ def _totals(query: UsageQuery, conn: Connection) -> list[UsageTotal]:
     )
     groups = [GROUPS[name].label(name) for name in query.group_by]
     sums = [sa.func.sum(U.c[name]).label(name) for name in COUNTS]
-    select = sa.select(bucket, *groups, *sums).where(
+    select = across_projects(sa.select(bucket, *groups, *sums)).where(
         U.c.minute >= query.start, U.c.minute < query.end
     )
     for column, wanted in (

@@ -21,6 +21,7 @@ from sqlalchemy.engine import Connection
 
 from agentloom.storage import schema
 from agentloom.storage.runner import Runner
+from agentloom.storage.scoped import Project, ProjectRunner, across_projects, in_project
 from agentloom.storage.vector_stores import lock_store, store_row
 from agentloom.storage.vector_stores_base import (
     ChunkBatches,
@@ -30,7 +31,7 @@ from agentloom.storage.vector_stores_base import (
     NewChunk,
     StoredChunks,
 )
-from agentloom.tenancy import DEFAULT_PROJECT, current_project
+from agentloom.tenancy import DEFAULT_PROJECT
 
 VS = schema.vector_stores
 VF = schema.vector_store_files
@@ -39,24 +40,31 @@ F = schema.files
 
 _MAX_SEQ = sa.select(sa.func.max(VC.c.seq)).where(VC.c.vector_store_id == VS.c.id).scalar_subquery()
 _INDEX_STATE = sa.select(VS, _MAX_SEQ.label("max_seq")).where(
-    VS.c.id == sa.bindparam("sid"), VS.c.project_id == sa.bindparam("project")
+    VS.c.id == sa.bindparam("sid"), in_project(VS)
 )
 
 
 class SqlChunkStore:
+    """Ingestion serves every project: it claims a file whichever project's it is, and goes on
+    as the project of its claim (:attr:`Claim.project_id`). Chunks and store files have no
+    project column: they are reached by the store's id, once the store was found in the
+    running work's project (:meth:`index_state`, the API's own checks)."""
+
     def __init__(self, runner: Runner) -> None:
-        self._runner = runner
+        self._runner = ProjectRunner(runner)
+        self._chunks = runner  # chunk and file rows: no project column
 
     # --- ingestion ---------------------------------------------------------------------------
 
     async def claim(self, store_id: str, file_id: str, instance_id: str) -> Claim | None:
         """Claim the file for this instance (its ingestion job runs here); ``None`` when it is
         no longer ``in_progress`` (removed, cancelled, or done)."""
-        return await self._runner.write(partial(_claim, store_id, file_id, instance_id))
+        claim = partial(_claim, store_id, file_id, instance_id)
+        return await self._runner.across_projects.write(claim)
 
     async def claimed(self, claim: Claim, instance_id: str) -> bool:
         """Whether the file is still in progress and claimed by this instance."""
-        return await self._runner.read(partial(_claimed, claim, instance_id))
+        return await self._chunks.read(partial(_claimed, claim, instance_id))
 
     async def complete(
         self, claim: Claim, instance_id: str, chunks: ChunkBatches, usage_bytes: int
@@ -64,10 +72,11 @@ class SqlChunkStore:
         """Store the chunks and mark the file ``completed``; ``False`` (nothing written) when
         the file is no longer this instance's to complete. The chunks are inserted a batch at
         a time, all in the transaction that completes the file."""
-        return await self._runner.write(partial(_complete, claim, instance_id, chunks, usage_bytes))
+        write = partial(_complete, claim, instance_id, chunks, usage_bytes)
+        return await self._chunks.write(write)
 
     async def fail(self, claim: Claim, instance_id: str, last_error: str) -> bool:
-        return await self._runner.write_statement(partial(_fail, claim, instance_id, last_error))
+        return await self._chunks.write_statement(partial(_fail, claim, instance_id, last_error))
 
     # --- removal -----------------------------------------------------------------------------
 
@@ -83,19 +92,19 @@ class SqlChunkStore:
 
     async def index_state(self, store_id: str) -> IndexState | None:
         """The store (of the running work's project) and its newest chunk's ``seq``."""
-        return await self._runner.read(partial(_index_state, current_project(), store_id))
+        return await self._runner.read(partial(_index_state, store_id))
 
     async def chunks(self, store_id: str, *, after: int, upto: int, limit: int) -> StoredChunks:
         """Up to ``limit`` of the store's chunks with ``after < seq <= upto``, by ``seq``."""
-        return await self._runner.read(partial(_chunks, store_id, after, upto, limit))
+        return await self._chunks.read(partial(_chunks, store_id, after, upto, limit))
 
     async def first_seqs(self, store_id: str) -> dict[str, int]:
         """The ``seq`` of each file's first chunk in the store."""
-        return await self._runner.read(partial(_first_seqs, store_id))
+        return await self._chunks.read(partial(_first_seqs, store_id))
 
     async def attributes(self, store_id: str) -> list[tuple[str, str]]:
         """``(file_id, attributes JSON)`` of the store's completed files."""
-        return await self._runner.read(partial(_attributes, store_id))
+        return await self._chunks.read(partial(_attributes, store_id))
 
     async def texts(self, store_id: str, seqs: Sequence[int]) -> list[ChunkText]:
         """The chunks with these ``seq`` still in the store (their file completed)."""
@@ -117,7 +126,7 @@ def _claim(store_id: str, file_id: str, instance_id: str, conn: Connection) -> C
     ).first()
     if claimed is None:
         return None
-    owner = sa.select(VS.c.project_id).where(VS.c.id == store_id)
+    owner = across_projects(sa.select(VS.c.project_id).where(VS.c.id == store_id))
     project = conn.scalar(owner) or DEFAULT_PROJECT
     return Claim(store_id, file_id, claimed.chunking_strategy, claimed.attempts, project)
 
@@ -142,7 +151,7 @@ def _complete(
     usage_bytes: int,
     conn: Connection,
 ) -> bool:
-    if not lock_store(conn, claim.vector_store_id):
+    if not lock_store(conn, claim.vector_store_id, Project(claim.project_id)):
         return False
     done = conn.execute(
         VF.update()
@@ -179,29 +188,29 @@ def _fail(claim: Claim, instance_id: str, last_error: str, conn: Connection) -> 
 # --- removal ---------------------------------------------------------------------------------
 
 
-def _remove(store_id: str, file_id: str, conn: Connection) -> bool:
-    if not lock_store(conn, store_id):
+def _remove(store_id: str, file_id: str, project: Project, conn: Connection) -> bool:
+    if not lock_store(conn, store_id, project):
         return False
     where = sa.and_(VF.c.vector_store_id == store_id, VF.c.file_id == file_id)
     if not conn.execute(VF.delete().where(where)).rowcount:
         return False
     chunks = sa.and_(VC.c.vector_store_id == store_id, VC.c.file_id == file_id)
     if conn.execute(VC.delete().where(chunks)).rowcount:
-        conn.execute(VS.update().where(VS.c.id == store_id).values(epoch=VS.c.epoch + 1))
+        conn.execute(project.update(VS, VS.c.id == store_id).values(epoch=VS.c.epoch + 1))
     return True
 
 
-def _remove_everywhere(file_id: str, conn: Connection) -> list[str]:
+def _remove_everywhere(file_id: str, project: Project, conn: Connection) -> list[str]:
     query = sa.select(VF.c.vector_store_id).where(VF.c.file_id == file_id)
     stores = sorted({row.vector_store_id for row in conn.execute(query)})
-    return [store_id for store_id in stores if _remove(store_id, file_id, conn)]
+    return [store_id for store_id in stores if _remove(store_id, file_id, project, conn)]
 
 
 # --- search ----------------------------------------------------------------------------------
 
 
-def _index_state(project: str, store_id: str, conn: Connection) -> IndexState | None:
-    row = conn.execute(_INDEX_STATE, {"sid": store_id, "project": project}).first()
+def _index_state(store_id: str, project: Project, conn: Connection) -> IndexState | None:
+    row = conn.execute(_INDEX_STATE, project.params(sid=store_id)).first()
     if row is None:
         return None
     return IndexState(store_row(row), int(row.max_seq or 0))
@@ -239,12 +248,12 @@ def _attributes(store_id: str, conn: Connection) -> list[tuple[str, str]]:
     return [(row.file_id, row.attributes) for row in conn.execute(query)]
 
 
-def _texts(store_id: str, seqs: list[int], conn: Connection) -> list[ChunkText]:
+def _texts(store_id: str, seqs: list[int], project: Project, conn: Connection) -> list[ChunkText]:
     if not seqs:
         return []
     joined = VC.join(
         VF, sa.and_(VF.c.vector_store_id == VC.c.vector_store_id, VF.c.file_id == VC.c.file_id)
-    ).outerjoin(F, F.c.id == VC.c.file_id)
+    ).outerjoin(F, project.rows(F, F.c.id == VC.c.file_id))
     query = (
         sa.select(VC.c.seq, VC.c.file_id, VC.c.text, VF.c.attributes, F.c.filename)
         .select_from(joined)

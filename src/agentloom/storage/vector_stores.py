@@ -32,6 +32,7 @@ from agentloom.storage.base import Owned, Page
 from agentloom.storage.jobs import JobRow, enqueue
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
+from agentloom.storage.scoped import Project, ProjectRunner, across_projects, in_project
 from agentloom.storage.upsert import insert as upsert
 from agentloom.storage.vector_stores_base import (
     BatchRow,
@@ -44,7 +45,6 @@ from agentloom.storage.vector_stores_base import (
     StoreRow,
     StoreState,
 )
-from agentloom.tenancy import current_project
 
 VS = schema.vector_stores
 VF = schema.vector_store_files
@@ -78,10 +78,9 @@ _FILE_COLUMNS = (
 )
 _BATCH_COLUMNS = (VB.c.id, VB.c.vector_store_id, VB.c.created_at, VB.c.cancelled)
 _SID: sa.BindParameter[str] = sa.bindparam("sid")
-_MINE = sa.and_(VS.c.id == _SID, VS.c.project_id == sa.bindparam("project"))
+_MINE = sa.and_(VS.c.id == _SID, in_project(VS))
 _GET_STORE = sa.select(*_STORE_COLUMNS).where(_MINE)
 _OWNS = sa.select(VS.c.id).where(_MINE)
-_LOCK_STORE = sa.select(VS.c.id).where(VS.c.id == _SID).with_for_update()
 _LOCK_MINE = _OWNS.with_for_update()
 _STORE_SEQ = sa.select(VS.c.seq).where(_MINE)
 _COUNTS = sa.select(
@@ -93,33 +92,31 @@ T = TypeVar("T")
 
 class SqlVectorStoreStore:
     def __init__(self, runner: Runner) -> None:
-        self._runner = runner
+        self._runner = ProjectRunner(runner)
 
     async def create(self, row: StoreRow, files: Sequence[StoreFileRow]) -> None:
-        await self._runner.write(partial(_create, current_project(), row, files))
+        await self._runner.write(partial(_create, row, files))
 
     async def get(self, store_id: str) -> StoreState | None:
-        return await self._runner.read(partial(_get, current_project(), store_id))
+        return await self._runner.read(partial(_get, store_id))
 
     async def list_page(self, cursor: Cursor) -> Page[StoreState]:
-        return await self._runner.read(partial(_list, current_project(), cursor))
+        return await self._runner.read(partial(_list, cursor))
 
     async def recently_active(self, *, now: float, limit: int) -> list[Owned]:
         """The stores of any project used most recently (not expired), most recent first."""
-        return await self._runner.read(partial(_recently_active, now, limit))
+        return await self._runner.across_projects.read(partial(_recently_active, now, limit))
 
     async def update(self, store_id: str, changes: StoreChanges) -> StoreState | None:
-        return await self._runner.write(partial(_update, current_project(), store_id, changes))
+        return await self._runner.write(partial(_update, store_id, changes))
 
     async def touch(self, store_id: str, *, now: float, expires_at: float | None) -> None:
         """Mark the store used at ``now`` and set its expiry (unless a later use did)."""
-        await self._runner.write_statement(
-            partial(_touch, current_project(), store_id, now, expires_at)
-        )
+        await self._runner.write_statement(partial(_touch, store_id, now, expires_at))
 
     async def delete(self, store_id: str) -> bool:
         """Delete the store with its files, batches and chunks."""
-        return await self._runner.write(partial(_delete, current_project(), store_id))
+        return await self._runner.write(partial(_delete, store_id))
 
     async def add_files(
         self, store_id: str, rows: Sequence[StoreFileRow], batch: BatchRow | None = None
@@ -127,12 +124,10 @@ class SqlVectorStoreStore:
         """Attach files (a file already in the store stays as it is, unless it failed or was
         cancelled: then it is ingested again; with ``batch`` it joins that batch). The rows of
         every named file, in order; ``None`` if there is no store."""
-        return await self._runner.write(
-            partial(_add_files, current_project(), store_id, rows, batch)
-        )
+        return await self._runner.write(partial(_add_files, store_id, rows, batch))
 
     async def get_file(self, store_id: str, file_id: str) -> StoreFileRow | None:
-        return await self._runner.read(partial(_get_file, current_project(), store_id, file_id))
+        return await self._runner.read(partial(_get_file, store_id, file_id))
 
     async def list_files(
         self,
@@ -142,33 +137,29 @@ class SqlVectorStoreStore:
         status: FileStatus | None = None,
         batch_id: str | None = None,
     ) -> Page[StoreFileRow]:
-        return await self._runner.read(
-            partial(_list_files, current_project(), store_id, cursor, status, batch_id)
-        )
+        return await self._runner.read(partial(_list_files, store_id, cursor, status, batch_id))
 
     async def set_attributes(
         self, store_id: str, file_id: str, attributes: str
     ) -> StoreFileRow | None:
-        return await self._runner.write(
-            partial(_set_attributes, current_project(), store_id, file_id, attributes)
-        )
+        return await self._runner.write(partial(_set_attributes, store_id, file_id, attributes))
 
     async def get_batch(self, store_id: str, batch_id: str) -> BatchState | None:
-        return await self._runner.read(partial(_get_batch, current_project(), store_id, batch_id))
+        return await self._runner.read(partial(_get_batch, store_id, batch_id))
 
     async def cancel_batch(self, store_id: str, batch_id: str) -> BatchState | None:
         """Mark the batch cancelled and cancel its files still in progress (whatever their
         ingestion computes is then dropped)."""
-        return await self._runner.write(
-            partial(_cancel_batch, current_project(), store_id, batch_id)
-        )
+        return await self._runner.write(partial(_cancel_batch, store_id, batch_id))
 
 
 # --- stores ----------------------------------------------------------------------------------
 
 
-def _create(project: str, row: StoreRow, files: Sequence[StoreFileRow], conn: Connection) -> None:
-    conn.execute(VS.insert().values(**asdict(row), project_id=project))
+def _create(
+    row: StoreRow, files: Sequence[StoreFileRow], project: Project, conn: Connection
+) -> None:
+    conn.execute(project.insert(VS).values(**asdict(row)))
     if files:
         conn.execute(VF.insert(), [asdict(f) for f in files])
         waiting = [f.file_id for f in files if f.status == "in_progress"]
@@ -177,22 +168,22 @@ def _create(project: str, row: StoreRow, files: Sequence[StoreFileRow], conn: Co
 
 def _recently_active(now: float, limit: int, conn: Connection) -> list[Owned]:
     live = sa.or_(VS.c.expires_at.is_(None), VS.c.expires_at > now)
-    query = sa.select(VS.c.project_id, VS.c.id).where(live)
+    query = across_projects(sa.select(VS.c.project_id, VS.c.id).where(live))
     rows = conn.execute(query.order_by(VS.c.last_active_at.desc()).limit(limit))
     return [Owned(row.project_id, row.id) for row in rows]
 
 
-def _get(project: str, store_id: str, conn: Connection) -> StoreState | None:
-    row = conn.execute(_GET_STORE, {"sid": store_id, "project": project}).first()
+def _get(store_id: str, project: Project, conn: Connection) -> StoreState | None:
+    row = conn.execute(_GET_STORE, project.params(sid=store_id)).first()
     if row is None:
         return None
     store = store_row(row)
     return StoreState(store, _counts(conn, VF.c.vector_store_id == store_id))
 
 
-def _list(project: str, cursor: Cursor, conn: Connection) -> Page[StoreState]:
-    query = sa.select(*_STORE_COLUMNS).where(VS.c.project_id == project)
-    seq = _STORE_SEQ.params(project=project)
+def _list(cursor: Cursor, project: Project, conn: Connection) -> Page[StoreState]:
+    query = sa.select(*_STORE_COLUMNS).where(project.rows(VS))
+    seq = _STORE_SEQ.params(project=project.id)
     page = _page(conn, query, VS.c.seq, cursor, (seq, "sid"), store_row)
     counts = _counts_by_store(conn, [s.id for s in page.data])
     states = [StoreState(s, counts.get(s.id, FileCounts())) for s in page.data]
@@ -200,26 +191,25 @@ def _list(project: str, cursor: Cursor, conn: Connection) -> Page[StoreState]:
 
 
 def _update(
-    project: str, store_id: str, changes: StoreChanges, conn: Connection
+    store_id: str, changes: StoreChanges, project: Project, conn: Connection
 ) -> StoreState | None:
-    mine = sa.and_(VS.c.id == store_id, VS.c.project_id == project)
-    updated = conn.execute(VS.update().where(mine).values(**asdict(changes)))
-    return _get(project, store_id, conn) if updated.rowcount else None
+    updated = conn.execute(project.update(VS, VS.c.id == store_id).values(**asdict(changes)))
+    return _get(store_id, project, conn) if updated.rowcount else None
 
 
 def _touch(
-    project: str, store_id: str, now: float, expires_at: float | None, conn: Connection
+    store_id: str, now: float, expires_at: float | None, project: Project, conn: Connection
 ) -> None:
-    stale = sa.and_(VS.c.id == store_id, VS.c.project_id == project, VS.c.last_active_at < now)
-    conn.execute(VS.update().where(stale).values(last_active_at=now, expires_at=expires_at))
+    stale = project.update(VS, VS.c.id == store_id, VS.c.last_active_at < now)
+    conn.execute(stale.values(last_active_at=now, expires_at=expires_at))
 
 
-def _delete(project: str, store_id: str, conn: Connection) -> bool:
+def _delete(store_id: str, project: Project, conn: Connection) -> bool:
     if not lock_store(conn, store_id, project):
         return False
     for table in (VC, VF, VB):
         conn.execute(table.delete().where(table.c.vector_store_id == store_id))
-    conn.execute(VS.delete().where(VS.c.id == store_id))
+    conn.execute(project.delete(VS, VS.c.id == store_id))
     return True
 
 
@@ -227,10 +217,10 @@ def _delete(project: str, store_id: str, conn: Connection) -> bool:
 
 
 def _add_files(
-    project: str,
     store_id: str,
     rows: Sequence[StoreFileRow],
     batch: BatchRow | None,
+    project: Project,
     conn: Connection,
 ) -> list[StoreFileRow] | None:
     if not lock_store(conn, store_id, project):
@@ -252,7 +242,7 @@ def _add_files(
     return [found[file_id] for file_id in file_ids if file_id in found]
 
 
-def queue_ingestion(conn: Connection, project: str, store_id: str, file_ids: list[str]) -> None:
+def queue_ingestion(conn: Connection, project: Project, store_id: str, file_ids: list[str]) -> None:
     """A job to ingest each of these files of the store that nobody is ingesting (unclaimed)
     and that has no job queued. (A file attached again after it failed or was cancelled is
     unclaimed: a job still running on it as it was before loses its claim.)"""
@@ -263,11 +253,13 @@ def queue_ingestion(conn: Connection, project: str, store_id: str, file_ids: lis
     if not file_ids:
         return
     subjects = {ingestion_subject(store_id, file_id) for file_id in file_ids}
-    active = sa.and_(J.c.subject.in_(subjects), J.c.kind == INGEST_JOB, J.c.status == "queued")
+    active = project.rows(
+        J, J.c.subject.in_(subjects), J.c.kind == INGEST_JOB, J.c.status == "queued"
+    )
     subjects -= set(conn.scalars(sa.select(J.c.subject).where(active)))
     now = time.time()
     for subject in sorted(subjects):
-        job = JobRow(new_id("job"), project, INGEST_JOB, subject, None, "{}", created_at=now)
+        job = JobRow(new_id("job"), project.id, INGEST_JOB, subject, None, "{}", created_at=now)
         enqueue(job, conn)
 
 
@@ -306,7 +298,9 @@ def _retry_values(row: StoreFileRow) -> dict[str, str]:
     }
 
 
-def _get_file(project: str, store_id: str, file_id: str, conn: Connection) -> StoreFileRow | None:
+def _get_file(
+    store_id: str, file_id: str, project: Project, conn: Connection
+) -> StoreFileRow | None:
     if not _owns(conn, project, store_id):
         return None
     query = sa.select(*_FILE_COLUMNS).where(
@@ -317,11 +311,11 @@ def _get_file(project: str, store_id: str, file_id: str, conn: Connection) -> St
 
 
 def _list_files(
-    project: str,
     store_id: str,
     cursor: Cursor,
     status: FileStatus | None,
     batch_id: str | None,
+    project: Project,
     conn: Connection,
 ) -> Page[StoreFileRow]:
     if not _owns(conn, project, store_id):
@@ -363,19 +357,21 @@ def _page(
 
 
 def _set_attributes(
-    project: str, store_id: str, file_id: str, attributes: str, conn: Connection
+    store_id: str, file_id: str, attributes: str, project: Project, conn: Connection
 ) -> StoreFileRow | None:
     if not _owns(conn, project, store_id):
         return None
     where = sa.and_(VF.c.vector_store_id == store_id, VF.c.file_id == file_id)
     updated = conn.execute(VF.update().where(where).values(attributes=attributes))
-    return _get_file(project, store_id, file_id, conn) if updated.rowcount else None
+    return _get_file(store_id, file_id, project, conn) if updated.rowcount else None
 
 
 # --- batches ---------------------------------------------------------------------------------
 
 
-def _get_batch(project: str, store_id: str, batch_id: str, conn: Connection) -> BatchState | None:
+def _get_batch(
+    store_id: str, batch_id: str, project: Project, conn: Connection
+) -> BatchState | None:
     if not _owns(conn, project, store_id):
         return None
     query = sa.select(*_BATCH_COLUMNS).where(VB.c.id == batch_id, VB.c.vector_store_id == store_id)
@@ -387,7 +383,7 @@ def _get_batch(project: str, store_id: str, batch_id: str, conn: Connection) -> 
 
 
 def _cancel_batch(
-    project: str, store_id: str, batch_id: str, conn: Connection
+    store_id: str, batch_id: str, project: Project, conn: Connection
 ) -> BatchState | None:
     if not lock_store(conn, store_id, project):
         return None
@@ -396,22 +392,20 @@ def _cancel_batch(
         return None
     pending = sa.and_(VF.c.batch_id == batch_id, VF.c.status == "in_progress")
     conn.execute(VF.update().where(pending).values(status="cancelled", claimed_by=None))
-    return _get_batch(project, store_id, batch_id, conn)
+    return _get_batch(store_id, batch_id, project, conn)
 
 
 # --- helpers ---------------------------------------------------------------------------------
 
 
-def lock_store(conn: Connection, store_id: str, project: str | None = None) -> bool:
+def lock_store(conn: Connection, store_id: str, project: Project) -> bool:
     """Lock the store's row for this transaction; ``False`` if there is no such store (in
-    ``project``; ``None``: in any project, for work that serves every project)."""
-    if project is None:
-        return conn.scalar(_LOCK_STORE, {"sid": store_id}) is not None
-    return conn.scalar(_LOCK_MINE, {"sid": store_id, "project": project}) is not None
+    ``project``)."""
+    return conn.scalar(_LOCK_MINE, project.params(sid=store_id)) is not None
 
 
-def _owns(conn: Connection, project: str, store_id: str) -> bool:
-    return conn.scalar(_OWNS, {"sid": store_id, "project": project}) is not None
+def _owns(conn: Connection, project: Project, store_id: str) -> bool:
+    return conn.scalar(_OWNS, project.params(sid=store_id)) is not None
 
 
 def _seq_of(

@@ -22,7 +22,7 @@ from agentloom.storage.base import Page
 from agentloom.storage.jobs import JobRow, enqueue
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
-from agentloom.tenancy import current_project
+from agentloom.storage.scoped import Project, ProjectRunner
 
 E = schema.webhook_endpoints
 D = schema.webhook_deliveries
@@ -78,48 +78,48 @@ _DELIVERY = tuple(D.c[name] for name in DeliveryRow.__slots__)
 
 class SqlWebhookStore:
     def __init__(self, runner: Runner) -> None:
-        self._runner = runner
+        self._runner = ProjectRunner(runner)
 
     async def create(self, row: EndpointRow) -> None:
-        await self._runner.write(partial(_create, current_project(), row))
+        await self._runner.write(partial(_create, row))
 
     async def get(self, endpoint_id: str) -> EndpointRow | None:
-        return await self._runner.read(partial(_get, current_project(), endpoint_id))
+        return await self._runner.read(partial(_get, endpoint_id))
 
     async def list_page(self, after: str | None, limit: int) -> Page[EndpointRow] | None:
         """Newest first; ``None`` when ``after`` is not one of the project's endpoints."""
-        return await self._runner.read(partial(_list, current_project(), after, limit))
+        return await self._runner.read(partial(_list, after, limit))
 
     async def update(self, endpoint_id: str, values: dict[str, Any]) -> EndpointRow | None:
-        return await self._runner.write(partial(_update, current_project(), endpoint_id, values))
+        return await self._runner.write(partial(_update, endpoint_id, values))
 
     async def delete(self, endpoint_id: str) -> bool:
-        return await self._runner.write(partial(_delete, current_project(), endpoint_id))
+        return await self._runner.write(partial(_delete, endpoint_id))
 
     async def announce(self, event: Event, key_id: str | None) -> int:
         """Queue a delivery of ``event`` to each endpoint that wants it; how many were new."""
-        return await self._runner.write(partial(_announce, current_project(), event, key_id))
+        return await self._runner.write(partial(_announce, event, key_id))
 
     async def delivery(self, delivery_id: str) -> DeliveryRow | None:
-        return await self._runner.read(partial(_delivery, current_project(), delivery_id))
+        return await self._runner.read(partial(_delivery, delivery_id))
 
     async def record(
         self, delivery_id: str, attempt: dict[str, Any] | None, values: dict[str, Any]
     ) -> None:
         """Add ``attempt`` (if any) to the delivery's list and set ``values`` (its status ...)."""
-        write = partial(_record, current_project(), delivery_id, attempt, values)
+        write = partial(_record, delivery_id, attempt, values)
         await self._runner.write(write)
 
     async def deliveries(
         self, endpoint_id: str, after: str | None, limit: int
     ) -> Page[DeliveryRow] | None:
         """The endpoint's deliveries, newest first."""
-        query = partial(_deliveries, current_project(), endpoint_id, after, limit)
+        query = partial(_deliveries, endpoint_id, after, limit)
         return await self._runner.read(query)
 
 
-def _create(project: str, row: EndpointRow, conn: Connection) -> None:
-    conn.execute(E.insert().values(project_id=project, **asdict(row)))
+def _create(row: EndpointRow, project: Project, conn: Connection) -> None:
+    conn.execute(project.insert(E).values(**asdict(row)))
 
 
 def _endpoint(row: Any) -> EndpointRow:
@@ -130,54 +130,55 @@ def _delivery_row(row: Any) -> DeliveryRow:
     return DeliveryRow(*(getattr(row, c.name) for c in _DELIVERY))
 
 
-def _owned(project: str, endpoint_id: str) -> sa.ColumnElement[bool]:
-    return sa.and_(E.c.id == endpoint_id, E.c.project_id == project)
+def _owned(project: Project, endpoint_id: str) -> sa.ColumnElement[bool]:
+    return project.rows(E, E.c.id == endpoint_id)
 
 
-def _get(project: str, endpoint_id: str, conn: Connection) -> EndpointRow | None:
+def _get(endpoint_id: str, project: Project, conn: Connection) -> EndpointRow | None:
     row = conn.execute(sa.select(*_ENDPOINT).where(_owned(project, endpoint_id))).first()
     return None if row is None else _endpoint(row)
 
 
 def _list(
-    project: str, after: str | None, limit: int, conn: Connection
+    after: str | None, limit: int, project: Project, conn: Connection
 ) -> Page[EndpointRow] | None:
     cursor = None
     if after is not None:
         cursor = conn.scalar(sa.select(E.c.seq).where(_owned(project, after)))
         if cursor is None:
             return None
-    query = sa.select(*_ENDPOINT).where(E.c.project_id == project)
+    query = sa.select(*_ENDPOINT).where(project.rows(E))
     return keyset_page(conn, query, E.c.seq, order="desc", limit=limit, row=_endpoint, after=cursor)
 
 
 def _update(
-    project: str, endpoint_id: str, values: dict[str, Any], conn: Connection
+    endpoint_id: str, values: dict[str, Any], project: Project, conn: Connection
 ) -> EndpointRow | None:
     if values:
-        conn.execute(E.update().where(_owned(project, endpoint_id)).values(**values))
-    return _get(project, endpoint_id, conn)
+        conn.execute(project.update(E, E.c.id == endpoint_id).values(**values))
+    return _get(endpoint_id, project, conn)
 
 
-def _delete(project: str, endpoint_id: str, conn: Connection) -> bool:
-    return conn.execute(E.delete().where(_owned(project, endpoint_id))).rowcount > 0
+def _delete(endpoint_id: str, project: Project, conn: Connection) -> bool:
+    return conn.execute(project.delete(E, E.c.id == endpoint_id)).rowcount > 0
 
 
-def _announce(project: str, event: Event, key_id: str | None, conn: Connection) -> int:
-    query = sa.select(E.c.id, E.c.event_types).where(E.c.project_id == project)
+def _announce(event: Event, key_id: str | None, project: Project, conn: Connection) -> int:
+    query = sa.select(E.c.id, E.c.event_types).where(project.rows(E))
     wanting = [r.id for r in conn.execute(query) if event.type in json.loads(r.event_types)]
     ids = {endpoint: _derived(event.id, endpoint) for endpoint in wanting}
     if not ids:
         return 0
-    known = set(conn.scalars(sa.select(D.c.id).where(D.c.id.in_(list(ids.values())))))
+    known = set(
+        conn.scalars(sa.select(D.c.id).where(project.rows(D, D.c.id.in_(list(ids.values())))))
+    )
     added = 0
     for endpoint, delivery_id in ids.items():
         if delivery_id in known:
             continue
         conn.execute(
-            D.insert().values(
+            project.insert(D).values(
                 id=delivery_id,
-                project_id=project,
                 endpoint_id=endpoint,
                 event_id=event.id,
                 event_type=event.type,
@@ -188,7 +189,7 @@ def _announce(project: str, event: Event, key_id: str | None, conn: Connection) 
         )
         job = JobRow(
             id="job_" + delivery_id.removeprefix("wh_"),
-            project_id=project,
+            project_id=project.id,
             kind=DELIVERY_JOB,
             subject=delivery_id,
             key_id=key_id,
@@ -206,20 +207,20 @@ def _derived(event_id: str, endpoint_id: str) -> str:
     return "wh_" + digest[:32]
 
 
-def _delivery(project: str, delivery_id: str, conn: Connection) -> DeliveryRow | None:
-    mine = sa.and_(D.c.id == delivery_id, D.c.project_id == project)
+def _delivery(delivery_id: str, project: Project, conn: Connection) -> DeliveryRow | None:
+    mine = project.rows(D, D.c.id == delivery_id)
     row = conn.execute(sa.select(*_DELIVERY).where(mine)).first()
     return None if row is None else _delivery_row(row)
 
 
 def _record(
-    project: str,
     delivery_id: str,
     attempt: dict[str, Any] | None,
     values: dict[str, Any],
+    project: Project,
     conn: Connection,
 ) -> None:
-    mine = sa.and_(D.c.id == delivery_id, D.c.project_id == project)
+    mine = project.rows(D, D.c.id == delivery_id)
     attempts = conn.scalar(sa.select(D.c.attempts).where(mine))
     if attempts is None:
         return
@@ -228,9 +229,9 @@ def _record(
 
 
 def _deliveries(
-    project: str, endpoint_id: str, after: str | None, limit: int, conn: Connection
+    endpoint_id: str, after: str | None, limit: int, project: Project, conn: Connection
 ) -> Page[DeliveryRow] | None:
-    mine = sa.and_(D.c.endpoint_id == endpoint_id, D.c.project_id == project)
+    mine = project.rows(D, D.c.endpoint_id == endpoint_id)
     cursor = None
     if after is not None:
         cursor = conn.scalar(sa.select(D.c.seq).where(mine, D.c.id == after))

@@ -1,0 +1,120 @@
+"""Statements on a project's rows: how a store reaches a table with a ``project_id`` column.
+
+Such a table holds the rows of every project. A store runs its functions on a
+:class:`ProjectRunner`, which hands each one the :class:`Project` the work acts for (read from
+:mod:`agentloom.tenancy` when the work is asked for: the runner may run it later, on another
+thread, in one transaction with other projects' writes). The function builds its statements
+with it, so each is about that project's rows alone::
+
+    sa.select(F.c.id).where(project.rows(F, F.c.id == file_id))
+    project.insert(F).values(...)          # project_id set
+    project.update(F, F.c.id == file_id)   # and project.delete(...)
+
+A statement built once (for SQLAlchemy's compiled cache) compares with :data:`PROJECT`
+(``in_project(table)``) and is executed with ``project.params(...)``. Driver SQL, the hot
+paths' (:meth:`ProjectRunner.execute`, :meth:`ProjectRunner.fetch`), takes the project as its
+first parameter.
+
+Work that serves every project says so: the job claimer, the sweeps of expired and old rows,
+the ingestion claim that finds a file's project, finding an API key's project. Its statements
+are :func:`across_projects`, marked with :data:`ACROSS_PROJECTS` (a SQL comment, so the
+database's own logs show it too), and it runs on :attr:`ProjectRunner.across_projects`.
+``tests/storage/test_scoping.py`` reads every statement a workload runs and fails on one that
+touches a project's table unmarked without naming the project.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Final, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+from sqlalchemy.sql.selectable import HasPrefixes
+
+from agentloom.storage.runner import Runner
+from agentloom.tenancy import current_project
+
+__all__ = [
+    "ACROSS_PROJECTS",
+    "PROJECT",
+    "Project",
+    "ProjectRunner",
+    "across_projects",
+    "in_project",
+]
+
+T = TypeVar("T")
+S = TypeVar("S", bound=HasPrefixes)
+
+ACROSS_PROJECTS: Final = "/* across projects */"
+PROJECT: Final[sa.BindParameter[str]] = sa.bindparam("project", type_=sa.String())
+
+
+def in_project(table: sa.FromClause) -> sa.ColumnElement[bool]:
+    """``table``'s rows of the project bound as :data:`PROJECT` (statements built once)."""
+    return table.c.project_id == PROJECT
+
+
+def across_projects(statement: S) -> S:
+    """``statement``, marked as work that serves every project (it names none)."""
+    return statement.prefix_with(ACROSS_PROJECTS)
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    """The project a piece of storage work acts for: the statements it builds."""
+
+    id: str
+
+    def rows(
+        self, table: sa.FromClause, *criteria: sa.ColumnElement[bool]
+    ) -> sa.ColumnElement[bool]:
+        """The project's rows of ``table`` (an alias too) that match every criterion."""
+        return sa.and_(table.c.project_id == self.id, *criteria)
+
+    def insert(self, table: sa.Table) -> sa.Insert:
+        """An insert into ``table`` of rows of the project."""
+        return table.insert().values(project_id=self.id)
+
+    def update(self, table: sa.Table, *criteria: sa.ColumnElement[bool]) -> sa.Update:
+        return table.update().where(self.rows(table, *criteria))
+
+    def delete(self, table: sa.Table, *criteria: sa.ColumnElement[bool]) -> sa.Delete:
+        return table.delete().where(self.rows(table, *criteria))
+
+    def params(self, **values: Any) -> dict[str, Any]:
+        """Parameters for a statement built with :func:`in_project`."""
+        return {"project": self.id, **values}
+
+
+class ProjectRunner:
+    """A :class:`~agentloom.storage.runner.Runner` for the running work's project: each
+    function is called with the :class:`Project` and the connection, last."""
+
+    def __init__(self, runner: Runner) -> None:
+        self.across_projects = runner  # for work that serves every project
+        self.dialect = runner.dialect
+
+    async def read(self, fn: Callable[[Project, Connection], T]) -> T:
+        return await self.across_projects.read(partial(fn, _acting()))
+
+    async def write(self, fn: Callable[[Project, Connection], T], *, brief: bool = False) -> T:
+        return await self.across_projects.write(partial(fn, _acting()), brief=brief)
+
+    async def write_statement(self, fn: Callable[[Project, Connection], T]) -> T:
+        return await self.across_projects.write_statement(partial(fn, _acting()))
+
+    async def execute(self, sql: str, *args: object) -> None:
+        """Driver SQL whose first parameter is the project (then ``args``)."""
+        await self.across_projects.execute(sql, current_project(), *args)
+
+    async def fetch(self, sql: str, *args: object) -> list[Sequence[Any]]:
+        """Rows of driver SQL whose first parameter is the project (then ``args``)."""
+        return await self.across_projects.fetch(sql, current_project(), *args)
+
+
+def _acting() -> Project:
+    return Project(current_project())
