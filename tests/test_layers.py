@@ -32,7 +32,7 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
 }
 # the feature groups of services/ that another group may use (every other pair is kept apart)
 SERVICE_USES: dict[str, set[str]] = {
-    "services.vector_stores": {"services"},  # files
+    "services.vector_stores": {"services", "services.jobs"},  # files; ingestion runs as jobs
     "services.gateway": {"services.organization"},  # usage and rate limits
     "services.managed_agents": {"services.jobs", "services.organization"},
     "services.jobs": set(),
