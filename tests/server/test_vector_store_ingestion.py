@@ -435,7 +435,7 @@ async def test_a_files_job_claims_it_from_whoever_held_it(database: Database) ->
     taken = await chunks_store.claim("vs_1", "file-1", me)  # the job was taken over
     assert gone is not None
     assert taken is not None
-    late = await chunks_store.complete(gone, "inst_gone", lambda: iter([]), 0)
+    late = await chunks_store.complete(gone, "inst_gone", lambda: iter([]), 0, 0)
     await database.runner.write(lambda conn: conn.execute(VSF.update().values(status="cancelled")))
     cancelled = await chunks_store.claim("vs_1", "file-1", me)
 

@@ -147,3 +147,37 @@ async def test_a_large_file_taken_over_midway_is_stored_once(
     assert midway == 0
     assert done.status == "completed", done.last_error
     assert [(position, text) for position, text, _ in stored] == list(enumerate(EXPECTED))
+
+
+async def test_a_file_being_ingested_says_how_far_it_has_got(
+    backend: FakeBackend, database_url: str, tmp_path: Path
+) -> None:
+    """An agentloom extension: ``progress`` (chunks embedded of the chunks the text was cut
+    into) on the file and, summed over its files in progress, on the store; all of it once
+    the file is completed."""
+    settings = _settings(backend, database_url, tmp_path)
+    batch = settings.vector_stores.embed_batch_size
+    gated = await GatedEmbedder.around(build_embedder(settings.embeddings))
+    gated.passes = 4  # four embedding batches go through, the fifth waits
+    try:
+        async with serving(settings, embedder=gated) as (_, client):
+            store = await client.vector_stores.create(name="docs")
+            file_id = await upload(client, "long.txt", LONG)
+            await _attach(client, store.id, file_id)
+            await asyncio.wait_for(gated.entered.wait(), WAIT)
+            midway = await client.vector_stores.files.retrieve(file_id, vector_store_id=store.id)
+            busy = await client.vector_stores.retrieve(store.id)
+            gated.gate.set()
+            done = await client.vector_stores.files.poll(file_id, vector_store_id=store.id)
+            idle = await client.vector_stores.retrieve(store.id)
+    finally:
+        await gated.aclose()
+
+    progress = {"chunks_total": len(EXPECTED), "chunks_embedded": 4 * batch}
+    assert midway.status == "in_progress"
+    assert midway.model_extra == {"progress": progress}
+    assert busy.model_extra == {"progress": progress}
+    everything = {"chunks_total": len(EXPECTED), "chunks_embedded": len(EXPECTED)}
+    assert done.status == "completed"
+    assert done.model_extra == {"progress": everything}
+    assert idle.model_extra == {}  # nothing in progress: nothing to say

@@ -114,5 +114,8 @@ class GatedEmbedder:
         await self.gate.wait()
         return await self.inner.embed(texts)
 
+    async def prepare(self) -> None:
+        await self.inner.prepare()
+
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -132,6 +132,15 @@ class FileCounts(WireModel):
 StoreStatus: TypeAlias = Literal["expired", "in_progress", "completed"]
 
 
+class IngestionProgress(WireModel):
+    """How far ingestion has got (an agentloom extension): of a file being ingested, or of all
+    a store's files in progress. ``chunks_total`` counts the chunks of the texts cut so far (a
+    file's is unknown until its text is cut: 0 then)."""
+
+    chunks_total: int
+    chunks_embedded: int
+
+
 class VectorStore(WireModel):
     id: str
     object: Literal["vector_store"] = "vector_store"
@@ -144,6 +153,7 @@ class VectorStore(WireModel):
     expires_at: int | None = None
     last_active_at: Nullable[int] = None
     metadata: dict[str, str] = Field(default_factory=dict)
+    progress: IngestionProgress | None = None  # agentloom: while files are in progress
 
 
 class VectorStoreDeleted(WireModel):
@@ -192,6 +202,7 @@ class VectorStoreFile(WireModel):
     last_error: Nullable[LastError] = None
     attributes: dict[str, AttributeValue] = Field(default_factory=dict)
     chunking_strategy: StaticChunkingObject
+    progress: IngestionProgress | None = None  # agentloom: in progress and completed files
 
 
 class VectorStoreFileDeleted(WireModel):

@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 
 from agentloom.config import ConfigError, EmbeddingSettings
 from agentloom.retrieval.minilm import DIMENSIONS, INSTALL_HINT, MODEL_NAME, MiniLM, load_minilm
-from agentloom.retrieval.minilm_convert import Precision
+from agentloom.retrieval.minilm_convert import Precision, convert_ahead, default_cache_directory
 from agentloom.retrieval.openai_embeddings import OpenAICompatibleEmbedder
 
 __all__ = [
@@ -53,6 +53,11 @@ class Embedder(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+    async def prepare(self) -> None:
+        """Make ready now what the first ``embed`` would otherwise wait for (a model converted
+        once and cached): called in the background when the server starts."""
+        ...
 
 
 class MiniLMEmbedder:
@@ -90,6 +95,15 @@ class MiniLMEmbedder:
 
     async def aclose(self) -> None:
         return None  # the model is shared by the process; nothing of this embedder to release
+
+    async def prepare(self) -> None:
+        """Convert the model to ONNX now if no process did before (cached for all later ones);
+        it is loaded on first use, so a server that never embeds does not hold it."""
+        if self._settings.runtime == "numpy" or importlib.util.find_spec("onnxruntime") is None:
+            return
+        folder = self._settings.cache_directory or default_cache_directory()
+        weights = self._directory / "model.safetensors"
+        await anyio.to_thread.run_sync(convert_ahead, weights, self.precision, folder)
 
     def model(self) -> MiniLM:
         """The loaded model (loading it on first use: call from a worker thread). An int8 model

@@ -32,7 +32,7 @@ from agentloom.retrieval.safetensors import read_safetensors
 if TYPE_CHECKING:
     import onnx
 
-__all__ = ["GRAPH_VERSION", "default_cache_directory", "model_file", "writable"]
+__all__ = ["GRAPH_VERSION", "convert_ahead", "default_cache_directory", "model_file", "writable"]
 
 Precision = Literal["fp32", "int8"]
 
@@ -61,6 +61,16 @@ def model_file(weights: Path, precision: Precision, folder: Path) -> Path:
         log.info("quantising all-MiniLM-L6-v2 to int8 into %s", path)
         _save(_quantised(source), path)
     return path
+
+
+def convert_ahead(weights: Path, precision: Precision, folder: Path) -> None:
+    """Make the cached model now if it is missing (a stat when it is there), so that the first
+    embedding does not wait for the conversion; nothing where ``folder`` cannot be written (the
+    process that loads the model converts into a temporary folder then)."""
+    with contextlib.suppress(OSError):
+        folder.mkdir(parents=True, exist_ok=True)
+    if os.access(folder, os.W_OK | os.X_OK):
+        model_file(weights, precision, folder)
 
 
 @contextlib.contextmanager

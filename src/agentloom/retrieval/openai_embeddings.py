@@ -126,6 +126,9 @@ class OpenAICompatibleEmbedder:
         total = None if None in tokens else sum(count or 0 for count in tokens)
         return np.concatenate([vectors for vectors, _ in answers]), total
 
+    async def prepare(self) -> None:
+        """Nothing to make ready: the backend embeds."""
+
     async def aclose(self) -> None:
         await self._client.aclose()
 

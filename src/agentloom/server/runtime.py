@@ -315,6 +315,7 @@ def start_tasks(tasks: TaskGroup, runtime: Runtime) -> None:
         "key watch": partial(runtime.keys.watch, settings.auth.watch_interval),
         "usage ledger": partial(runtime.usage.run, settings.server.usage_flush_interval),
         "vector store warm-up": runtime.vector_stores.warm,
+        "embedding model": runtime.vector_stores.prepare_embedder,
         "job runner": runtime.jobs.run,
         "model discovery": partial(
             runtime.catalog.rediscover,

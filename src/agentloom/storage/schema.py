@@ -195,6 +195,8 @@ vector_store_files = sa.Table(
     sa.Column("claimed_by", sa.String(96), nullable=True),
     sa.Column("claimed_at", sa.Float, nullable=True),
     sa.Column("attempts", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("chunks_total", sa.Integer, nullable=True),  # unknown until the text is cut
+    sa.Column("chunks_embedded", sa.Integer, nullable=False, server_default="0"),
     sa.UniqueConstraint("vector_store_id", "file_id", name="uq_vector_store_files_store_file"),
     sa.Index("ix_vector_store_files_store_seq", "vector_store_id", "seq"),
     sa.Index("ix_vector_store_files_batch_seq", "batch_id", "seq"),

@@ -62,17 +62,19 @@ class SqlChunkStore:
         claim = partial(_claim, store_id, file_id, instance_id)
         return await self._runner.across_projects.write(claim)
 
-    async def claimed(self, claim: Claim, instance_id: str) -> bool:
-        """Whether the file is still in progress and claimed by this instance."""
-        return await self._chunks.read(partial(_claimed, claim, instance_id))
+    async def progress(self, claim: Claim, instance_id: str, embedded: int, total: int) -> bool:
+        """Record how far the file's ingestion has got (``embedded`` of ``total`` chunks);
+        ``False`` when it is no longer in progress and claimed by this instance."""
+        write = partial(_progress, claim, instance_id, embedded, total)
+        return await self._chunks.write_statement(write)
 
     async def complete(
-        self, claim: Claim, instance_id: str, chunks: ChunkBatches, usage_bytes: int
+        self, claim: Claim, instance_id: str, chunks: ChunkBatches, count: int, usage_bytes: int
     ) -> bool:
         """Store the chunks and mark the file ``completed``; ``False`` (nothing written) when
         the file is no longer this instance's to complete. The chunks are inserted a batch at
         a time, all in the transaction that completes the file."""
-        write = partial(_complete, claim, instance_id, chunks, usage_bytes)
+        write = partial(_complete, claim, instance_id, chunks, count, usage_bytes)
         return await self._chunks.write(write)
 
     async def fail(self, claim: Claim, instance_id: str, last_error: str) -> bool:
@@ -140,14 +142,16 @@ def _mine(claim: Claim, instance_id: str) -> sa.ColumnElement[bool]:
     )
 
 
-def _claimed(claim: Claim, instance_id: str, conn: Connection) -> bool:
-    return conn.scalar(sa.select(VF.c.seq).where(_mine(claim, instance_id))) is not None
+def _progress(claim: Claim, instance_id: str, embedded: int, total: int, conn: Connection) -> bool:
+    values = {"chunks_embedded": embedded, "chunks_total": total}
+    return conn.execute(VF.update().where(_mine(claim, instance_id)).values(values)).rowcount == 1
 
 
 def _complete(
     claim: Claim,
     instance_id: str,
     chunks: ChunkBatches,
+    count: int,
     usage_bytes: int,
     conn: Connection,
 ) -> bool:
@@ -156,7 +160,14 @@ def _complete(
     done = conn.execute(
         VF.update()
         .where(_mine(claim, instance_id))
-        .values(status="completed", usage_bytes=usage_bytes, claimed_by=None, last_error=None)
+        .values(
+            status="completed",
+            usage_bytes=usage_bytes,
+            claimed_by=None,
+            last_error=None,
+            chunks_total=count,
+            chunks_embedded=count,
+        )
     )
     if done.rowcount != 1:
         return False

@@ -75,6 +75,8 @@ _FILE_COLUMNS = (
     VF.c.batch_id,
     VF.c.last_error,
     VF.c.usage_bytes,
+    VF.c.chunks_total,
+    VF.c.chunks_embedded,
 )
 _BATCH_COLUMNS = (VB.c.id, VB.c.vector_store_id, VB.c.created_at, VB.c.cancelled)
 _SID: sa.BindParameter[str] = sa.bindparam("sid")
@@ -84,7 +86,11 @@ _OWNS = sa.select(VS.c.id).where(_MINE)
 _LOCK_MINE = _OWNS.with_for_update()
 _STORE_SEQ = sa.select(VS.c.seq).where(_MINE)
 _COUNTS = sa.select(
-    VF.c.status, sa.func.count().label("n"), sa.func.sum(VF.c.usage_bytes).label("usage")
+    VF.c.status,
+    sa.func.count().label("n"),
+    sa.func.sum(VF.c.usage_bytes).label("usage"),
+    sa.func.sum(VF.c.chunks_total).label("chunks"),
+    sa.func.sum(VF.c.chunks_embedded).label("embedded"),
 ).group_by(VF.c.status)
 
 T = TypeVar("T")
@@ -420,10 +426,12 @@ def _seq_of(
 
 
 def _counts(conn: Connection, where: sa.ColumnElement[bool]) -> FileCounts:
-    by_status = {
-        r.status: (int(r.n), int(r.usage or 0)) for r in conn.execute(_COUNTS.where(where))
-    }
-    return _file_counts(by_status)
+    return _file_counts({r.status: _tally(r) for r in conn.execute(_COUNTS.where(where))})
+
+
+def _tally(row: Any) -> tuple[int, int, int, int]:
+    """A status's files, their bytes, their chunks and those embedded so far."""
+    return int(row.n), int(row.usage or 0), int(row.chunks or 0), int(row.embedded or 0)
 
 
 def _counts_by_store(conn: Connection, store_ids: list[str]) -> dict[str, FileCounts]:
@@ -434,18 +442,20 @@ def _counts_by_store(conn: Connection, store_ids: list[str]) -> dict[str, FileCo
         .where(VF.c.vector_store_id.in_(store_ids))
         .group_by(VF.c.vector_store_id, VF.c.status)
     )
-    grouped: dict[str, dict[str, tuple[int, int]]] = {}
+    grouped: dict[str, dict[str, tuple[int, int, int, int]]] = {}
     for r in conn.execute(query):
-        grouped.setdefault(r.vector_store_id, {})[r.status] = (int(r.n), int(r.usage or 0))
+        grouped.setdefault(r.vector_store_id, {})[r.status] = _tally(r)
     return {store_id: _file_counts(by_status) for store_id, by_status in grouped.items()}
 
 
-def _file_counts(by_status: dict[str, tuple[int, int]]) -> FileCounts:
+def _file_counts(by_status: dict[str, tuple[int, int, int, int]]) -> FileCounts:
     def n(status: str) -> int:
-        return by_status.get(status, (0, 0))[0]
+        return by_status.get(status, (0, 0, 0, 0))[0]
 
-    usage = by_status.get("completed", (0, 0))[1]
-    return FileCounts(n("in_progress"), n("completed"), n("failed"), n("cancelled"), usage)
+    usage = by_status.get("completed", (0, 0, 0, 0))[1]
+    _, _, chunks, embedded = by_status.get("in_progress", (0, 0, 0, 0))
+    counts = n("in_progress"), n("completed"), n("failed"), n("cancelled")
+    return FileCounts(*counts, usage_bytes=usage, chunks=chunks, chunks_embedded=embedded)
 
 
 def store_row(row: Any) -> StoreRow:
@@ -474,4 +484,6 @@ def _file_row(row: Any) -> StoreFileRow:
         batch_id=row.batch_id,
         last_error=row.last_error,
         usage_bytes=row.usage_bytes,
+        chunks_total=row.chunks_total,
+        chunks_embedded=row.chunks_embedded,
     )

@@ -38,6 +38,8 @@ class FileCounts:
     failed: int = 0
     cancelled: int = 0
     usage_bytes: int = 0  # of the completed files
+    chunks: int = 0  # of the files in progress whose text is cut so far
+    chunks_embedded: int = 0  # of those, embedded so far
 
     @property
     def total(self) -> int:
@@ -63,6 +65,8 @@ class StoreFileRow:
     batch_id: str | None = None
     last_error: str | None = None  # JSON {code, message}
     usage_bytes: int = 0
+    chunks_total: int | None = None  # what its text was cut into (unknown until it is cut)
+    chunks_embedded: int = 0  # embedded so far
 
 
 @dataclass(frozen=True, slots=True)

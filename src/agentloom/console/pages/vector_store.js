@@ -13,10 +13,20 @@ function fileRows(files, names) {
     ["File", (f) => h("span", { class: "mono" }, f.id)],
     ["Name", (f) => names.get(f.id) || "—"],
     ["Status", (f) => badge(f.status)],
+    ["Progress", (f) => progress(f.progress)],
     ["Size", (f) => bytes(f.usage_bytes)],
     ["Added", (f) => time(f.created_at)],
     ["Error", (f) => (f.last_error ? `${f.last_error.code}: ${f.last_error.message}` : "")],
   ], files, "No files in this store yet.");
+}
+
+// How far ingestion has got (agentloom's `progress`): chunks embedded of the chunks cut.
+function progress(p) {
+  if (!p) return "";
+  if (!p.chunks_total) return "reading the text";
+  const share = Math.floor((100 * p.chunks_embedded) / p.chunks_total);
+  return h("span", { class: "progress", title: `${p.chunks_embedded} of ${p.chunks_total} chunks embedded` },
+    h("progress", { max: p.chunks_total, value: p.chunks_embedded }), ` ${share}%`);
 }
 
 // A hit's identity across the three searches: its file and the start of its text.
@@ -70,7 +80,9 @@ export async function render(root, ctx, id) {
   async function refresh() {
     const [store, files] = await Promise.all([get(`/v1/vector_stores/${id}`), all(`/v1/vector_stores/${id}/files`)]);
     const c = store.file_counts;
-    clear(summary, badge(store.status), ` ${c.completed} ready, ${c.in_progress} in progress, ${c.failed} failed of ${c.total}`);
+    const p = store.progress;
+    const embedding = p && p.chunks_total ? `; ${p.chunks_embedded} of ${p.chunks_total} chunks embedded` : "";
+    clear(summary, badge(store.status), ` ${c.completed} ready, ${c.in_progress} in progress, ${c.failed} failed of ${c.total}${embedding}`);
     clear(filesBox, fileRows(files, names));
     return files.some((f) => f.status === "in_progress");
   }

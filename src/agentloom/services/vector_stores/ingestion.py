@@ -125,7 +125,9 @@ class Ingestor:
                 message = "The server had an error while processing the file."
                 await self._fail(claim, LastError(code="server_error", message=message))
                 return -1
-            await self._chunks.complete(claim, self._instance, spool.batches, spool.usage_bytes)
+            await self._chunks.complete(
+                claim, self._instance, spool.batches, len(spool), spool.usage_bytes
+            )
             return len(spool)
 
     async def _chunked(self, claim: Claim) -> ChunkSpool:
@@ -155,11 +157,12 @@ class Ingestor:
         return text
 
     async def _embed(self, claim: Claim, spool: ChunkSpool) -> None:
-        """Embed the chunks a batch at a time into ``spool``, checking the claim before each."""
-        size = self._settings.embed_batch_size
-        for start in range(0, len(spool), size):
-            if not await self._chunks.claimed(claim, self._instance):
-                raise _ClaimLost
+        """Embed the chunks a batch at a time into ``spool``; before each, the progress is written
+        where the claim still holds (a file no longer this instance's stops here)."""
+        size, total = self._settings.embed_batch_size, len(spool)
+        for start in range(0, total, size):
+            if not await self._chunks.progress(claim, self._instance, start, total):
+                raise _ClaimLost  # removed, cancelled or taken over meanwhile
             try:
                 vectors = await self._embedder.embed(spool.texts(start, start + size))
             except UpstreamError as exc:

@@ -8,6 +8,7 @@ from agentloom.api.vector_stores import (
     BatchStatus,
     ExpiresAfter,
     FileCounts,
+    IngestionProgress,
     LastError,
     StaticChunking,
     StaticChunkingObject,
@@ -58,7 +59,15 @@ def store_object(state: StoreState, now: float) -> VectorStore:
         expires_at=None if row.expires_at is None else int(row.expires_at),
         last_active_at=int(row.last_active_at),
         metadata=json.loads(row.metadata),
+        progress=_store_progress(counts),
     )
+
+
+def _store_progress(counts: CountsRow) -> IngestionProgress | None:
+    """How far the store's files in progress have got, while there are any."""
+    if not counts.in_progress:
+        return None
+    return IngestionProgress(chunks_total=counts.chunks, chunks_embedded=counts.chunks_embedded)
 
 
 def file_counts(counts: CountsRow) -> FileCounts:
@@ -85,7 +94,19 @@ def file_object(row: StoreFileRow) -> VectorStoreFile:
         chunking_strategy=StaticChunkingObject(
             static=StaticChunking.model_validate_json(row.chunking_strategy)
         ),
+        progress=_file_progress(row),
     )
+
+
+def _file_progress(row: StoreFileRow) -> IngestionProgress | None:
+    """How far the file's ingestion has got: while in progress (0 of 0 before its text is
+    cut), and all of it once completed (files completed before progress was kept say none)."""
+    if row.status not in ("in_progress", "completed"):
+        return None
+    if row.status == "completed" and row.chunks_total is None:
+        return None
+    total = row.chunks_total or 0
+    return IngestionProgress(chunks_total=total, chunks_embedded=row.chunks_embedded)
 
 
 def batch_object(state: BatchState) -> VectorStoreFileBatch:

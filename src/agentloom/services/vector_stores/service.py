@@ -248,6 +248,15 @@ class VectorStoresService:
         finally:
             self.warmed.set()
 
+    async def prepare_embedder(self) -> None:
+        """Make the embedder ready before the first file needs it (the default one converts
+        its model once, then every process just loads it). A failure is said once; the
+        first ingestion then meets it again and fails its file with the reason."""
+        try:
+            await self._embedder.prepare()
+        except (OSError, ValueError) as exc:
+            log.warning("could not prepare the embedding model ahead of use: %s", exc)
+
     async def forget_file(self, file_id: str) -> None:
         """Remove a file being deleted from the Files API from every store, chunks included."""
         await self._chunks.remove_file_everywhere(file_id)
