@@ -17,7 +17,7 @@ import time
 from abc import ABC, abstractmethod
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
-from typing import ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import (
@@ -28,7 +28,16 @@ from prometheus_client.core import (
 )
 from prometheus_client.samples import Sample
 
-__all__ = ["Counter", "CounterValue", "Gauge", "GaugeValue", "Histogram", "HistogramValue"]
+__all__ = [
+    "Counter",
+    "CounterValue",
+    "Family",
+    "Gauge",
+    "GaugeValue",
+    "Histogram",
+    "HistogramValue",
+    "Registry",
+]
 
 
 class CounterValue:
@@ -40,6 +49,14 @@ class CounterValue:
 
     def inc(self, amount: float = 1.0) -> None:
         self.value += amount
+
+    def dump(self) -> list[float]:
+        return [self.value, self.created]
+
+    def absorb(self, dumped: list[Any]) -> None:
+        """Add another process's count (its dump) to this one."""
+        self.value += float(dumped[0])
+        self.created = min(self.created, float(dumped[1]))
 
     def expose(self, family: Metric, labels: tuple[str, ...]) -> None:
         assert isinstance(family, CounterMetricFamily)
@@ -61,6 +78,12 @@ class GaugeValue:
     def set(self, value: float) -> None:
         self.value = value
 
+    def dump(self) -> list[float]:
+        return [self.value]
+
+    def absorb(self, dumped: list[Any]) -> None:
+        self.value += float(dumped[0])
+
     def expose(self, family: Metric, labels: tuple[str, ...]) -> None:
         assert isinstance(family, GaugeMetricFamily)
         family.add_metric(labels, self.value)
@@ -80,6 +103,17 @@ class HistogramValue:
     def observe(self, value: float) -> None:
         self.counts[bisect_left(self._bounds, value)] += 1  # the first bucket with value <= le
         self.sum += value
+
+    def dump(self) -> list[Any]:
+        return [self.counts, self.sum, self.created]
+
+    def absorb(self, dumped: list[Any]) -> None:
+        counts = dumped[0]
+        if len(counts) != len(self.counts):
+            return  # another release's buckets: not comparable
+        self.counts = [mine + int(theirs) for mine, theirs in zip(self.counts, counts, strict=True)]
+        self.sum += float(dumped[1])
+        self.created = min(self.created, float(dumped[2]))
 
     def expose(self, family: Metric, labels: tuple[str, ...]) -> None:
         """Cumulative buckets, the count, the sum, and the creation time."""
@@ -108,10 +142,14 @@ class _Family(ABC, Generic[V]):
         labelnames: Sequence[str] = (),
         *,
         registry: CollectorRegistry,
+        shared: bool = False,
     ) -> None:
+        """``shared``: every process holds the same value (read from the database): across
+        processes it is taken once, not added up."""
         self.name = name
         self.documentation = documentation
         self.labelnames = tuple(labelnames)
+        self.shared = shared
         self._values: dict[tuple[str, ...], V] = {}
         registry.register(self)
 
@@ -142,6 +180,27 @@ class _Family(ABC, Generic[V]):
         for labels, value in list(self._values.items()):
             value.expose(family, labels)
         yield family
+
+    def dump(self) -> list[list[Any]]:
+        """The values as JSON: ``[labels, value's dump]`` each (for other processes)."""
+        return [[list(labels), value.dump()] for labels, value in list(self._values.items())]
+
+    def merged(self, others: Sequence[list[list[Any]]]) -> Metric:
+        """This family with other processes' dumps of it added in."""
+        values: dict[tuple[str, ...], V] = {}
+        for dump in (self.dump(), *([] if self.shared else others)):
+            for labels, dumped in dump:
+                key = tuple(str(label) for label in labels)
+                if len(key) != len(self.labelnames):
+                    continue  # another release's labels
+                value = values.get(key)
+                if value is None:
+                    value = values[key] = self._new()  # zero, created now: absorbing sets both
+                value.absorb(dumped)
+        family = self._family()
+        for labels, value in values.items():
+            value.expose(family, labels)
+        return family
 
 
 class Counter(_Family[CounterValue]):
@@ -176,6 +235,23 @@ class Histogram(_Family[HistogramValue]):
 
     def _new(self) -> HistogramValue:
         return HistogramValue(self._bounds)
+
+
+Family = _Family[Any]
+
+
+class Registry(CollectorRegistry):
+    """prometheus_client's registry, which also keeps the families registered in it (to
+    publish their values to other processes: :mod:`agentloom.metrics_shared`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.families: list[Family] = []
+
+    def register(self, collector: Any) -> None:
+        super().register(collector)
+        if isinstance(collector, _Family):
+            self.families.append(collector)
 
 
 def _le(bound: float) -> str:

@@ -19,7 +19,7 @@ from typing import Final
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from agentloom.metric_kinds import Counter, Gauge, Histogram
+from agentloom.metric_kinds import Counter, Family, Gauge, Histogram, Registry
 from agentloom.storage.jobs import QueueStat
 from agentloom.storage.runner import PoolUse
 from agentloom.storage.usage import UsageCounts
@@ -46,7 +46,7 @@ _CALLS: Final = (
 
 class Metrics:
     def __init__(self) -> None:
-        self.registry = CollectorRegistry()
+        self.registry = Registry()
         registry = self.registry
         self.http_requests = Counter(
             "agentloom_http_requests",
@@ -159,12 +159,14 @@ class Metrics:
             "Background jobs in the database (every process's), queued or running, by kind.",
             ["kind", "status"],
             registry=registry,
+            shared=True,
         )
         self.oldest_queued = Gauge(
             "agentloom_job_oldest_queued_seconds",
             "Age of the oldest queued job, by kind (0 when none waits).",
             ["kind"],
             registry=registry,
+            shared=True,
         )
         self.loop_tasks = Gauge(
             "agentloom_event_loop_tasks",
@@ -260,3 +262,6 @@ class Metrics:
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
+
+    def families(self) -> list[Family]:
+        return list(self.registry.families)

@@ -80,6 +80,7 @@ def serve(
     import uvicorn
 
     from agentloom import logs
+    from agentloom.metrics_shared import DIRECTORY_ENV
     from agentloom.server.app import create_app
     from agentloom.server.banner import ONCE_ENV
     from agentloom.server.connections import guarded_protocol
@@ -110,12 +111,15 @@ def serve(
     os.environ[LOG_LEVEL_ENV] = log_level
     marker = Path(tempfile.gettempdir()) / f"agentloom-banner-{os.getpid()}"
     os.environ[ONCE_ENV] = str(marker)  # the first worker up says the banner
+    shared = tempfile.TemporaryDirectory(prefix="agentloom-metrics-")
+    os.environ[DIRECTORY_ENV] = shared.name  # each worker's metrics, for every scrape
     os.environ["AGENTLOOM_LOG_FORMAT"] = settings.logging.format
     os.environ["AGENTLOOM_ACCESS_LOG"] = str(settings.logging.access_log).lower()
     try:
         uvicorn.run(WORKER_APP, factory=True, workers=settings.server.workers, **common)
     finally:
         marker.unlink(missing_ok=True)
+        shared.cleanup()
 
 
 def exposed_without_auth(settings: Settings) -> str | None:

@@ -23,6 +23,7 @@ from agentloom.inference.catalog import ModelCatalog
 from agentloom.inference.provider_types import build_provider
 from agentloom.inference.router import routed_models
 from agentloom.metrics import Metrics
+from agentloom.metrics_shared import SharedMetrics
 from agentloom.responses.background import BackgroundResponses
 from agentloom.responses.gateway import ResponsesGateway
 from agentloom.responses.service import ResponsesService
@@ -124,6 +125,7 @@ class Runtime:
     containers: ContainersService | None = None
     jwt: JwtVerifier | None = None  # bearer JWTs, with [auth.jwt]
     metrics: Metrics | None = None  # what GET /metrics shows
+    shared_metrics: SharedMetrics | None = None  # with --workers: every worker's metrics
     duties: Duties = field(default_factory=Duties)  # the background duties' states
     readiness: ReadinessRounds = field(default_factory=ReadinessRounds)  # GET /v1/health/ready
 
@@ -255,6 +257,7 @@ async def _services(settings: Settings, parts: _Parts) -> Runtime:
         containers=containers,
         jwt=org.jwt,
         metrics=metrics,
+        shared_metrics=SharedMetrics.from_environment(metrics),
     )
 
 
@@ -323,6 +326,8 @@ def start_tasks(tasks: TaskGroup, runtime: Runtime) -> None:
             settings.discovery.retry_max,
         ),
     }
+    if runtime.shared_metrics is not None:
+        duties["metrics publishing"] = runtime.shared_metrics.run
     if runtime.database.dialect == "postgresql":
         channels: dict[str, Callable[[str], None]] = {
             AUTH_CHANNEL: runtime.keys.nudge,

@@ -1,4 +1,5 @@
-"""``GET /metrics``: the Prometheus text exposition of :mod:`agentloom.metrics`. Open on a
+"""``GET /metrics``: the Prometheus text exposition of :mod:`agentloom.metrics` (every
+worker's, with ``--workers``: :mod:`agentloom.metrics_shared`). Open on a
 server without keys; with ``[auth] mode = "keys"`` it needs the admin key (metrics name every
 project's models)."""
 
@@ -7,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+import anyio
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -29,7 +31,11 @@ async def metrics(request: Request) -> Response:
     queue = await database.jobs.queue_stats(time.time())
     tasks = len(asyncio.all_tasks())
     runtime.metrics.read_state(database.runner.pools(), queue, tasks)
-    return Response(runtime.metrics.exposition(), media_type=CONTENT_TYPE)
+    shared = runtime.shared_metrics
+    if shared is None:
+        return Response(runtime.metrics.exposition(), media_type=CONTENT_TYPE)
+    body = await anyio.to_thread.run_sync(shared.exposition)  # every worker's (a few files)
+    return Response(body, media_type=CONTENT_TYPE)
 
 
 async def _admin_only(request: Request) -> None:
