@@ -60,5 +60,5 @@ def test_tables_line_up() -> None:
     assert scores[0].split() == ["task", "a", "b"]
     assert (
         scores[2]
-        == "q1    1.00 · 110 tok · 1.00 s · 1 tools  0.00 error · 110 tok · 1.00 s · 1 tools"
+        == "q1    1.00 · 110 tok · 1.00 s · 1 tool  0.00 error · 110 tok · 1.00 s · 1 tool"
     )

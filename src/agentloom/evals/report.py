@@ -177,7 +177,7 @@ def _cell(record: PricedRecord) -> str:
     status = "" if record.status == "ok" else f" {record.status}"
     return (
         f"{record.score:.2f}{status} · {record.usage.total_tokens:,} tok · "
-        f"{record.latency_s:.2f} s · {record.tool_calls} tools"
+        f"{record.latency_s:.2f} s · {record.tool_calls} tool{'' if record.tool_calls == 1 else 's'}"
     )
 
 

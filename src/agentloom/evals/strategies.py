@@ -2,7 +2,7 @@
 
 ``AGENT`` is a strategy of ``agentloom agents`` (``agents/builders.py``). The keys override the
 run's settings for this configuration: ``model``, ``max_turns`` and ``tools`` (names joined by
-``+``); any other key is a ``monitor_operative`` strategy axis (``memory_extraction=scratchpad``).
+``+``); any other key is a ``monitor_operative`` strategy axis (``memory_extraction=notes``).
 The label names the configuration in the results (default: the text as given), so
 ``--strategy react --strategy react:model=big`` compares one strategy on two models.
 """
