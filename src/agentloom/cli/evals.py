@@ -4,7 +4,7 @@ files (``compare``), list the task sets shipped in the package (``sets``). See d
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -168,13 +168,14 @@ def run(
     _print(result, as_json)
 
 
+@dataclass(frozen=True, slots=True)
 class _IndexChoice:
-    def __init__(
-        self, kind: Literal["auto", "server", "local"], extra: tuple[Path, ...], timeout: float
-    ):
-        self.kind = kind
-        self.extra = extra
-        self.timeout = timeout
+    """Where retrieval documents go (``--index``), the extra ones (``--documents``), and how
+    long indexing them may take."""
+
+    kind: Literal["auto", "server", "local"]
+    extra: tuple[Path, ...]
+    timeout: float
 
     def documents(self, tasks: TaskSet) -> list[Path]:
         found = [*tasks.documents()]

@@ -177,8 +177,12 @@ def _cell(record: PricedRecord) -> str:
     status = "" if record.status == "ok" else f" {record.status}"
     return (
         f"{record.score:.2f}{status} · {record.usage.total_tokens:,} tok · "
-        f"{record.latency_s:.2f} s · {record.tool_calls} tool{'' if record.tool_calls == 1 else 's'}"
+        f"{record.latency_s:.2f} s · {record.tool_calls} tool{_plural(record.tool_calls)}"
     )
+
+
+def _plural(count: int) -> str:
+    return "" if count == 1 else "s"
 
 
 def _cost(cost: float | None) -> str:
