@@ -65,7 +65,16 @@ def _within(module: str, packages: tuple[str, ...]) -> bool:
     return any(module == p or module.startswith(p + ".") for p in packages)
 
 
-@pytest.mark.parametrize("args", [("--version",), ("--help",), ("agents", "--help")])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--version",),
+        ("--help",),
+        ("agents", "--help"),
+        ("eval", "--help"),
+        ("eval", "run", "--help"),
+    ],
+)
 def test_version_and_help_import_the_command_line_alone(
     args: tuple[str, ...], tmp_path: Path
 ) -> None:

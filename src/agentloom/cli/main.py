@@ -21,6 +21,7 @@ from agentloom.cli.admin import keys, projects
 from agentloom.cli.ask import ask
 from agentloom.cli.catalog import agents, tools
 from agentloom.cli.chat import chat
+from agentloom.cli.evals import evals
 from agentloom.cli.managed import COMMANDS as MANAGED_AGENT_COMMANDS
 
 if TYPE_CHECKING:
@@ -172,6 +173,7 @@ main.add_command(agents)
 for command in MANAGED_AGENT_COMMANDS:
     agents.add_command(command)
 main.add_command(tools)
+main.add_command(evals)
 main.add_command(keys)
 main.add_command(projects)
 
