@@ -188,6 +188,20 @@ async def _conversation_turns(tenant: Tenant, backend: FakeBackend, conversation
     await tenant.client.conversations.items.delete(added.data[0].id, conversation_id=conversation)
 
 
+async def _stored_completion(tenant: Tenant, backend: FakeBackend) -> str:
+    """A chat completion stored, listed, its metadata changed, its messages read; another
+    stays for the other project to ask for."""
+    messages = [{"role": "user", "content": "Hi"}]
+    chat = tenant.client.chat.completions
+    gone = await chat.create(model=backend.model, messages=messages, store=True)
+    await chat.list(metadata={"k": "v"})
+    await chat.update(gone.id, metadata={"k": "w"})
+    await chat.messages.list(gone.id)
+    await chat.delete(gone.id)
+    kept = await chat.create(model=backend.model, messages=messages, store=True)
+    return kept.id
+
+
 async def _scheduled_agent(tenant: Tenant, backend: FakeBackend) -> None:
     config = {"model": backend.model, "schedule": {"type": "interval", "every": 3600}}
     agent = await _post(
@@ -210,6 +224,8 @@ async def _others_read(raw: httpx2.AsyncClient, reader: Tenant, ids: dict[str, s
         f"/webhook_endpoints/{ids['webhook_endpoint_id']}",
         f"/managed-agents/{ids['managed_agent_id']}",
         f"/managed-agents/{ids['managed_agent_id']}/tasks/{ids['task_id']}",
+        f"/chat/completions/{ids['chat_completion_id']}",
+        f"/chat/completions/{ids['chat_completion_id']}/messages",
     ]
     for path in paths:
         reply = await raw.get(path, headers=reader.headers)
@@ -228,6 +244,7 @@ async def test_every_statement_on_a_projects_table_names_the_project(
     await _background(alpha, backend)
     await _conversation_turns(alpha, backend, owned.ids["conversation_id"])
     await _scheduled_agent(alpha, backend)
+    owned.ids["chat_completion_id"] = await _stored_completion(alpha, backend)
     await _others_read(raw, beta, owned.ids)
     await alpha.client.webhooks.delete(hook.id)
     await asyncio.sleep(0.05)  # asyncpg tells its query loggers on the next loop turns

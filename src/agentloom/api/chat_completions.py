@@ -8,12 +8,13 @@ backend's own id: only the fields the gateway acts on are read and checked here.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, StrictBool
 
 from agentloom.api.integers import Int32
-from agentloom.api.wire import WireModel
+from agentloom.api.metadata import Metadata
+from agentloom.api.wire import Nullable, WireModel
 
 
 class StreamOptions(WireModel):
@@ -37,6 +38,8 @@ class PassedRequest(WireModel):
 
 class ChatCompletionRequest(PassedRequest):
     messages: list[dict[str, Any]] = Field(min_length=1)
+    store: StrictBool | None = None  # kept by agentloom (list, retrieve ...), not the backend
+    metadata: Metadata | None = None  # a stored completion's, 16 pairs at most
 
     def new_input(self) -> str:
         """The user and tool messages after the last assistant message (the history before it
@@ -59,6 +62,36 @@ class CompletionRequest(PassedRequest):
         if all(isinstance(part, str) for part in self.prompt):
             return "\n".join(str(part) for part in self.prompt)
         return None  # token ids
+
+
+class StoredCompletionList(WireModel):
+    """A page of stored chat completions (each OpenAI's ChatCompletion, with its metadata)."""
+
+    object: Literal["list"] = "list"
+    data: list[dict[str, Any]]
+    first_id: Nullable[str]
+    last_id: Nullable[str]
+    has_more: bool
+
+
+class StoredMessageList(WireModel):
+    """A page of a stored completion's request messages, each with its ``id``."""
+
+    object: Literal["list"] = "list"
+    data: list[dict[str, Any]]
+    first_id: Nullable[str]
+    last_id: Nullable[str]
+    has_more: bool
+
+
+class UpdateStoredCompletionRequest(WireModel):
+    metadata: Metadata | None  # required; null clears it
+
+
+class StoredCompletionDeleted(WireModel):
+    id: str
+    object: Literal["chat.completion.deleted"] = "chat.completion.deleted"
+    deleted: bool = True
 
 
 def _text(content: object) -> str:

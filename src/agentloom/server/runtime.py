@@ -37,6 +37,7 @@ from agentloom.services.conversations import ConversationsService
 from agentloom.services.files import FilesService
 from agentloom.services.gateway.chat import ChatGateway
 from agentloom.services.gateway.embeddings import EmbeddingsService
+from agentloom.services.gateway.stored import StoredCompletions
 from agentloom.services.gateway.wiring import gateway
 from agentloom.services.jobs.runner import JobRunner
 from agentloom.services.jobs.schedules import Schedules
@@ -126,6 +127,7 @@ class Runtime:
     jwt: JwtVerifier | None = None  # bearer JWTs, with [auth.jwt]
     metrics: Metrics | None = None  # what GET /metrics shows
     shared_metrics: SharedMetrics | None = None  # with --workers: every worker's metrics
+    stored_completions: StoredCompletions | None = None  # chat completions with store: true
     duties: Duties = field(default_factory=Duties)  # the background duties' states
     readiness: ReadinessRounds = field(default_factory=ReadinessRounds)  # GET /v1/health/ready
 
@@ -210,7 +212,7 @@ async def _services(settings: Settings, parts: _Parts) -> Runtime:
     sealer = await _sealer(settings, database)
     window = StreamWindow(settings.safety.stream_batch_chars, settings.safety.stream_overlap_chars)
     guardrails = Guardrails(parts.safety, window)
-    gate = gateway(settings, catalog, parts.metering, guardrails, stack, metrics)
+    gate = gateway(settings, database, catalog, parts.metering, guardrails, stack, metrics)
     org = await organization(
         settings, database, lambda: [*catalog.all_names(), *gate.embeddings.names()], stack
     )
@@ -258,6 +260,7 @@ async def _services(settings: Settings, parts: _Parts) -> Runtime:
         jwt=org.jwt,
         metrics=metrics,
         shared_metrics=SharedMetrics.from_environment(metrics),
+        stored_completions=gate.stored,
     )
 
 

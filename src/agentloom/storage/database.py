@@ -34,6 +34,7 @@ from agentloom.storage.agent_runs import SqlAgentRunStore
 from agentloom.storage.agent_sessions import SqlAgentSessionStore
 from agentloom.storage.agent_tasks import SqlAgentTaskStore
 from agentloom.storage.audit import SqlAuditStore
+from agentloom.storage.chat_completions import SqlChatCompletionStore
 from agentloom.storage.chunks_base import ChunkStore
 from agentloom.storage.connection_faults import guard_pool
 from agentloom.storage.containers import SqlContainerStore
@@ -256,6 +257,7 @@ class Database:
         self.vector_chunks: ChunkStore = SqlChunkStore(runner)
         self.files = SqlFileStore(runner)
         self.containers = SqlContainerStore(runner)
+        self.chat_completions = SqlChatCompletionStore(runner)
         self.projects = SqlProjectStore(runner)
         self.jobs = SqlJobStore(runner)
         self.events = SqlEventStore(runner)

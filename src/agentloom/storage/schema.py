@@ -258,6 +258,23 @@ containers = sa.Table(
     sa.Index("ix_containers_last_active_at", "last_active_at"),
 )
 
+# Chat completions created with ``store: true`` (``/v1/chat/completions`` list, retrieve, update,
+# delete, and their request's messages): the answer as OpenAI's ChatCompletion object, the
+# request's messages (a JSON array), the caller's metadata.
+chat_completions = sa.Table(
+    "chat_completions",
+    metadata,
+    _project(),
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False, unique=True),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("model", sa.String(256), nullable=False),
+    sa.Column("metadata", sa.Text, nullable=False),  # JSON object of strings
+    sa.Column("body", sa.Text, nullable=False),  # the ChatCompletion object, JSON
+    sa.Column("messages", sa.Text, nullable=False),  # the request's messages, JSON array
+    sa.Index("ix_chat_completions_project_seq", "project_id", "seq"),
+)
+
 # --- tenancy ------------------------------------------------------------------------------------
 # Projects own everything stored; ``project_id`` on each owned table names its project (the
 # default project holds what was written before projects existed, and everything while
@@ -343,6 +360,7 @@ OWNED: tuple[sa.Table, ...] = (
     files,
     vector_stores,
     containers,
+    chat_completions,
 )
 
 # The agent SDK's own state (agentloom.agents): sessions, tick records and memory notes. Names

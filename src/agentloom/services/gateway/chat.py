@@ -17,10 +17,11 @@ from contextlib import aclosing
 from dataclasses import dataclass
 
 from agentloom import json_codec
-from agentloom.api.chat_completions import PassedRequest
+from agentloom.api.chat_completions import ChatCompletionRequest, PassedRequest
 from agentloom.engine.guardrails import Guard
 from agentloom.engine.spans import usage_attributes
 from agentloom.errors import InvalidRequestError, UpstreamError
+from agentloom.ids import new_id
 from agentloom.inference import base as inf
 from agentloom.inference.base import CHAT_PATH, ChatCompletions, Usage, chat_completions_of
 from agentloom.inference.catalog import ModelCatalog
@@ -29,6 +30,7 @@ from agentloom.inference.router import RoutedModel
 from agentloom.metrics import Metrics
 from agentloom.safety.service import Decision
 from agentloom.services.gateway.chat_guard import ChatGuards, GuardedStream, refused, screened
+from agentloom.services.gateway.stored import Assembled, StoredCompletions
 from agentloom.services.organization.usage import UsageLedger
 from agentloom.tracing import active
 
@@ -44,6 +46,7 @@ class _Call:
     wants_usage: bool
     provider_name: str
     started_ns: int  # when the call began (what its span says)
+    stored_id: str | None = None  # ``store: true``: the id the answer is kept (and sent) under
 
 
 class ChatGateway:
@@ -53,11 +56,14 @@ class ChatGateway:
         usage: UsageLedger | None,
         guards: ChatGuards | None = None,
         metrics: Metrics | None = None,
+        stored: StoredCompletions | None = None,
     ) -> None:
+        """``stored``: where completions asked with ``store: true`` are kept."""
         self._metrics = metrics
         self._catalog = catalog
         self._usage = usage
         self._guards = guards
+        self._stored = stored
 
     async def complete(
         self, request: PassedRequest, body: dict[str, object], path: str = CHAT_PATH
@@ -81,6 +87,9 @@ class ChatGateway:
             answer = await screened(guard, answer)
         if call.model_field and "model" in answer:
             answer["model"] = call.model
+        if call.stored_id is not None:
+            answer["id"] = call.stored_id
+            await self._keep(request, answer)
         return json_codec.dumps(answer)
 
     async def stream(
@@ -104,8 +113,28 @@ class ChatGateway:
             self._record(call, None, ok=False)
             raise
         if guard is not None:
-            return self._guarded(call, guard, _starting(first, data))
-        return self._payloads(call, data, first)
+            payloads = self._guarded(call, guard, _starting(first, data))
+        else:
+            payloads = self._payloads(call, data, first)
+        if call.stored_id is None:
+            return payloads
+        return self._storing(request, call.stored_id, payloads)
+
+    async def _storing(
+        self, request: PassedRequest, stored_id: str, payloads: AsyncIterator[list[bytes]]
+    ) -> AsyncGenerator[list[bytes], None]:
+        """The stream as the client gets it, its chunks under ``stored_id``, kept whole once it
+        ended (a stream the client left is not stored)."""
+        assembled = Assembled()
+        async with aclosing(payloads):  # type: ignore[type-var]
+            async for batch in payloads:
+                yield [_stored_chunk(payload, stored_id, assembled) for payload in batch]
+        await self._keep(request, assembled.completion())
+
+    async def _keep(self, request: PassedRequest, answer: dict[str, object]) -> None:
+        assert isinstance(request, ChatCompletionRequest), "only chat completions are stored"
+        assert self._stored is not None, "a stored id is given only with a store"
+        await self._stored.keep(request, answer)
 
     async def _guard(
         self, request: PassedRequest, body: dict[str, object]
@@ -129,6 +158,15 @@ class ChatGateway:
             )
         backend_id = resolved.model.backend_id
         sent = {**body, "model": backend_id}
+        stored_id = None
+        if isinstance(request, ChatCompletionRequest) and request.store:
+            if self._stored is None:
+                raise InvalidRequestError(
+                    "This server does not store chat completions.", param="store"
+                )
+            stored_id = new_id("chatcmpl", separator="-")
+            for kept_here in ("store", "metadata"):  # agentloom keeps it, not the backend
+                sent.pop(kept_here, None)
         if request.stream:
             sent["stream_options"] = {**_options(body), "include_usage": True}
         renamed = backend_id != request.model or isinstance(resolved.provider, RoutedModel)
@@ -141,6 +179,7 @@ class ChatGateway:
             request.wants_usage,
             resolved.model.provider_name,
             time.time_ns(),
+            stored_id,
         )
 
     async def _payloads(
@@ -201,6 +240,19 @@ class ChatGateway:
             }
             name = f"{attributes['gen_ai.operation.name']} {call.model}"
             tracing.record(name, call.started_ns, attributes, kind=tracing.kind.CLIENT)
+
+
+def _stored_chunk(payload: bytes, stored_id: str, assembled: Assembled) -> bytes:
+    """A chunk of a stored completion: under the stored id, and added to what is kept."""
+    try:
+        chunk = json_codec.loads(payload)
+    except ValueError:
+        return payload  # not ours to judge: the client sees what was sent
+    if not isinstance(chunk, dict):
+        return payload
+    chunk["id"] = stored_id
+    assembled.add(chunk)
+    return json_codec.dumps(chunk)
 
 
 def _options(body: dict[str, object]) -> dict[str, object]:

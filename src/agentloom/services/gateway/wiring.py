@@ -15,7 +15,9 @@ from agentloom.retrieval.routed_embeddings import routed_embedding_models
 from agentloom.services.gateway.chat import ChatGateway
 from agentloom.services.gateway.chat_guard import ChatGuards
 from agentloom.services.gateway.embeddings import EmbeddingsService
+from agentloom.services.gateway.stored import StoredCompletions
 from agentloom.services.organization.wiring import Metering
+from agentloom.storage.database import Database
 
 __all__ = ["Gateway", "gateway"]
 
@@ -24,10 +26,12 @@ __all__ = ["Gateway", "gateway"]
 class Gateway:
     chat: ChatGateway
     embeddings: EmbeddingsService
+    stored: StoredCompletions  # chat completions created with store: true
 
 
 def gateway(
     settings: Settings,
+    database: Database,
     catalog: ModelCatalog,
     metering: Metering,
     guardrails: Guardrails,
@@ -37,8 +41,9 @@ def gateway(
     """``stack``: closes the embedding models' clients with the runtime."""
     embeddings = _embeddings(settings, metering)
     stack.push_async_callback(embeddings.aclose)
-    chat = ChatGateway(catalog, metering.usage, ChatGuards(guardrails), metrics)
-    return Gateway(chat, embeddings)
+    stored = StoredCompletions(database.chat_completions)
+    chat = ChatGateway(catalog, metering.usage, ChatGuards(guardrails), metrics, stored)
+    return Gateway(chat, embeddings, stored)
 
 
 def _embeddings(settings: Settings, metering: Metering) -> EmbeddingsService:
