@@ -9,7 +9,8 @@ async for line in EventLogger().log(agent.create_turn("What is 6*7?", session)):
 # inference> It is 42.
 ```
 
-Model text streams as it arrives (``end=""``); every other step is a line of its own.
+Model text streams as it arrives (``end=""``); every other step is a line of its own
+(``shield_call> No Violation``, or the refusal, when the agent has shields).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from agentloom.agents.turns import (
     HostedToolCall,
     LocalToolFinished,
     LocalToolStarted,
+    ShieldCalled,
     TurnCompleted,
     TurnEvent,
     TurnResult,
@@ -99,6 +101,10 @@ def _step(event: TurnEvent) -> list[LogLine]:
         return [_tool(f"Tool:{outcome.name} {label}:{_short(outcome.output)}")]
     if isinstance(event, HostedToolCall):
         return [_tool(f"{describe_hosted_call(event.item)} (on the server)")]
+    if isinstance(event, ShieldCalled):
+        violation = event.step.violation
+        shown = "No Violation" if violation is None else violation.user_message or "Violation"
+        return [LogLine(shown, role="shield_call")]
     if isinstance(event, TurnCompleted):
         return _ending(event.result)
     return []

@@ -96,6 +96,7 @@ AgentTool: TypeAlias = Tool | FunctionTool | ToolParam | ToolgroupSpec
 TurnMessage: TypeAlias = Message | EasyInputMessageParam | ToolOutput
 TurnInput: TypeAlias = str | Sequence[TurnMessage]
 
+CODE_FILES = "/mnt/data"  # where code_interpreter's container holds its files
 _NOT_TOOL_CALLS = frozenset({"message", "reasoning", "function_call", "compaction"})
 
 
@@ -227,6 +228,8 @@ class Agent:
                 yield TurnCompleted(turn.blocked(violation))
                 return
         tools = await self._turn_tools(session_id, attached)
+        if attached is not None and self._builtin.code_interpreter:
+            items.append(_code_files_note(attached))
         async with aclosing(self._rounds(turn, items, tools)) as events:
             async for event in events:
                 yield event
@@ -584,6 +587,13 @@ def _client(client: openai.AsyncOpenAI | str, api_key: str | None) -> openai.Asy
 def _is_toolgroup(tool: AgentTool) -> TypeIs[ToolgroupSpec]:
     """A Llama Stack tool id: ``"builtin::..."`` or ``{"name": ..., "args": ...}`` (no type)."""
     return isinstance(tool, str) or (isinstance(tool, dict) and "type" not in tool)
+
+
+def _code_files_note(attached: AttachedDocuments) -> ResponseInputItemParam:
+    """Tell the model where code_interpreter finds the turn's documents (as Llama Stack did)."""
+    paths = ", ".join(f"{CODE_FILES}/{name}" for name in attached.filenames)
+    text = f"The documents of this message are files for code_interpreter: {paths}"
+    return {"type": "message", "role": "user", "content": text}
 
 
 def _given(value: float | int | None) -> Any:

@@ -44,10 +44,12 @@ class DocumentError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class AttachedDocuments:
-    """A turn's documents, in the session's vector store (``file_ids`` in the given order)."""
+    """A turn's documents, in the session's vector store (``file_ids`` and ``filenames`` in
+    the given order)."""
 
     vector_store_id: str
     file_ids: tuple[str, ...]
+    filenames: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +90,7 @@ class SessionDocuments:
             raise DocumentError(
                 f"the turn's documents were not fetched and ingested within {self.timeout:g} s"
             ) from None
-        return AttachedDocuments(store, tuple(file_ids))
+        return AttachedDocuments(store, tuple(file_ids), tuple(u.filename for u in uploads))
 
     def forget(self, session_id: str) -> None:
         self._stores.pop(session_id, None)
@@ -172,6 +174,8 @@ async def _fetch(index: int, url: str, mime: str) -> _Upload:
             data = await _download(http, url)
         except httpx2.HTTPError as error:
             raise DocumentError(f"documents[{index}]: fetching {url} failed ({error})") from None
+        except DocumentError as error:
+            raise DocumentError(f"documents[{index}]: {error}") from None
     path = urllib.parse.urlsplit(url).path
     return _Upload(_filename(index, path.rsplit("/", 1)[-1], mime), data, mime)
 
