@@ -16,7 +16,7 @@ Model text streams as it arrives (``end=""``); every other step is a line of its
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -65,8 +65,13 @@ class EventLogger:
 
     def lines(self, events: Iterable[TurnEvent]) -> list[LogLine]:
         """The lines of events already collected."""
+        return list(self.stream(events))
+
+    def stream(self, events: Iterable[TurnEvent]) -> Iterator[LogLine]:
+        """The lines of a synchronous stream of events, as they come."""
         formatter = _Formatter()
-        return [line for event in events for line in formatter.lines(event)]
+        for event in events:
+            yield from formatter.lines(event)
 
     def text(self, events: Iterable[TurnEvent]) -> str:
         """The whole log as it would be printed."""
