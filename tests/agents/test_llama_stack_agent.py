@@ -57,6 +57,7 @@ def test_a_synchronous_agent_streams_and_collects_turns(
     assert result.output_message.content == "Still 42."
     assert [type(step) for step in result.steps] == [InferenceStep]
     assert len(backend.requests) == 3
+    assert agent.agent.client.default_headers["X-Team"] == "a"
     assert agent.agent.client.is_closed()
     assert not client.is_closed()  # the caller's
 

@@ -264,9 +264,13 @@ async def test_an_input_shield_stops_the_turn_before_the_model(
     agent = Agent(client, model=backend.model, input_shields=["words"])
     session = await agent.create_session()
 
-    events = [e async for e in agent.create_turn("Where does the nightjar nest?", session)]
+    turn = agent.create_turn(
+        "Where does the nightjar nest?", session, documents=[{"content": "Nests on the ground."}]
+    )
+    events = [e async for e in turn]
 
     assert backend.requests == []
+    assert await agent.session_vector_store(session) is None  # documents wait for the shields
     [shield] = [e for e in events if isinstance(e, ShieldCalled)]
     violation = shield.step.violation
     assert violation is not None

@@ -217,16 +217,17 @@ class Agent:
     ) -> AsyncGenerator[TurnEvent, None]:
         """Run a turn, yielding its steps; the last event is :class:`TurnCompleted`.
 
-        ``documents`` go into the session's vector store first, and the turn searches it."""
+        ``documents`` go into the session's vector store once the input shields passed, and
+        the turn searches it."""
         items = input_items(messages)
         turn = _Turn(session_id, new_id("turn"), turn_messages(messages))
-        attached = await self._documents.attach(session_id, documents) if documents else None
         if self.shields.input:
             violation = await self.shields.check_input(turn.input_messages)
             yield ShieldCalled(turn.shield_step("input", self.shields.input, violation))
             if violation is not None:
                 yield TurnCompleted(turn.blocked(violation))
                 return
+        attached = await self._documents.attach(session_id, documents) if documents else None
         tools = await self._turn_tools(session_id, attached)
         if attached is not None and self._builtin.code_interpreter:
             items.append(_code_files_note(attached))
