@@ -229,7 +229,7 @@ def refusal_of(response: Response) -> str | None:
 def hosted_call(item: ResponseOutputItem) -> tuple[ToolCall, ToolResponse]:
     """A hosted tool call item as the call and its response."""
     name, arguments, content = _hosted_parts(item)
-    call_id = getattr(item, "id", None) or name
+    call_id = item.id or name
     failed = getattr(item, "status", None) == "failed"
     return ToolCall(call_id, name, arguments), ToolResponse(call_id, name, content, failed)
 
