@@ -66,3 +66,20 @@ def test_llama_stack_example_runs_its_shapes_unchanged() -> None:
     assert "image_url stored as a string: data:image/png;base64," in done.stdout
     assert "max_infer_iters above the cap: 'max_infer_iters'" in done.stdout
     assert "NaN refused (400): param 'temperature'" in done.stdout
+
+
+def test_llama_stack_agent_example_runs_the_seed_sample() -> None:
+    example = Path(__file__).parent.parent / "examples" / "llama_stack_agent.py"
+    done = subprocess.run(
+        [sys.executable, str(example)], capture_output=True, text=True, timeout=60, check=True
+    )
+
+    lines = done.stdout.splitlines()
+    assert lines[:3] == [
+        "shield_call> No Violation",
+        "inference> Let me look at the code.",
+        'tool_execution> file_search ["sum"] (on the server)',
+    ]
+    assert "shield_call> No Violation" in lines[3:6]
+    assert "'Output: Again: " in done.stdout
+    assert "direction='output', shields=('llama_guard',), violation=None" in done.stdout

@@ -9,13 +9,14 @@ async for line in EventLogger().log(agent.create_turn("What is 6*7?", session)):
 # inference> It is 42.
 ```
 
-Model text streams as it arrives (``end=""``); every other step is a line of its own.
+Model text streams as it arrives (``end=""``); every other step is a line of its own
+(``shield_call> No Violation``, or the refusal, when the agent has shields).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,7 @@ from agentloom.agents.turns import (
     HostedToolCall,
     LocalToolFinished,
     LocalToolStarted,
+    ShieldCalled,
     TurnCompleted,
     TurnEvent,
     TurnResult,
@@ -63,8 +65,13 @@ class EventLogger:
 
     def lines(self, events: Iterable[TurnEvent]) -> list[LogLine]:
         """The lines of events already collected."""
+        return list(self.stream(events))
+
+    def stream(self, events: Iterable[TurnEvent]) -> Iterator[LogLine]:
+        """The lines of a synchronous stream of events, as they come."""
         formatter = _Formatter()
-        return [line for event in events for line in formatter.lines(event)]
+        for event in events:
+            yield from formatter.lines(event)
 
     def text(self, events: Iterable[TurnEvent]) -> str:
         """The whole log as it would be printed."""
@@ -99,6 +106,10 @@ def _step(event: TurnEvent) -> list[LogLine]:
         return [_tool(f"Tool:{outcome.name} {label}:{_short(outcome.output)}")]
     if isinstance(event, HostedToolCall):
         return [_tool(f"{describe_hosted_call(event.item)} (on the server)")]
+    if isinstance(event, ShieldCalled):
+        violation = event.step.violation
+        shown = "No Violation" if violation is None else violation.user_message or "Violation"
+        return [LogLine(shown, role="shield_call")]
     if isinstance(event, TurnCompleted):
         return _ending(event.result)
     return []

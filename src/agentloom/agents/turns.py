@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from agentloom.agents.base import AgentUsage, ToolOutcome
-from agentloom.llm.types import MessageToolCall
+from agentloom.agents.turn_steps import CompletionMessage, ShieldCallStep, TurnStep
+from agentloom.llm.types import Message, MessageToolCall
 
 if TYPE_CHECKING:  # the openai types are heavy to import; only the remote Agent needs them
     from openai.types.responses import Response, ResponseOutputItem
@@ -22,6 +23,7 @@ __all__ = [
     "InferenceStarted",
     "LocalToolFinished",
     "LocalToolStarted",
+    "ShieldCalled",
     "ToolOutput",
     "TurnCompleted",
     "TurnEvent",
@@ -30,7 +32,7 @@ __all__ = [
     "TurnTextDelta",
 ]
 
-TurnStatus = Literal["completed", "incomplete", "requires_action", "max_rounds"]
+TurnStatus = Literal["completed", "incomplete", "requires_action", "max_rounds", "blocked"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,21 +48,33 @@ class TurnResult:
     """A finished turn.
 
     ``status`` is ``completed``, ``incomplete`` (the server stopped at a limit),
-    ``max_rounds`` (the model kept calling tools) or ``requires_action``: the model called a
+    ``max_rounds`` (the model kept calling tools), ``blocked`` (a shield refused the input or
+    the output: ``output_text`` is the refusal) or ``requires_action``: the model called a
     tool declared only by its :class:`~agentloom.llm.types.FunctionTool`, so the turn waits for
     its output (``pending_calls``); answer with :meth:`answer` as the next turn's messages. The
     outputs of the local tools called alongside are already in the session.
+
+    Llama Stack's turn: ``input_messages`` (the turn's messages), ``steps`` (shield calls,
+    inferences and tool executions, in order) and ``output_message`` (the last answer).
+    ``response`` is the last Responses call's, ``None`` when an input shield stopped the turn
+    before any.
     """
 
     session_id: str
     output_text: str
     status: TurnStatus
-    response: Response
+    response: Response | None
     response_ids: tuple[str, ...]
     tool_results: tuple[ToolOutcome, ...] = ()
     hosted_calls: tuple[ResponseOutputItem, ...] = ()
     pending_calls: tuple[MessageToolCall, ...] = ()
     usage: AgentUsage = field(default_factory=AgentUsage)
+    turn_id: str = ""
+    input_messages: tuple[Message, ...] = ()
+    steps: tuple[TurnStep, ...] = ()
+    output_message: CompletionMessage = field(
+        default_factory=lambda: CompletionMessage("", "end_of_turn")
+    )
 
     def answer(self, outputs: Mapping[str, str]) -> tuple[ToolOutput, ...]:
         """The messages that continue a ``requires_action`` turn: ``outputs`` maps each pending
@@ -108,6 +122,14 @@ class HostedToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class ShieldCalled:
+    """Shields checked the turn's input (before the model) or its output (after it)."""
+
+    step: ShieldCallStep
+    type: Literal["shield_call"] = "shield_call"
+
+
+@dataclass(frozen=True, slots=True)
 class TurnCompleted:
     result: TurnResult
     type: Literal["turn_completed"] = "turn_completed"
@@ -119,5 +141,6 @@ TurnEvent: TypeAlias = (
     | LocalToolStarted
     | LocalToolFinished
     | HostedToolCall
+    | ShieldCalled
     | TurnCompleted
 )
