@@ -115,6 +115,7 @@ class ChatRequest:
     prompt_cache_key: str | None = None
     safety_identifier: str | None = None
     service_tier: str | None = None
+    stop: tuple[str, ...] = ()  # sequences that end the answer where they would appear
     # The answer is collected whole (no one sees its deltas): a provider may ask the backend
     # for it whole instead of streamed.
     collected: bool = False

@@ -58,6 +58,8 @@ def chat_body(request: ChatRequest) -> dict[str, object]:
             body["top_logprobs"] = request.top_logprobs
     if request.response_format != "text":
         body["response_format"] = _response_format(request.response_format)
+    if request.stop:
+        body["stop"] = list(request.stop)
     return body
 
 
