@@ -27,9 +27,11 @@ def plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: plain(each) for key, each in value.items()}
     dump = getattr(value, "model_dump", None)
-    if dump is not None:
-        return dump(mode="json", exclude_unset=True)
-    return value
+    if dump is None:
+        return value
+    # the SDK's objects hold what the server sent; agentloom's own leave out what they should
+    sent = type(value).__module__.startswith("openai.")
+    return dump(mode="json", exclude_unset=sent)
 
 
 def print_json(value: Any) -> None:
