@@ -138,7 +138,7 @@ def test_models_usage_and_ask_without_a_model(
     code, out, _ = cli(url, "models", "--json")
     kinds = {model["id"]: model["kind"] for model in json.loads(out)}
     assert kinds[backend.model] == "chat"
-    assert kinds["all-MiniLM-L6-v2"] == "embedding"
+    assert kinds["all-MiniLM-L6-v2"] == "embeddings"
     code, out, err = cli(url, "usage", "--by", "model")
     assert code == 0, err
     assert out.splitlines()[0].split()[:3] == ["START", "MODEL", "INPUT_TOKENS"]

@@ -25,10 +25,11 @@ async def test_each_model_says_its_kind(client: openai.AsyncOpenAI, backend: Fak
     assert kinds == {
         backend.model: "chat",
         f"fake/{backend.model}": "chat",
-        FAKE_EMBEDDING_MODEL: "embedding",
-        "all-MiniLM-L6-v2": "embedding",
+        FAKE_EMBEDDING_MODEL: "embeddings",
+        "all-MiniLM-L6-v2": "embeddings",
     }
-    assert (await client.models.retrieve(FAKE_EMBEDDING_MODEL)).model_extra == {"kind": "embedding"}
+    retrieved = await client.models.retrieve(FAKE_EMBEDDING_MODEL)
+    assert retrieved.model_extra == {"kind": "embeddings"}
 
 
 async def test_retrieve_a_model(client: openai.AsyncOpenAI, backend: FakeBackend) -> None:

@@ -43,7 +43,7 @@ class ModelObject(WireModel):
     owned_by: str
     # agentloom's extension: what the model is for (a chat model answers /v1/responses and
     # /v1/chat/completions, an embedding model /v1/embeddings)
-    kind: Literal["chat", "embedding"]
+    kind: Literal["chat", "embeddings"]
 
 
 class ModelList(WireModel):

@@ -25,7 +25,7 @@ HOW_TO_NAME = (
 @json_option
 @server_options
 def models(as_json: bool, server: Server) -> None:
-    """List the models the server serves: id, kind (chat or embedding), owner."""
+    """List the models the server serves: id, kind (chat or embeddings), owner."""
     with server.talking() as client:
         listed = list(client.models.list())
     if as_json:
@@ -70,6 +70,6 @@ def _twin(model: Model, names: set[str]) -> bool:
 
 
 def _kind(model: Model) -> str:
-    """``chat`` or ``embedding``; a server that does not say (not agentloom's) serves chat."""
+    """``chat`` or ``embeddings``; a server that does not say (not agentloom's) serves chat."""
     kind = (model.model_extra or {}).get("kind")
     return kind if isinstance(kind, str) else "chat"

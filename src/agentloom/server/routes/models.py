@@ -22,7 +22,7 @@ def _model_object(model: ServedModel) -> ModelObject:
 
 
 def _embedding_object(info: EmbeddingModelInfo, name: str) -> ModelObject:
-    return ModelObject(id=name, created=0, owned_by=info.owned_by, kind="embedding")
+    return ModelObject(id=name, created=0, owned_by=info.owned_by, kind="embeddings")
 
 
 async def list_models(request: Request) -> Response:
