@@ -78,7 +78,10 @@ class DatabaseAdmin:
         return self._run(lambda s: s.revoke_key(project_id, key_id))
 
     def _run(self, work: Callable[[ProjectsService], Awaitable[T]]) -> T:
+        from sqlalchemy.exc import DBAPIError
+
         from agentloom.errors import AgentloomError
+        from agentloom.redact import redact_url
 
         async def main() -> T:
             async with _service(self.url) as service:
@@ -88,6 +91,11 @@ class DatabaseAdmin:
             return asyncio.run(main())
         except AgentloomError as exc:
             raise click.ClickException(exc.message) from exc
+        except (DBAPIError, OSError) as exc:  # not there, not reachable, not ours to open
+            cause = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+            raise click.ClickException(
+                f"cannot use the database {redact_url(self.url)}: {cause}"
+            ) from exc
 
 
 @asynccontextmanager
