@@ -1,7 +1,10 @@
-"""``agentloom projects`` / ``agentloom keys`` on a database, and ``serve``'s secure default."""
+"""``agentloom projects`` / ``agentloom keys`` on a database (``--database``), and ``serve``'s
+secure default."""
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -12,16 +15,26 @@ from agentloom.config import AuthSettings, ServerSettings, Settings
 
 
 @pytest.fixture
-def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    monkeypatch.setenv("AGENTLOOM_DATABASE_URL", f"sqlite:///{tmp_path / 'admin.db'}")
+def database(tmp_path: Path) -> list[str]:
+    """``--database URL`` of a database that exists (an empty SQLite file: migrated on use)."""
+    path = tmp_path / "admin.db"
+    sqlite3.connect(path).close()
+    return ["--database", f"sqlite:///{path}"]
+
+
+@pytest.fixture
+def run(monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.delenv("AGENTLOOM_ADMIN_KEY", raising=False)
     return CliRunner()
 
 
-def test_projects_and_keys_from_the_command_line(run: CliRunner) -> None:
-    made = run.invoke(main, ["projects", "create", "search team"])
-    key = run.invoke(main, ["keys", "create", "--project", "search team", "--expires-in", "30d"])
-    listed = run.invoke(main, ["keys", "list", "--project", "search team"])
-    projects = run.invoke(main, ["projects", "list"])
+def test_projects_and_keys_on_a_database(run: CliRunner, database: list[str]) -> None:
+    made = run.invoke(main, ["projects", "create", "search team", *database])
+    key = run.invoke(
+        main, ["keys", "create", "--project", "search team", "--expires-in", "30d", *database]
+    )
+    listed = run.invoke(main, ["keys", "list", "--project", "search team", *database])
+    projects = run.invoke(main, ["projects", "list", *database])
 
     assert made.exit_code == 0, made.output
     assert made.output.startswith("proj_")
@@ -30,20 +43,37 @@ def test_projects_and_keys_from_the_command_line(run: CliRunner) -> None:
     value = key.output.strip()
     assert value not in listed.output
     assert value[:11] in listed.output  # the redacted form
-    key_id = listed.output.split()[0]
+    key_id = listed.output.splitlines()[1].split()[0]
     assert "search team" in projects.output
     assert "proj_default" in projects.output
 
-    revoked = run.invoke(main, ["keys", "revoke", key_id])
-    after = run.invoke(main, ["keys", "list"])
+    revoked = run.invoke(main, ["keys", "revoke", key_id, *database])
+    after = run.invoke(main, ["keys", "list", *database])
     assert revoked.exit_code == 0, revoked.output
     assert key_id not in after.output
 
 
-def test_command_line_mistakes_are_clear(run: CliRunner) -> None:
-    unknown = run.invoke(main, ["keys", "create", "--project", "nobody"])
+def test_the_default_project_is_default(run: CliRunner, database: list[str]) -> None:
+    key = run.invoke(main, ["keys", "create", "--project", "default", "--json", *database])
+
+    assert key.exit_code == 0, key.output
+    assert json.loads(key.output)["api_key"]["value"].startswith("sk-proj-")
+
+
+def test_a_database_that_is_not_there_is_not_created(run: CliRunner, tmp_path: Path) -> None:
+    missing = tmp_path / "elsewhere" / "agentloom.db"
+
+    result = run.invoke(main, ["projects", "list", "--database", f"sqlite:///{missing}"])
+
+    assert result.exit_code == 1
+    assert f"no database at {missing}" in result.output
+    assert not missing.parent.exists()
+
+
+def test_command_line_mistakes_are_clear(run: CliRunner, database: list[str]) -> None:
+    unknown = run.invoke(main, ["keys", "create", "--project", "nobody", *database])
     duration = run.invoke(main, ["keys", "create", "--project", "x", "--expires-in", "soon"])
-    missing = run.invoke(main, ["keys", "revoke", "key_missing"])
+    missing = run.invoke(main, ["keys", "revoke", "key_missing", *database])
 
     assert unknown.exit_code != 0
     assert "no active project" in unknown.output

@@ -131,12 +131,15 @@ def test_agents_and_tools_list_the_registry() -> None:
     assert TOOLS["calculator"].description in tools.output
 
 
-def test_no_model_is_a_one_line_error() -> None:
-    result = CliRunner().invoke(main, ["ask", "hi"])
+def test_no_model_and_no_server_to_ask_is_a_one_line_error() -> None:
+    result = CliRunner().invoke(main, ["ask", "--base-url", "http://127.0.0.1:9/v1", "hi"])
 
     assert result.exit_code == 1
     assert result.stdout == ""
-    assert result.stderr.startswith("agentloom: no model given: pass --model")
+    assert result.stderr.startswith(
+        "agentloom: no model given, and the server at http://127.0.0.1:9/v1 cannot be asked"
+    )
+    assert "Pass --model, set AGENTLOOM_MODEL" in result.stderr
     assert len(result.stderr.splitlines()) == 1
 
 

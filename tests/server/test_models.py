@@ -19,6 +19,19 @@ async def test_models_are_served_under_their_id_and_provider_slash_id(
     assert models[2:] == [FAKE_EMBEDDING_MODEL, "all-MiniLM-L6-v2"]  # the embedding models
 
 
+async def test_each_model_says_its_kind(client: openai.AsyncOpenAI, backend: FakeBackend) -> None:
+    kinds = {model.id: (model.model_extra or {})["kind"] async for model in client.models.list()}
+
+    assert kinds == {
+        backend.model: "chat",
+        f"fake/{backend.model}": "chat",
+        FAKE_EMBEDDING_MODEL: "embeddings",
+        "all-MiniLM-L6-v2": "embeddings",
+    }
+    retrieved = await client.models.retrieve(FAKE_EMBEDDING_MODEL)
+    assert retrieved.model_extra == {"kind": "embeddings"}
+
+
 async def test_retrieve_a_model(client: openai.AsyncOpenAI, backend: FakeBackend) -> None:
     for model_id in (backend.model, f"fake/{backend.model}"):
         model = await client.models.retrieve(model_id)

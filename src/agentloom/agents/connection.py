@@ -10,14 +10,15 @@ Each setting is resolved on its own, first found wins:
    when that base URL is the one used) and ``models[0]``;
 4. the default base URL ``http://127.0.0.1:8321/v1``, a local agentloom server.
 
-There is no default model. The wire path is the explicit one, else Responses for the default
-(an agentloom server serves the Responses API), else the model's capability decides.
+With no model named, ``server_model`` (when given) picks one from the endpoint: the CLI asks
+the server for its only chat model. The wire path is the explicit one, else Responses for the
+default (an agentloom server serves the Responses API), else the model's capability decides.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path as FilePath
@@ -67,8 +68,10 @@ def resolve_connection(
     path: Path | None = None,
     config: str | FilePath | None = None,
     env: Mapping[str, str] | None = None,
+    server_model: Callable[[str, str | None], str] | None = None,
 ) -> Connection:
-    """The connection the arguments, the environment and the ``config`` file describe."""
+    """The connection the arguments, the environment and the ``config`` file describe;
+    ``server_model(base_url, api_key)`` names the model when none of them does."""
     env = os.environ if env is None else env
     settings = load_settings(config, env) if config is not None else Settings()
     provider = settings.providers[0] if config is not None and settings.providers else None
@@ -77,16 +80,19 @@ def resolve_connection(
     key = _first(api_key, env.get("AGENTLOOM_API_KEY"), env.get("OPENAI_API_KEY"))
     if key is None and provider is not None and url == provider.base_url:
         key = provider.to_config(env).api_key
+    if url is None:
+        url = DEFAULT_BASE_URL
+        path = path or "responses"
+    url = url.rstrip("/")
     name = _first(model, env.get("AGENTLOOM_MODEL")) or _provider_model(provider)
+    if name is None and server_model is not None:
+        name = server_model(url, key)
     if name is None:
         raise ConnectionSettingsError(
             "no model given: pass --model (model= in Python), set AGENTLOOM_MODEL, or list "
             "models in the first [[providers]] entry of the --config file"
         )
-    if url is None:
-        url = DEFAULT_BASE_URL
-        path = path or "responses"
-    return Connection(url.rstrip("/"), name, key, path, settings)
+    return Connection(url, name, key, path, settings)
 
 
 @asynccontextmanager

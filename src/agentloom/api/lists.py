@@ -41,6 +41,9 @@ class ModelObject(WireModel):
     object: Literal["model"] = "model"
     created: int
     owned_by: str
+    # agentloom's extension: what the model is for (a chat model answers /v1/responses and
+    # /v1/chat/completions, an embedding model /v1/embeddings)
+    kind: Literal["chat", "embeddings"]
 
 
 class ModelList(WireModel):

@@ -1,221 +1,194 @@
 """``agentloom projects`` and ``agentloom keys``: the operator's side of tenancy.
 
-They work on the database directly (the one ``--config`` / ``AGENTLOOM_DATABASE_URL`` names),
-so they need no running server and no admin key. A running server sees a revocation within its
-watch interval (``[auth] watch_interval``).
+By default they talk to the server's Admin API (``--base-url`` / ``AGENTLOOM_BASE_URL``) with
+the admin key (``--admin-key`` / ``AGENTLOOM_ADMIN_KEY``; a server without keys needs none).
+``--database URL`` works on that database directly instead, with no server and no admin key:
+how the first key is made when the server runs in keys mode without an admin key. It never
+creates a database: a SQLite file that is not there is an error naming it.
+
+``--project`` takes a project's id, its name, or ``default`` (the default project).
 """
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import re
-import secrets
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
-from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, Protocol
 
 import click
 
-if TYPE_CHECKING:
-    from agentloom.api.admin import Project
-    from agentloom.config import Settings
-    from agentloom.services.organization.projects import ProjectsService
+from agentloom.cli.output import json_option, plain, print_json, table
+from agentloom.cli.remote import Server, admin_options
 
 __all__ = ["keys", "projects"]
 
-T = TypeVar("T")
 _DURATION = re.compile(r"^(\d+)([smhd])$")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+DEFAULT_PROJECT = "proj_default"
+DEFAULT_ALIAS = "default"
+Command = Callable[..., None]
 
-config_option = click.option(
-    "--config",
-    "config_path",
-    default=None,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="TOML configuration file (for the database URL).",
-)
+
+class Admin(Protocol):
+    """Where projects and keys are managed: the Admin API, or a database. Each method returns
+    the API object (the ``openai`` package's, or agentloom's own wire model)."""
+
+    def create_project(self, name: str) -> object: ...
+    def list_projects(self, include_archived: bool) -> list[Any]: ...
+    def archive_project(self, project_id: str) -> object: ...
+    def create_key(self, project_id: str, name: str, expires_in: int | None) -> object: ...
+    def list_keys(self, project_id: str) -> list[Any]: ...
+    def revoke_key(self, project_id: str, key_id: str) -> object: ...
+
+
+@contextmanager
+def _admin(server: Server, database: str | None) -> Iterator[Admin]:
+    if database is not None:
+        from agentloom.cli.admin_database import DatabaseAdmin
+
+        yield DatabaseAdmin(database)
+        return
+    from agentloom.cli.admin_api import ApiAdmin
+
+    with server.talking() as client:
+        yield ApiAdmin(client)
+
+
+def admin_mode(command: Command) -> Command:
+    """The server options, ``--database`` and ``--json``; the command gets ``admin``."""
+
+    def with_admin(*args: Any, server: Server, database: str | None, **kwargs: Any) -> None:
+        with _admin(server, database) as admin:
+            command(*args, admin=admin, **kwargs)
+
+    wrapped: Command = functools.update_wrapper(with_admin, command)
+    database_option = click.option(
+        "--database",
+        default=None,
+        metavar="URL",
+        help="Work on this database (sqlite:///PATH, postgresql://...) instead of the server.",
+    )
+    return json_option(database_option(admin_options(wrapped)))
 
 
 @click.group()
 def projects() -> None:
-    """Create, list and archive projects."""
+    """Create, list and archive projects (the server's Admin API, or --database)."""
 
 
 @projects.command("create")
 @click.argument("name")
-@config_option
-def create_project(name: str, config_path: Path | None) -> None:
+@admin_mode
+def create_project(name: str, as_json: bool, admin: Admin) -> None:
     """Create a project; prints its id."""
-    from agentloom.api.admin import CreateProjectRequest
-
-    project = _run(config_path, lambda s: s.create_project(CreateProjectRequest(name=name)))
-    click.echo(project.id)
+    made = plain(admin.create_project(name))
+    if as_json:
+        print_json(made)
+    else:
+        click.echo(made["id"])
 
 
 @projects.command("list")
 @click.option("--all", "include_archived", is_flag=True, help="Include archived projects.")
-@config_option
-def list_projects(include_archived: bool, config_path: Path | None) -> None:
-    """List projects."""
-
-    async def listing(service: ProjectsService) -> list[tuple[str, ...]]:
-        rows: list[tuple[str, ...]] = []
-        async for project in _every(service, include_archived):
-            rows.append((project.id, project.status, project.name))
-        return rows
-
-    for row in _run(config_path, listing):
-        click.echo("  ".join(row))
+@admin_mode
+def list_projects(include_archived: bool, as_json: bool, admin: Admin) -> None:
+    """List projects: id, status, name."""
+    listed = plain(admin.list_projects(include_archived))
+    if as_json:
+        print_json(listed)
+    else:
+        table(("ID", "STATUS", "NAME"), ((p["id"], p.get("status"), p["name"]) for p in listed))
 
 
 @projects.command("archive")
-@click.argument("project_id")
-@config_option
-def archive_project(project_id: str, config_path: Path | None) -> None:
+@click.argument("project")
+@admin_mode
+def archive_project(project: str, as_json: bool, admin: Admin) -> None:
     """Archive a project: its keys stop working, its data stays."""
-    _run(config_path, lambda s: s.archive_project(project_id))
-    click.echo(f"archived {project_id}")
+    archived = plain(admin.archive_project(_project_id(admin, project)))
+    if as_json:
+        print_json(archived)
+    else:
+        click.echo(f"archived {archived['id']}")
 
 
 @click.group()
 def keys() -> None:
-    """Create, list and revoke project API keys."""
+    """Create, list and revoke project API keys (the server's Admin API, or --database)."""
 
 
 @keys.command("create")
-@click.option("--project", "project", required=True, help="Project id or name.")
+@click.option("--project", required=True, help="Project id, name, or 'default'.")
 @click.option("--name", default="cli", show_default=True, help="The key's service account.")
 @click.option("--expires-in", default=None, help="Lifetime, e.g. 3600s, 90m, 12h, 30d.")
-@config_option
-def create_key(project: str, name: str, expires_in: str | None, config_path: Path | None) -> None:
+@admin_mode
+def create_key(
+    project: str, name: str, expires_in: str | None, as_json: bool, admin: Admin
+) -> None:
     """Create a key; prints it once (it cannot be shown again)."""
-    from agentloom.api.admin import CreateServiceAccountRequest
-
     seconds = _duration(expires_in)
-
-    async def create(service: ProjectsService) -> str:
-        project_id = await _project_id(service, project)
-        request = CreateServiceAccountRequest(name=name, expires_in_seconds=seconds)
-        account = await service.create_account(project_id, request)
-        assert account.api_key is not None
-        return account.api_key.value
-
-    click.echo(_run(config_path, create))
+    account = plain(admin.create_key(_project_id(admin, project), name, seconds))
+    if as_json:
+        print_json(account)
+    else:
+        click.echo(account["api_key"]["value"])
 
 
 @keys.command("list")
-@click.option("--project", "project", default=None, help="Project id or name (default: all).")
-@config_option
-def list_keys(project: str | None, config_path: Path | None) -> None:
-    """List keys (redacted)."""
-    from agentloom.storage.projects import ListQuery
-
-    async def listing(service: ProjectsService) -> list[tuple[str, ...]]:
-        wanted = None if project is None else await _project_id(service, project)
-        rows: list[tuple[str, ...]] = []
-        async for each in _every(service, include_archived=False):
-            if wanted is not None and each.id != wanted:
-                continue
-            page = await service.list_keys(each.id, ListQuery(limit=100))
-            while True:
-                rows += [(k.id, each.id, k.redacted_value, k.name) for k in page.data]
-                if not page.has_more:
-                    break
-                page = await service.list_keys(each.id, ListQuery(after=page.last_id, limit=100))
-        return rows
-
-    for row in _run(config_path, listing):
-        click.echo("  ".join(row))
+@click.option("--project", default=None, help="Project id, name, or 'default' (default: all).")
+@admin_mode
+def list_keys(project: str | None, as_json: bool, admin: Admin) -> None:
+    """List keys (redacted): id, project, redacted value, name."""
+    chosen = [_project_id(admin, project)] if project else _active_ids(admin)
+    found = [
+        (project_id, plain(key)) for project_id in chosen for key in admin.list_keys(project_id)
+    ]
+    if as_json:
+        print_json([key for _, key in found])
+    else:
+        rows = ((k["id"], p, k["redacted_value"], k["name"]) for p, k in found)
+        table(("ID", "PROJECT", "KEY", "NAME"), rows)
 
 
 @keys.command("revoke")
 @click.argument("key_id")
-@config_option
-def revoke_key(key_id: str, config_path: Path | None) -> None:
+@click.option("--project", default=None, help="The key's project (default: found by its id).")
+@admin_mode
+def revoke_key(key_id: str, project: str | None, as_json: bool, admin: Admin) -> None:
     """Revoke a key at once (every server process stops accepting it)."""
-    from agentloom.errors import AgentloomError
-
-    async def revoke(service: ProjectsService) -> None:
-        async for each in _every(service, include_archived=True):
-            try:
-                await service.revoke_key(each.id, key_id)
-            except AgentloomError:
-                continue
-            return
-        raise click.ClickException(f"no API key {key_id}")
-
-    _run(config_path, revoke)
-    click.echo(f"revoked {key_id}")
+    project_id = _project_id(admin, project) if project else _key_project(admin, key_id)
+    revoked = plain(admin.revoke_key(project_id, key_id))
+    if as_json:
+        print_json(revoked)
+    else:
+        click.echo(f"revoked {key_id}")
 
 
 # --- helpers -------------------------------------------------------------------------------
 
 
-def _run(config_path: Path | None, work: Callable[[ProjectsService], Awaitable[T]]) -> T:
-    from agentloom.config import ConfigError, load_settings
-    from agentloom.errors import AgentloomError
-
-    try:
-        settings = load_settings(config_path)
-    except ConfigError as exc:
-        raise click.ClickException(str(exc)) from exc
-
-    async def main() -> T:
-        async with _service(settings) as service:
-            return await work(service)
-
-    try:
-        return asyncio.run(main())
-    except AgentloomError as exc:
-        raise click.ClickException(exc.message) from exc
-
-
-@asynccontextmanager
-async def _service(settings: Settings) -> AsyncIterator[ProjectsService]:
-    from agentloom.auth.keys import KeyHasher
-    from agentloom.services.organization.audit import AuditLog
-    from agentloom.services.organization.projects import ProjectsService
-    from agentloom.storage.database import Database
-
-    database = await Database.connect(
-        settings.database.url, instance_id=f"cli_{secrets.token_hex(8)}"
+def _project_id(admin: Admin, given: str) -> str:
+    """The active project ``given`` names: by id, by name, or ``default``."""
+    wanted = DEFAULT_PROJECT if given == DEFAULT_ALIAS else given
+    for project in plain(admin.list_projects(include_archived=False)):
+        if wanted in (project["id"], project["name"]):
+            return str(project["id"])
+    raise click.ClickException(
+        f"no active project with id or name {given!r} (agentloom projects list shows them)"
     )
-    try:
-        await database.migrate()
-        await database.projects.ensure_default(time.time())
-        hasher = KeyHasher(await database.projects.secret())
-        yield ProjectsService(
-            database.projects,
-            hasher,
-            changed=lambda: None,
-            limits=database.rate_limits,
-            audit=AuditLog(database.audit, actor="cli"),
-            models=list,
-        )
-    finally:
-        await database.aclose()
 
 
-async def _every(service: ProjectsService, include_archived: bool) -> AsyncIterator[Project]:
-    from agentloom.storage.projects import ListQuery
-
-    page = await service.list_projects(ListQuery(limit=100), include_archived=include_archived)
-    while True:
-        for project in page.data:
-            yield project
-        if not page.has_more:
-            return
-        query = ListQuery(after=page.last_id, limit=100)
-        page = await service.list_projects(query, include_archived=include_archived)
+def _active_ids(admin: Admin) -> list[str]:
+    return [str(p["id"]) for p in plain(admin.list_projects(include_archived=False))]
 
 
-async def _project_id(service: ProjectsService, given: str) -> str:
-    async for project in _every(service, include_archived=False):
-        if given in (project.id, project.name):
-            return project.id
-    raise click.ClickException(f"no active project with id or name {given!r}")
+def _key_project(admin: Admin, key_id: str) -> str:
+    for project_id in _active_ids(admin):
+        if any(key.id == key_id for key in admin.list_keys(project_id)):
+            return project_id
+    raise click.ClickException(f"no API key {key_id} in an active project")
 
 
 def _duration(text: str | None) -> int | None:

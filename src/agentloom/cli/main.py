@@ -22,7 +22,12 @@ from agentloom.cli.ask import ask
 from agentloom.cli.catalog import agents, tools
 from agentloom.cli.chat import chat
 from agentloom.cli.evals import evals
+from agentloom.cli.files import files
 from agentloom.cli.managed import COMMANDS as MANAGED_AGENT_COMMANDS
+from agentloom.cli.models import models
+from agentloom.cli.responses import responses
+from agentloom.cli.usage import usage
+from agentloom.cli.vector_stores import vector_stores
 
 if TYPE_CHECKING:
     from agentloom.config import Settings
@@ -176,6 +181,12 @@ main.add_command(tools)
 main.add_command(evals)
 main.add_command(keys)
 main.add_command(projects)
+main.add_command(files)
+main.add_command(vector_stores)
+main.add_command(responses)
+main.add_command(responses, name="logs")
+main.add_command(models)
+main.add_command(usage)
 
 if __name__ == "__main__":
     main()

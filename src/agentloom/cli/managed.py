@@ -1,4 +1,4 @@
-"""``agentloom agents create/list/send/run/logs``: managed agents on a server
+"""``agentloom agents create/list/send/run/cancel/delete/logs``: managed agents on a server
 (``/v1/managed-agents``), through :class:`~agentloom.agents.managed_client.ManagedAgents`.
 
 The server is ``--base-url`` (or ``AGENTLOOM_BASE_URL``; default a local agentloom), the key
@@ -20,6 +20,7 @@ from agentloom.cli.options import fail
 
 if TYPE_CHECKING:
     from agentloom.agents.managed_client import AgentStreamEvent, ManagedAgents
+    from agentloom.api.managed_agents import DeletedManagedAgent
 
 __all__ = ["COMMANDS"]
 
@@ -184,6 +185,24 @@ def cancel(agent_id: str, run_id: str, base_url: str, api_key: str | None) -> No
 
 
 @click.command()
+@click.argument("agent_ids", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print what was deleted as JSON.")
+@_server
+def delete(agent_ids: tuple[str, ...], as_json: bool, base_url: str, api_key: str | None) -> None:
+    """Delete agents (their history, state, runs and folder)."""
+
+    async def remove(agents: ManagedAgents) -> list[DeletedManagedAgent]:
+        return [await agents.delete(agent_id) for agent_id in agent_ids]
+
+    deleted = _run(base_url, api_key, remove)
+    if as_json:
+        click.echo(json.dumps([each.model_dump(mode="json") for each in deleted], indent=2))
+        return
+    for each in deleted:
+        click.echo(f"deleted {each.id}")
+
+
+@click.command()
 @click.argument("agent_id")
 @click.option("--run", "run_id", default=None, help="Show this run's output (followed live).")
 @click.option("--limit", type=click.IntRange(1, 100), default=20, show_default=True)
@@ -230,4 +249,4 @@ def _clip(text: str) -> str:
     return flat if len(flat) <= RESULT_CHARS else flat[: RESULT_CHARS - 1] + "…"
 
 
-COMMANDS = [create, list_agents, send, run, cancel, logs]
+COMMANDS = [create, list_agents, send, run, cancel, delete, logs]

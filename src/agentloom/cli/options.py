@@ -42,7 +42,9 @@ class AgentChoice:
     config: FilePath | None
 
     def connection(self) -> Connection:
+        """The model and endpoint; with no model named, the server's only chat model."""
         from agentloom.agents.connection import resolve_connection
+        from agentloom.cli.models import server_model
 
         return resolve_connection(
             model=self.model,
@@ -50,6 +52,7 @@ class AgentChoice:
             api_key=self.api_key,
             path=self.path,
             config=self.config,
+            server_model=server_model,
         )
 
     def options(self) -> AgentOptions:
@@ -75,7 +78,11 @@ _OPTIONS: tuple[Decorator, ...] = (
         callback=_tool_names,
         help="Comma-separated tool names (agentloom tools); repeatable.",
     ),
-    click.option("--model", default=None, help="Model name [env AGENTLOOM_MODEL]."),
+    click.option(
+        "--model",
+        default=None,
+        help="Model name [env AGENTLOOM_MODEL; default: the server's only chat model].",
+    ),
     click.option(
         "--base-url",
         default=None,
