@@ -28,6 +28,7 @@ from agentloom.server.routes import (
     files,
     health,
     managed_agents,
+    messages,
     models,
     organization,
     prompts,
@@ -101,6 +102,7 @@ def create_app(
         [
             *responses.routes,
             *chat_completions.routes,
+            *messages.routes,
             *embeddings.routes,
             *websocket.routes,
             *conversations.routes,

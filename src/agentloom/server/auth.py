@@ -26,7 +26,7 @@ from starlette.types import Receive, Scope, Send
 from agentloom.auth.jwt import looks_like_jwt
 from agentloom.auth.verifier import Principal
 from agentloom.errors import AgentloomError, AuthenticationError, PermissionDeniedError
-from agentloom.server.errors import error_response
+from agentloom.server.errors import error_response_for
 from agentloom.server.runtime import Runtime
 from agentloom.tenancy import DEFAULT_PROJECT, Policy, acting_for
 
@@ -131,9 +131,10 @@ async def _project(runtime: Runtime, principal: Principal, scope: Scope, path: s
 
 
 def _bearer(scope: Scope) -> str | None:
+    """The key: ``Authorization: Bearer <key>``, or Anthropic's clients' ``x-api-key``."""
     value = _header(scope, b"authorization")
     if value is None:
-        return None
+        return (_header(scope, b"x-api-key") or "").strip() or None
     scheme, _, token = value.partition(" ")
     token = token.strip()
     return token if scheme.lower() == "bearer" and token else None
@@ -152,7 +153,7 @@ def _shown(token: str) -> str:
 
 async def refuse(exc: AgentloomError, scope: Scope, receive: Receive, send: Send) -> None:
     """Answer a refused request: its error, or a WebSocket closed before it is accepted."""
-    response: JSONResponse = error_response(exc)
+    response: JSONResponse = error_response_for(exc, scope.get("path", ""))
     if scope["type"] == "http":
         await response(scope, receive, send)
         return

@@ -85,6 +85,54 @@ def error_response(exc: errors.AgentloomError) -> JSONResponse:
     return JSONResponse(body, status_code=status, headers=headers)
 
 
+def anthropic_error_response(exc: errors.AgentloomError) -> JSONResponse:
+    """The error in Anthropic's envelope, for its Messages API (``{"type": "error", "error":
+    {"type", "message"}}``), with the same status as OpenAI's."""
+    status, _ = status_and_type(exc)
+    headers = {}
+    retry_after = getattr(exc, "retry_after", None)
+    if isinstance(exc, errors.UpstreamRateLimitError | errors.RateLimitedError) and retry_after:
+        headers["retry-after"] = str(max(1, round(retry_after)))
+    return JSONResponse(anthropic_error_body(exc), status_code=status, headers=headers)
+
+
+def anthropic_error_body(exc: errors.AgentloomError) -> dict[str, Any]:
+    status, _ = status_and_type(exc)
+    detail = {"type": anthropic_error_type(status), "message": exc.stated()}
+    return {"type": "error", "error": detail}
+
+
+def anthropic_error_type(status: int) -> str:
+    """Anthropic's error type for a status (its 529 ``overloaded_error`` is our 503)."""
+    if status in _ANTHROPIC_TYPES:
+        return _ANTHROPIC_TYPES[status]
+    return "api_error" if status >= 500 else "invalid_request_error"
+
+
+_ANTHROPIC_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    503: "overloaded_error",
+    529: "overloaded_error",
+}
+# The API families that answer errors in another envelope than OpenAI's, by path: the edge's
+# refusals and every handler's errors on these paths take it.
+DIALECTS = {
+    "/v1/messages": anthropic_error_response,
+    "/v1/messages/count_tokens": anthropic_error_response,
+}
+
+
+def error_response_for(exc: errors.AgentloomError, path: str) -> JSONResponse:
+    """The error as the API family of ``path`` answers errors (OpenAI's, but for
+    :data:`DIALECTS`)."""
+    return DIALECTS.get(path, error_response)(exc)
+
+
 def validation_error(exc: ValidationError, data: object = None) -> errors.InvalidRequestError:
     """The first problem of a pydantic validation error, as OpenAI states it. ``data`` is the
     decoded body, used to tell union tags in the error's location from field names."""
@@ -148,7 +196,7 @@ def _is_field(part: str) -> bool:
 
 async def handle_agentloom_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, errors.AgentloomError)
-    return error_response(exc)
+    return error_response_for(exc, request.url.path)
 
 
 async def handle_http_exception(request: Request, exc: Exception) -> Response:

@@ -37,6 +37,7 @@ from agentloom.services.conversations import ConversationsService
 from agentloom.services.files import FilesService
 from agentloom.services.gateway.chat import ChatGateway
 from agentloom.services.gateway.embeddings import EmbeddingsService
+from agentloom.services.gateway.messages import MessagesGateway
 from agentloom.services.gateway.stored import StoredCompletions
 from agentloom.services.gateway.wiring import gateway
 from agentloom.services.jobs.runner import JobRunner
@@ -128,6 +129,7 @@ class Runtime:
     metrics: Metrics | None = None  # what GET /metrics shows
     shared_metrics: SharedMetrics | None = None  # with --workers: every worker's metrics
     stored_completions: StoredCompletions | None = None  # chat completions with store: true
+    messages: MessagesGateway | None = None  # Anthropic's Messages API
     duties: Duties = field(default_factory=Duties)  # the background duties' states
     readiness: ReadinessRounds = field(default_factory=ReadinessRounds)  # GET /v1/health/ready
 
@@ -261,6 +263,7 @@ async def _services(settings: Settings, parts: _Parts) -> Runtime:
         metrics=metrics,
         shared_metrics=SharedMetrics.from_environment(metrics),
         stored_completions=gate.stored,
+        messages=gate.messages,
     )
 
 

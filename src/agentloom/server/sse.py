@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 
 import anyio
@@ -180,6 +180,18 @@ async def encode_data(batches: AsyncIterator[list[bytes]]) -> AsyncGenerator[byt
         yield b"data: " + error_body(exc) + b"\n\n"
         return
     yield DONE
+
+
+async def encode_named(
+    events: AsyncIterator[tuple[str, bytes]], error: Callable[[AgentloomError], bytes]
+) -> AsyncGenerator[bytes, None]:
+    """Anthropic's framing: each event's ``event:`` line and its ``data:``, no ``[DONE]``. A
+    failure after the stream began ends it with an ``error`` event whose data ``error`` makes."""
+    try:
+        async for name, data in events:
+            yield b"event: " + name.encode() + b"\ndata: " + data + b"\n\n"
+    except AgentloomError as exc:
+        yield b"event: error\ndata: " + error(exc) + b"\n\n"
 
 
 async def encode_frames(frames: AsyncGenerator[Frame, None]) -> AsyncGenerator[bytes, None]:

@@ -15,6 +15,7 @@ from agentloom.retrieval.routed_embeddings import routed_embedding_models
 from agentloom.services.gateway.chat import ChatGateway
 from agentloom.services.gateway.chat_guard import ChatGuards
 from agentloom.services.gateway.embeddings import EmbeddingsService
+from agentloom.services.gateway.messages import MessagesGateway
 from agentloom.services.gateway.stored import StoredCompletions
 from agentloom.services.organization.wiring import Metering
 from agentloom.storage.database import Database
@@ -27,6 +28,7 @@ class Gateway:
     chat: ChatGateway
     embeddings: EmbeddingsService
     stored: StoredCompletions  # chat completions created with store: true
+    messages: MessagesGateway  # Anthropic's Messages API
 
 
 def gateway(
@@ -43,7 +45,7 @@ def gateway(
     stack.push_async_callback(embeddings.aclose)
     stored = StoredCompletions(database.chat_completions)
     chat = ChatGateway(catalog, metering.usage, ChatGuards(guardrails), metrics, stored)
-    return Gateway(chat, embeddings, stored)
+    return Gateway(chat, embeddings, stored, MessagesGateway(catalog, metering.usage))
 
 
 def _embeddings(settings: Settings, metering: Metering) -> EmbeddingsService:
