@@ -34,13 +34,21 @@ from dataclasses import replace
 from pathlib import Path
 
 from agentloom.agents._repl_process import BrokenChannel, Child, Message
-from agentloom.agents.base import AgentContext, AgentEvent, AgentFinished, AgentInput, BaseAgent
+from agentloom.agents.base import (
+    AgentContext,
+    AgentEvent,
+    AgentFinished,
+    AgentInput,
+    BaseAgent,
+    MemoryResult,
+)
 from agentloom.agents.sandbox_policy import CheckedMount, SandboxSpec, check_mounts
 from agentloom.agents.sandbox_runners import Runner, RunnerJob, build_runner
 from agentloom.agents.sandbox_wire import (
     ModelCall,
     SandboxPayload,
     SandboxRunError,
+    WireMemory,
     decode_agent_event,
     decode_model_call,
     encode_llm_event,
@@ -136,6 +144,7 @@ class SandboxedAgent(BaseAgent):
             input=input_to_json(input),
             session_id=context.session_id,
             metadata=dict(context.metadata),
+            memory_results=[_wire_memory(result) for result in context.memory_results],
             workspace=self.workspace,
             model=self.llm.model,
             model_access=self.spec.model_access,
@@ -263,3 +272,9 @@ def _workspace(spec: SandboxSpec, mounts: tuple[CheckedMount, ...]) -> str | Non
         if wanted in (mount.source, Path(given.path)):
             return mount.target
     raise InvalidRequestError(f"the workspace {str(wanted)!r} is not one of the mounts")
+
+
+def _wire_memory(result: MemoryResult | str) -> WireMemory:
+    if isinstance(result, str):
+        return WireMemory(content=result)
+    return WireMemory(content=result.content, source=result.source, score=result.score)
