@@ -254,12 +254,17 @@ def build_agent(
 ) -> BaseAgent:
     entry = AGENTS.get(name)
     if entry is None:
+        _discover()
+        entry = AGENTS.get(name)
+    if entry is None:
         raise UnknownNameError(f"unknown agent {name!r}; known agents: {', '.join(sorted(AGENTS))}")
     return entry.build(llm, tools, options or AgentOptions())
 
 
 def build_tools(names: Sequence[str], environment: ToolEnvironment) -> list[Tool]:
     """The named tools; ``"mcp:<label>"`` adds every tool of that ``[[mcp.servers]]`` server."""
+    if any(name not in TOOLS and not name.startswith(MCP_PREFIX) for name in names):
+        _discover()
     unknown = [name for name in names if name not in TOOLS and not name.startswith(MCP_PREFIX)]
     if unknown:
         raise UnknownNameError(
@@ -273,6 +278,13 @@ def build_tools(names: Sequence[str], environment: ToolEnvironment) -> list[Tool
         else:
             tools.append(TOOLS[name].build(environment))
     return tools
+
+
+def _discover() -> None:
+    """Installed packages' agents and tools (:mod:`agentloom.agents.registry`), read once."""
+    from agentloom.agents.registry import discover_plugins
+
+    discover_plugins()
 
 
 def _mcp_tools(label: str, environment: ToolEnvironment) -> list[Tool]:
