@@ -11,7 +11,7 @@ from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import ClassVar, Literal, TypeAlias
+from typing import ClassVar, Literal, TypeAlias, get_args
 
 from agentloom.bus import EventBus
 from agentloom.json_types import JSONValue
@@ -40,6 +40,10 @@ __all__ = [
 ]
 
 AgentInput: TypeAlias = str | Sequence[Message]
+ResultKey = Literal[
+    "content", "tool_results", "turns", "usage", "stop_reason", "messages", "metadata"
+]
+RESULT_KEYS: frozenset[str] = frozenset(get_args(ResultKey))
 StopReason = Literal["final", "max_turns", "loop_guard", "error"]
 
 
@@ -161,6 +165,13 @@ class AgentResult:
     @property
     def max_turns_exceeded(self) -> bool:
         return self.stop_reason == "max_turns"
+
+    def __getitem__(self, key: ResultKey) -> object:
+        """``result["content"]`` (OpenJarvis's ``ask_full`` returns a dict): a field by name."""
+        if key not in RESULT_KEYS:
+            raise KeyError(key)
+        value: object = getattr(self, key)
+        return value
 
 
 # --- events ----------------------------------------------------------------------------------
