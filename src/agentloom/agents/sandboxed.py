@@ -43,7 +43,7 @@ from agentloom.agents.base import (
     MemoryResult,
 )
 from agentloom.agents.sandbox_policy import CheckedMount, SandboxSpec, check_mounts
-from agentloom.agents.sandbox_runners import Runner, RunnerJob, build_runner
+from agentloom.agents.sandbox_runners import NoFreeSlot, Runner, RunnerJob, build_runner
 from agentloom.agents.sandbox_wire import (
     ModelCall,
     SandboxPayload,
@@ -94,7 +94,7 @@ class SandboxedAgent(BaseAgent):
     ) -> AsyncGenerator[AgentEvent, None]:
         context = context or AgentContext()
         deadline = asyncio.get_running_loop().time() + self.spec.limits.wall_seconds
-        async with self._child() as child:
+        async with self._slot(deadline), self._child() as child:
             await child.send({"op": "start", "payload": self._payload(input, context)})
             model_calls = 0
             while True:
@@ -110,6 +110,18 @@ class SandboxedAgent(BaseAgent):
                 yield event
 
     # --- the child ---------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _slot(self, deadline: float) -> AsyncIterator[None]:
+        """One of the runner's slots, waited for until the run's deadline."""
+        try:
+            async with self.runner.slots.hold(deadline):
+                yield
+        except NoFreeSlot as exc:
+            raise SandboxRunError(
+                f"no free slot of the {self.runner.name} runner (at most {exc.limit} runs at "
+                f"once) within the run's {self.spec.limits.wall_seconds:g} s"
+            ) from None
 
     @asynccontextmanager
     async def _child(self) -> AsyncIterator[Child]:
