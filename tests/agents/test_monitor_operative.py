@@ -414,3 +414,27 @@ async def test_monolithic_sends_the_whole_task_with_no_plan(make: Any) -> None:
     assert "Your plan" not in _system(loop)
     assert f"Your task:\n{TASK}" in _system(loop)
     assert _tools(loop) == ["read_log", "remember"]
+
+
+async def test_the_axes_may_be_given_as_keywords_as_the_seed_does(tmp_path: Path) -> None:
+    store = SessionStore.in_dir(tmp_path)
+    llm = LLM("m", provider=ScriptedModel())
+    agent = MonitorOperativeAgent(
+        llm,
+        [read_log],
+        store=store,
+        memory_extraction="scratchpad",
+        observation_compression="summarize",
+        retrieval_strategy="semantic",
+        task_decomposition="hierarchical",
+    )
+
+    assert agent.strategies == MonitorStrategies(
+        "scratchpad", "summarize", "semantic", "hierarchical"
+    )
+    with pytest.raises(InvalidRequestError, match="unknown strategy axis 'memory'"):
+        MonitorOperativeAgent(llm, store=store, memory="notes")
+    with pytest.raises(InvalidRequestError, match="not both"):
+        MonitorOperativeAgent(llm, store=store, strategies=SIMPLE, memory_extraction="none")
+    await agent.aclose()
+    await store.aclose()
