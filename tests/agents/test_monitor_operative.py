@@ -17,7 +17,12 @@ from agentloom.agents.builders import AgentOptions
 from agentloom.agents.monitor import MONITOR_INSTRUCTIONS, MonitorOperativeAgent, MonitorStrategies
 from agentloom.agents.monitor.compression import SUMMARY_INSTRUCTIONS
 from agentloom.agents.monitor.decomposition import PLAN_KEY, PLANNING_INSTRUCTIONS
-from agentloom.agents.monitor.memory import CAUSALITY_INSTRUCTIONS
+from agentloom.agents.monitor.hierarchy import HIERARCHY_INSTRUCTIONS
+from agentloom.agents.monitor.memory import (
+    CAUSALITY_INSTRUCTIONS,
+    SCRATCHPAD_INSTRUCTIONS,
+    STRUCTURED_INSTRUCTIONS,
+)
 from agentloom.agents.monitor.retrieval import SELF_EVAL_INSTRUCTIONS
 from agentloom.agents.operative import LAST_RESULT
 from agentloom.agents.sessions import SessionStore
@@ -252,9 +257,11 @@ async def test_the_registry_builds_it_with_the_strategies_given(tmp_path: Path) 
 
 
 def test_the_registry_refuses_a_bad_choice(tmp_path: Path) -> None:
-    options = AgentOptions(data_dir=tmp_path, strategies={"task_decomposition": "hierarchical"})
+    options = AgentOptions(data_dir=tmp_path, strategies={"task_decomposition": "waterfall"})
 
-    with pytest.raises(InvalidRequestError, match="known: phased, single") as caught:
+    with pytest.raises(
+        InvalidRequestError, match="known: phased, monolithic, hierarchical, single"
+    ) as caught:
         build_agent("monitor_operative", LLM("m", provider=ScriptedModel()), (), options)
 
     assert caught.value.param == "task_decomposition"
@@ -265,3 +272,169 @@ def test_agentloom_agents_lists_it() -> None:
 
     assert listed.exit_code == 0
     assert f"monitor_operative  {AGENTS['monitor_operative'].description}" in listed.output
+
+
+# --- the seed's other values, each seen in what reaches the model ----------------------------
+
+LONG_REPORT = "The nightly backup fills /var at 02:00; checkout writes fail from 02:13 on."
+
+
+def _plain(**chosen: str) -> MonitorStrategies:
+    """No side call but the axis under test's."""
+    base = {"memory_extraction": "notes", "observation_compression": "none"}
+    base |= {"retrieval_strategy": "recent", "task_decomposition": "monolithic"}
+    return MonitorStrategies(**(base | chosen))
+
+
+@pytest.mark.parametrize(
+    ("memory", "reply", "instructions", "recalled"),
+    [
+        (
+            "scratchpad",
+            "- backup at 02:00 fills /var\n- checkout writes fail from 02:13",
+            SCRATCHPAD_INSTRUCTIONS,
+            "- checkout writes fail from 02:13 (scratchpad, tick 1)\n"  # recent: last line first
+            "- backup at 02:00 fills /var (scratchpad, tick 1)",
+        ),
+        (
+            "structured_json",
+            '{"cause": "nightly backup", "disk_free_gb": 0}',
+            STRUCTURED_INSTRUCTIONS,
+            '- disk_free_gb: 0 (tick 1)\n- cause: "nightly backup" (tick 1)',
+        ),
+    ],
+)
+async def test_an_extracted_memory_is_recalled_in_the_next_ticks_prompt(
+    make: Any, store: SessionStore, memory: str, reply: str, instructions: str, recalled: str
+) -> None:
+    first, model = make(LONG_REPORT, reply, strategies=_plain(memory_extraction=memory))
+    await first.tick()
+
+    loop, extracting = model.requests
+    assert _system(extracting) == instructions
+    assert _text(extracting, 1).endswith(f"Report:\n{LONG_REPORT}")
+    assert "What you recall" not in _system(loop)
+
+    second, model = make("Still full.", "", strategies=_plain(memory_extraction=memory))
+    await second.tick("Any change?")
+
+    assert f"What you recall from earlier ticks (chosen for this tick):\n{recalled}" in _system(
+        model.requests[0]
+    )
+
+
+async def test_no_memory_extraction_leaves_the_next_tick_nothing_to_recall(
+    make: Any, store: SessionStore
+) -> None:
+    first, model = make(LONG_REPORT, strategies=_plain(memory_extraction="none"))
+    await first.tick()
+    second, later = make("Still full.", strategies=_plain(memory_extraction="none"))
+    await second.tick("Any change?")
+
+    assert len(model.requests) == 1  # the loop; no extraction call
+    assert "What you recall" not in _system(later.requests[0])
+    state = (await store.load("monitor_operative", "default")).state
+    assert not [key for key in state if key.startswith("monitor.")]
+
+
+@pytest.mark.parametrize(
+    ("retrieval", "shown"),
+    [("semantic", "- The automobile's battery is dead. (tick 1)"), ("none", None)],
+)
+async def test_semantic_recalls_by_meaning_and_none_recalls_nothing(
+    make: Any, retrieval: str, shown: str | None
+) -> None:
+    strategies = _plain(retrieval_strategy=retrieval)
+    for report in ("The automobile's battery is dead.", "The invoice was paid twice."):
+        agent, _ = make(report, strategies=strategies)
+        await agent.tick("Look around.")
+
+    agent, model = make("Charging it.", strategies=strategies)
+    await agent.tick("Why won't my car start?")
+
+    (loop,) = model.requests
+    system = _system(loop)
+    if shown is None:
+        assert "What you recall" not in system
+    else:
+        recall = system.split("What you recall from earlier ticks (chosen for this tick):\n")[1]
+        assert recall == shown  # not the invoice
+
+
+async def test_hierarchical_plans_phases_and_steps_and_the_model_walks_them(
+    make: Any, store: SessionStore
+) -> None:
+    plan = json.dumps(
+        [
+            {"title": "Collect the errors", "steps": ["Read the log", "Count the failures"]},
+            {"title": "Find the cause", "steps": ["Check the backup"]},
+        ]
+    )
+    strategies = _plain(task_decomposition="hierarchical")
+    agent, model = make(
+        plan,
+        [tool_call("finish_step", {"summary": "Read it."})],
+        "Log read.",
+        strategies=strategies,
+    )
+
+    await agent.tick()
+
+    planning, loop, after = model.requests
+    assert _system(planning) == HIERARCHY_INSTRUCTIONS
+    assert _text(planning, 1) == f"The task:\n{TASK}"
+    assert (
+        "Your plan (phase 1 of 2, step 1 of 2 is current):\n"
+        "1. [current] Collect the errors\n"
+        "   1.1 [current] Read the log\n"
+        "   1.2 [next] Count the failures\n"
+        "2. [next] Find the cause\n"
+        "   2.1 [next] Check the backup\n"
+    ) in _system(loop)
+    assert _tools(loop) == ["read_log", "finish_step", "remember"]
+    assert _text(after, -1) == (
+        "Step 1.1 is done. Now phase 1 of 2, step 2 of 2: Collect the errors / Count the failures."
+    )
+
+    second, model = make("Counting.", strategies=strategies)
+    await second.tick()
+
+    (loop,) = model.requests  # planned once
+    assert "   1.1 [done] Read the log: Read it.\n   1.2 [current] Count the failures" in (
+        _system(loop)
+    )
+
+
+async def test_monolithic_sends_the_whole_task_with_no_plan(make: Any) -> None:
+    agent, model = make("Looked.", strategies=_plain(task_decomposition="monolithic"))
+
+    await agent.tick()
+
+    (loop,) = model.requests
+    assert "Your plan" not in _system(loop)
+    assert f"Your task:\n{TASK}" in _system(loop)
+    assert _tools(loop) == ["read_log", "remember"]
+
+
+async def test_the_axes_may_be_given_as_keywords_as_the_seed_does(tmp_path: Path) -> None:
+    store = SessionStore.in_dir(tmp_path)
+    llm = LLM("m", provider=ScriptedModel())
+    agent = MonitorOperativeAgent(
+        llm,
+        [read_log],
+        store=store,
+        memory_extraction="scratchpad",
+        observation_compression="summarize",
+        retrieval_strategy="semantic",
+        task_decomposition="hierarchical",
+    )
+
+    assert agent.strategies == MonitorStrategies(
+        "scratchpad", "summarize", "semantic", "hierarchical"
+    )
+    with pytest.raises(InvalidRequestError, match="unknown strategy axis 'memory'"):
+        MonitorOperativeAgent(llm, store=store, memory="notes")
+    with pytest.raises(InvalidRequestError, match="not both"):
+        MonitorOperativeAgent(llm, store=store, strategies=SIMPLE, memory_extraction="none")
+    await agent.aclose()
+    await store.aclose()

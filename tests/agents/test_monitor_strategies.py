@@ -25,20 +25,35 @@ from agentloom.agents.monitor.decomposition import (
     Plan,
     Single,
 )
+from agentloom.agents.monitor.hierarchy import (
+    HIERARCHY_INSTRUCTIONS,
+    HIERARCHY_KEY,
+    FinishStepTool,
+    Hierarchical,
+    Hierarchy,
+)
 from agentloom.agents.monitor.memory import (
     CAUSALITY_INSTRUCTIONS,
     MAX_EDGES,
+    MAX_FINDINGS,
     MAX_NOTES,
+    SCRATCHPAD_INSTRUCTIONS,
+    STRUCTURED_INSTRUCTIONS,
     CausalityGraph,
     MemoryEntry,
+    NoMemory,
     Notes,
+    Scratchpad,
+    StructuredJson,
     TickTrace,
 )
 from agentloom.agents.monitor.retrieval import (
     SELF_EVAL_INSTRUCTIONS,
     HybridWithSelfEval,
     KeywordRetrieval,
+    NoRetrieval,
     RecentRetrieval,
+    SemanticRetrieval,
 )
 from agentloom.agents.monitor.side import SideModel, json_reply
 from agentloom.agents.saved_history import SessionDataError
@@ -74,11 +89,36 @@ def test_the_defaults_are_the_long_horizon_choices() -> None:
         "task_decomposition": "phased",
     }
     assert {axis: list(known) for axis, known in AXES.items()} == {
-        "memory_extraction": ["causality_graph", "notes"],
+        "memory_extraction": ["causality_graph", "scratchpad", "structured_json", "none", "notes"],
         "observation_compression": ["summarize", "truncate", "none"],
-        "retrieval_strategy": ["hybrid_with_self_eval", "keyword", "recent"],
-        "task_decomposition": ["phased", "single"],
+        "retrieval_strategy": ["hybrid_with_self_eval", "keyword", "semantic", "none", "recent"],
+        "task_decomposition": ["phased", "monolithic", "hierarchical", "single"],
     }
+
+
+SEED_TABLE = {  # OpenJarvis's table of the monitor's axes, every value of it
+    "memory_extraction": ["causality_graph", "scratchpad", "structured_json", "none"],
+    "observation_compression": ["summarize", "truncate", "none"],
+    "retrieval_strategy": ["hybrid_with_self_eval", "keyword", "semantic", "none"],
+    "task_decomposition": ["phased", "monolithic", "hierarchical"],
+}
+
+
+@pytest.mark.parametrize(
+    ("axis", "choice"),
+    [(axis, choice) for axis, choices in SEED_TABLE.items() for choice in choices],
+)
+def test_every_value_of_the_seeds_table_is_taken(axis: str, choice: str) -> None:
+    chosen = MonitorStrategies.parse({axis: choice})
+
+    assert chosen.as_json()[axis] == choice
+    built = {
+        "memory_extraction": chosen.memory,
+        "observation_compression": chosen.compression,
+        "retrieval_strategy": chosen.retrieval,
+        "task_decomposition": chosen.decomposition,
+    }[axis]()
+    assert built is not None
 
 
 @pytest.mark.parametrize("axis", list(AXES))
@@ -274,6 +314,84 @@ async def test_notes_keep_each_report_without_a_model_call() -> None:
     assert model.requests == []
 
 
+async def test_the_scratchpad_is_rewritten_by_the_model_from_the_pad_and_the_record() -> None:
+    side, model = _side(
+        "- backup at 02:00 fills /var\n\n- checkout writes fail from 02:13",
+        "* backup at 02:00 fills /var\n* rotation of the logs is off",
+        "   ",
+    )
+    pad = Scratchpad()
+
+    memory = await pad.extract(
+        _trace(1, "The disk is full.", "02:13 ERROR no space left on /var"), None, side
+    )
+    memory = await pad.extract(_trace(2, "Logs never rotate." + "x" * 40), memory, side)
+    kept = await pad.extract(_trace(3, "y" * 60), memory, side)
+
+    instructions, first = _said(model.requests[0])
+    assert instructions == SCRATCHPAD_INSTRUCTIONS
+    assert first.startswith("Your scratchpad:\n(empty)\n\nThe record:\nTick 1: Watch the shop.")
+    assert "[read_log] 02:13 ERROR no space left on /var" in first
+    second = _said(model.requests[1])[1]
+    assert second.startswith(
+        "Your scratchpad:\n- backup at 02:00 fills /var\n- checkout writes fail from 02:13\n\n"
+    )
+    assert kept == memory  # an empty reply keeps the pad
+    assert [entry.line for entry in pad.entries(memory)] == [
+        "backup at 02:00 fills /var (scratchpad, tick 2)",
+        "rotation of the logs is off (scratchpad, tick 2)",
+    ]
+    assert await pad.extract(_trace(4, "Ok."), memory, side) == memory  # too little to send
+    assert len(model.requests) == 3
+    with pytest.raises(SessionDataError, match="scratchpad"):
+        pad.entries({"text": 3})
+
+
+async def test_structured_json_merges_the_findings_the_model_gives_by_key() -> None:
+    side, model = _side(
+        '```json\n{"disk_free_gb": 0, "cause": "nightly backup", "affected": ["checkout"]}\n```',
+        '{"disk_free_gb": 40, "cause": null, "fix": "backup moved to /data"}',
+        "no JSON at all",
+    )
+    findings = StructuredJson()
+
+    memory = await findings.extract(_trace(1, "The disk is full." + "x" * 40), None, side)
+    memory = await findings.extract(_trace(2, "Freed the disk." + "y" * 40), memory, side)
+    same = await findings.extract(_trace(3, "z" * 60), memory, side)
+
+    instructions, first = _said(model.requests[0])
+    assert instructions == STRUCTURED_INSTRUCTIONS
+    assert first.startswith("Findings so far:\n{}\n\nThe record:\nTick 1:")
+    second = _said(model.requests[1])[1]
+    assert '"cause": "nightly backup"' in second
+    assert same == memory
+    assert [entry.line for entry in findings.entries(memory)] == [
+        'affected: ["checkout"] (tick 1)',
+        "disk_free_gb: 40 (tick 2)",
+        'fix: "backup moved to /data" (tick 2)',
+    ]
+
+
+async def test_structured_json_keeps_the_latest_findings_only() -> None:
+    many = {"findings": [{"key": f"k{i}", "value": i, "tick": 1} for i in range(MAX_FINDINGS)]}
+    side, _ = _side('{"k0": "updated", "new": true}')
+
+    memory = await StructuredJson().extract(_trace(2, "n" * 60), many, side)
+
+    lines = [entry.line for entry in StructuredJson().entries(memory)]
+    assert len(lines) == MAX_FINDINGS
+    assert lines[0] == "k2: 2 (tick 1)"  # k1 went out; k0 was set again, so it is recent
+    assert lines[-2:] == ['k0: "updated" (tick 2)', "new: true (tick 2)"]
+
+
+async def test_no_memory_keeps_nothing_and_asks_nothing() -> None:
+    side, model = _side()
+
+    assert await NoMemory().extract(_trace(1, "A long report " * 10), None, side) is None
+    assert NoMemory().entries(None) == []
+    assert model.requests == []
+
+
 # --- retrieval_strategy ----------------------------------------------------------------------
 
 ENTRIES = [
@@ -331,6 +449,36 @@ async def test_keyword_and_recent_make_no_model_call() -> None:
 
     assert by_keyword == ENTRIES[:2]
     assert await RecentRetrieval().recall("ignored", many, side) == many[::-1][:8]
+    assert model.requests == []
+
+
+MEANINGS = [
+    MemoryEntry(text)
+    for text in (
+        "the automobile's battery is dead",
+        "the invoice was paid twice",
+        "the cat sleeps on the sofa",
+    )
+]
+
+
+async def test_semantic_recalls_by_meaning_with_sentence_embeddings() -> None:
+    side, model = _side()
+    semantic = SemanticRetrieval()  # all-MiniLM-L6-v2, in process
+
+    recalled = await semantic.recall("Why won't my car start?", MEANINGS, side)
+    by_keyword = await KeywordRetrieval().recall("Why won't my car start?", MEANINGS, side)
+
+    assert recalled == [MEANINGS[0]]  # no word in common: the embeddings' meaning
+    assert by_keyword == []
+    assert await semantic.recall("anything", [], side) == []
+    assert model.requests == []
+
+
+async def test_no_retrieval_recalls_nothing() -> None:
+    side, model = _side()
+
+    assert await NoRetrieval().recall("disk full", ENTRIES, side) == []
     assert model.requests == []
 
 
@@ -423,3 +571,86 @@ async def test_single_has_no_plan(tmp_path: Path) -> None:
     assert single.view(None) is None
     assert single.tools(SessionStore.in_dir(tmp_path), "mon", "s") == []
     assert model.requests == []
+
+
+HIERARCHY = (
+    '[{"title": "Collect the errors", "steps": ["Read the log", "Group errors by kind"]},'
+    ' {"title": "Find the cause", "steps": []}, {"steps": ["no title"]}, 42]'
+)
+
+
+async def test_hierarchical_plans_phases_and_steps_and_shows_the_current_step() -> None:
+    side, model = _side(HIERARCHY)
+    hierarchical = Hierarchical()
+
+    plan = await hierarchical.prepare("Watch the checkout errors.", None, side)
+
+    assert await hierarchical.prepare("Watch the checkout errors.", plan, side) == plan
+    (request,) = model.requests
+    assert _said(request) == (HIERARCHY_INSTRUCTIONS, "The task:\nWatch the checkout errors.")
+    view = hierarchical.view(plan)
+    assert view is not None
+    assert view.focus == "Collect the errors\nRead the log"
+    assert view.text.splitlines()[:6] == [
+        "Your plan (phase 1 of 2, step 1 of 2 is current):",
+        "1. [current] Collect the errors",
+        "   1.1 [current] Read the log",
+        "   1.2 [next] Group errors by kind",
+        "2. [next] Find the cause",
+        "   2.1 [next] Find the cause",  # a phase given no steps is one step, itself
+    ]
+    assert "call `finish_step`" in view.text
+
+
+async def test_a_hierarchy_the_model_did_not_give_is_the_whole_task() -> None:
+    side, _ = _side("No.")
+
+    plan = Hierarchy.from_json(await Hierarchical().prepare("Watch the queue.", None, side))
+
+    assert [(s.title, [t.title for t in s.steps]) for s in plan.stages] == [
+        ("Watch the queue.", ["Watch the queue."])
+    ]
+
+
+async def test_finish_step_walks_the_steps_then_the_phases(tmp_path: Path) -> None:
+    store = SessionStore.in_dir(tmp_path)
+    side, _ = _side(HIERARCHY)
+    await store.update_state(
+        "mon", "s", {HIERARCHY_KEY: await Hierarchical().prepare("task", None, side)}
+    )
+    (tool,) = Hierarchical().tools(store, "mon", "default")
+    context = AgentContext(session_id="s")
+
+    said = [
+        await tool.call({"summary": summary}, context)
+        for summary in ("Read 40 errors.", "Two kinds.", "The backup.")
+    ]
+
+    assert said == [
+        "Step 1.1 is done. Now phase 1 of 2, step 2 of 2: Collect the errors / Group errors by "
+        "kind.",
+        "Step 1.2 is done. Phase 1 is done. Now phase 2 of 2, step 1 of 1: Find the cause / "
+        "Find the cause.",
+        "Step 2.1 is done. Every step of the plan is done.",
+    ]
+    view = Hierarchical().view((await store.load("mon", "s")).state[HIERARCHY_KEY])
+    assert view is not None
+    assert view.focus is None
+    assert view.text.splitlines()[:4] == [
+        "Every step of your plan is done:",
+        "1. [done] Collect the errors",
+        "   1.1 [done] Read the log: Read 40 errors.",
+        "   1.2 [done] Group errors by kind: Two kinds.",
+    ]
+    with pytest.raises(ToolError, match="already done"):
+        await tool.call({"summary": "more"}, context)
+    with pytest.raises(ToolError, match="no plan"):
+        await tool.call({"summary": "more"}, AgentContext(session_id="other"))
+    with pytest.raises(SessionDataError, match="hierarchical"):
+        Hierarchy.from_json({"phases": [], "phase": 0, "step": 0})
+    assert isinstance(tool, FinishStepTool)
+    await store.aclose()
+
+
+def test_monolithic_is_the_whole_task_every_tick() -> None:
+    assert isinstance(MonitorStrategies(task_decomposition="monolithic").decomposition(), Single)

@@ -3,14 +3,16 @@ small script in place of the real child, and the agent must refuse what it sends
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
+from dataclasses import replace
 
 import pytest
 
 from agentloom.agents.sandbox_policy import RunnerName, SandboxSpec
-from agentloom.agents.sandbox_runners import RunnerJob
+from agentloom.agents.sandbox_runners import ContainerRunner, RunnerJob, RunSlots
 from agentloom.agents.sandboxed import SandboxedAgent, SandboxRunError
 from agentloom.errors import InvalidRequestError
 from agentloom.inference.scripted import ScriptedModel
@@ -25,9 +27,10 @@ SEND = "def send(m):\n    print(json.dumps(m), flush=True)\n"
 class ScriptRunner:
     """Runs a Python script as the child, unsandboxed (the script is the tests' own)."""
 
-    def __init__(self, script: str) -> None:
+    def __init__(self, script: str, max_concurrent: int | None = None) -> None:
         self.script = HEAD + SEND + script
         self.stopped: list[str] = []
+        self.slots = RunSlots(max_concurrent)
 
     @property
     def name(self) -> RunnerName:
@@ -127,3 +130,62 @@ send({"op": "failed", "error": {"kind": "failed", "message": json.dumps(reply)}}
     assert reply["error"]["kind"] == "invalid_request"
     assert "may call model 'm' only" in reply["error"]["message"]
     assert not model.requests
+
+
+# --- max_concurrent: a bound on the runner's runs at once -----------------------------------
+
+HOLD = """
+send({"op": "event", "event": {"type": "turn_started", "turn": 1}})
+sys.stdin.readline()  # nothing more comes: the run holds its slot until it is closed
+"""
+DONE = """
+send({"op": "event", "event": {"type": "agent_finished", "result": {"content": "done"}}})
+"""
+
+
+def _sharing(runner: ScriptRunner, script: str, wall: float) -> SandboxedAgent:
+    spec = SandboxSpec(limits=replace(SandboxSpec().limits, wall_seconds=wall))
+    agent = SandboxedAgent(LLM("m", provider=ScriptedModel()), spec, runner=runner)
+    runner.script = HEAD + SEND + script
+    return agent
+
+
+async def test_runs_past_max_concurrent_wait_for_a_slot_until_their_deadline() -> None:
+    runner = ScriptRunner(HOLD, max_concurrent=1)
+    holding = _sharing(runner, HOLD, 60.0)
+    events = holding.stream("hold")
+    assert (await anext(events)).type == "turn_started"  # its child runs, in the only slot
+    assert runner.slots.running == 1
+
+    waiting = _sharing(runner, DONE, 0.5)
+    with pytest.raises(SandboxRunError, match=r"no free slot of the bwrap runner \(at most 1"):
+        await waiting.run("wait")
+    assert runner.slots.running == 1  # the waiting run never started a child
+    assert len(runner.stopped) == 0
+
+    await events.aclose()  # the holding run ends: its child is killed, its slot freed
+    assert runner.slots.running == 0
+    assert (await _sharing(runner, DONE, 30.0).run("now")).content == "done"
+
+
+async def test_a_waiting_run_starts_when_a_slot_frees() -> None:
+    runner = ScriptRunner(HOLD, max_concurrent=1)
+    holding = _sharing(runner, HOLD, 60.0)
+    events = holding.stream("hold")
+    await anext(events)
+    waiting = asyncio.ensure_future(_sharing(runner, DONE, 30.0).run("next"))
+    await asyncio.sleep(0)
+    assert not waiting.done()
+
+    await events.aclose()
+
+    assert (await waiting).content == "done"
+
+
+def test_max_concurrent_reaches_the_container_runner_and_must_be_positive() -> None:
+    runner = ContainerRunner("docker", "img", "/usr/bin/docker", max_concurrent=2)
+    assert runner.slots.limit == 2
+    assert ContainerRunner("docker", "img", "/usr/bin/docker").slots.limit == 5
+    with pytest.raises(InvalidRequestError, match="max_concurrent must be at least 1") as caught:
+        ContainerRunner("podman", "img", "/usr/bin/podman", max_concurrent=0)
+    assert caught.value.param == "max_concurrent"

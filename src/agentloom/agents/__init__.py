@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         AgentResult,
         AgentUsage,
         BaseAgent,
+        MemoryResult,
         ReasoningDelta,
         StopReason,
         TextDelta,
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from agentloom.agents.loop_guard import LoopGuard
     from agentloom.agents.orchestrator import OrchestratorAgent
     from agentloom.agents.react import ReactAgent
+    from agentloom.agents.registry import PluginError, register_agent, register_tool
     from agentloom.agents.repl import Repl, ReplResult
     from agentloom.agents.rlm import RLMAgent
     from agentloom.agents.simple import SimpleAgent
@@ -65,7 +67,9 @@ __all__ = [
     "EventLogger",
     "LogLine",
     "LoopGuard",
+    "MemoryResult",
     "OrchestratorAgent",
+    "PluginError",
     "RLMAgent",
     "ReactAgent",
     "ReasoningDelta",
@@ -90,6 +94,8 @@ __all__ = [
     "build_tools",
     "function_tool",
     "open_agent",
+    "register_agent",
+    "register_tool",
     "resolve_connection",
 ]
 
@@ -101,6 +107,7 @@ _HOME = {
     "AgentResult": "agentloom.agents.base",
     "AgentUsage": "agentloom.agents.base",
     "BaseAgent": "agentloom.agents.base",
+    "MemoryResult": "agentloom.agents.base",
     "ReasoningDelta": "agentloom.agents.base",
     "StopReason": "agentloom.agents.base",
     "TextDelta": "agentloom.agents.base",
@@ -124,6 +131,9 @@ _HOME = {
     "LoopGuard": "agentloom.agents.loop_guard",
     "OrchestratorAgent": "agentloom.agents.orchestrator",
     "ReactAgent": "agentloom.agents.react",
+    "PluginError": "agentloom.agents.registry",
+    "register_agent": "agentloom.agents.registry",
+    "register_tool": "agentloom.agents.registry",
     "Repl": "agentloom.agents.repl",
     "ReplResult": "agentloom.agents.repl",
     "RLMAgent": "agentloom.agents.rlm",

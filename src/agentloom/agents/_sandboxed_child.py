@@ -28,7 +28,7 @@ from pathlib import Path as FilePath
 from typing import IO
 
 from agentloom.agents._repl_process import run_nested
-from agentloom.agents.base import AgentContext, BaseAgent
+from agentloom.agents.base import AgentContext, BaseAgent, MemoryResult
 from agentloom.agents.builders import AgentOptions, build_agent, build_tools
 from agentloom.agents.sandbox_wire import (
     ModelCall,
@@ -223,6 +223,7 @@ def _context(payload: SandboxPayload) -> AgentContext:
         session_id=payload.session_id,
         workspace=_workspace(payload),
         metadata=dict(payload.metadata),
+        memory_results=[MemoryResult(m.content, m.source, m.score) for m in payload.memory_results],
     )
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import ClassVar, Literal, TypeAlias
+from typing import ClassVar, Literal, TypeAlias, get_args
 
 from agentloom.bus import EventBus
 from agentloom.json_types import JSONValue
@@ -27,6 +27,7 @@ __all__ = [
     "AgentResult",
     "AgentUsage",
     "BaseAgent",
+    "MemoryResult",
     "ReasoningDelta",
     "StopReason",
     "TextDelta",
@@ -34,21 +35,77 @@ __all__ = [
     "ToolOutcome",
     "ToolStarted",
     "TurnStarted",
+    "memory_section",
+    "with_memory",
 ]
 
 AgentInput: TypeAlias = str | Sequence[Message]
+ResultKey = Literal[
+    "content", "tool_results", "turns", "usage", "stop_reason", "messages", "metadata"
+]
+RESULT_KEYS: frozenset[str] = frozenset(get_args(ResultKey))
 StopReason = Literal["final", "max_turns", "loop_guard", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryResult:
+    """Something recalled before a run (a memory search hit, a document's passage), shown to
+    the model with the run's system prompt; ``source`` and ``score`` are shown when given."""
+
+    content: str
+    source: str | None = None
+    score: float | None = None
+
+    def line(self, number: int) -> str:
+        about = [part for part in (self.source, _score(self.score)) if part]
+        head = f"[{number}] ({'; '.join(about)}) " if about else f"[{number}] "
+        return head + self.content.strip()
+
+
+def _score(score: float | None) -> str | None:
+    return None if score is None else f"score {score:.2f}"
 
 
 @dataclass
 class AgentContext:
-    """Where a run happens: its session, its workspace (for file tools), its model state."""
+    """Where a run happens: its session, its workspace (for file tools), its model state, and
+    memory fetched for it beforehand (``memory_results``: texts or :class:`MemoryResult`,
+    shown to the model after the system prompt, in the given order)."""
 
     session_id: str | None = None
     workspace: Path | None = None
     metadata: dict[str, str] = field(default_factory=dict)
     state: ConversationState | None = None  # Responses stateful mode keeps its id here
     bus: EventBus | None = None
+    memory_results: Sequence[MemoryResult | str] = ()
+
+
+MEMORY_HEAD = (
+    "Memory retrieved for this request (it may help; it may be out of date or beside the "
+    "point, so use your judgement):"
+)
+
+
+def memory_section(results: Sequence[MemoryResult | str]) -> str | None:
+    """The system prompt's section showing ``results`` (``None`` when there are none)."""
+    given = [r if isinstance(r, MemoryResult) else MemoryResult(r) for r in results]
+    kept = [r for r in given if r.content.strip()]
+    if not kept:
+        return None
+    lines = "\n".join(result.line(n) for n, result in enumerate(kept, start=1))
+    return f"{MEMORY_HEAD}\n{lines}"
+
+
+def with_memory(messages: list[Message], results: Sequence[MemoryResult | str]) -> list[Message]:
+    """``messages`` with the memory section added to their system prompt (one is made first
+    when there is none)."""
+    section = memory_section(results)
+    if section is None:
+        return messages
+    first = messages[0] if messages else None
+    if first is not None and first.role in ("system", "developer") and first.content:
+        return [replace(first, content=f"{first.content}\n\n{section}"), *messages[1:]]
+    return [Message.system(section), *messages]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +165,13 @@ class AgentResult:
     @property
     def max_turns_exceeded(self) -> bool:
         return self.stop_reason == "max_turns"
+
+    def __getitem__(self, key: ResultKey) -> object:
+        """``result["content"]`` (OpenJarvis's ``ask_full`` returns a dict): a field by name."""
+        if key not in RESULT_KEYS:
+            raise KeyError(key)
+        value: object = getattr(self, key)
+        return value
 
 
 # --- events ----------------------------------------------------------------------------------

@@ -154,6 +154,14 @@ def _codeact(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> BaseAgen
     return CodeActAgent(llm, tools, instructions=options.instructions, max_turns=options.max_turns)
 
 
+def _native_openhands(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> BaseAgent:
+    from agentloom.agents.codeact import CodeActAgent
+    from agentloom.agents.url_prefetch import UrlPrefetch
+
+    i, n = options.instructions, options.max_turns
+    return CodeActAgent(llm, tools, instructions=i, max_turns=n, prefetch=UrlPrefetch())
+
+
 def _rlm(llm: LLM, tools: Sequence[Tool], options: AgentOptions) -> BaseAgent:
     from agentloom.agents.rlm import RLMAgent
 
@@ -236,7 +244,9 @@ AGENTS: dict[str, AgentEntry] = {
     "openhands": AgentEntry("OpenHands' default agent, via its SDK (optional extra)", _openhands),
     # OpenJarvis's names for two of the above
     "native_react": AgentEntry("Alias of react (OpenJarvis's name)", _react),
-    "native_openhands": AgentEntry("Alias of codeact (OpenJarvis's name)", _codeact),
+    "native_openhands": AgentEntry(
+        "codeact that first fetches the pages the input links to (OpenJarvis's)", _native_openhands
+    ),
 }
 TOOLS: dict[str, ToolEntry] = {
     "calculator": ToolEntry("Evaluate an arithmetic expression safely", _calculator),
@@ -254,12 +264,17 @@ def build_agent(
 ) -> BaseAgent:
     entry = AGENTS.get(name)
     if entry is None:
+        _discover()
+        entry = AGENTS.get(name)
+    if entry is None:
         raise UnknownNameError(f"unknown agent {name!r}; known agents: {', '.join(sorted(AGENTS))}")
     return entry.build(llm, tools, options or AgentOptions())
 
 
 def build_tools(names: Sequence[str], environment: ToolEnvironment) -> list[Tool]:
     """The named tools; ``"mcp:<label>"`` adds every tool of that ``[[mcp.servers]]`` server."""
+    if any(name not in TOOLS and not name.startswith(MCP_PREFIX) for name in names):
+        _discover()
     unknown = [name for name in names if name not in TOOLS and not name.startswith(MCP_PREFIX)]
     if unknown:
         raise UnknownNameError(
@@ -273,6 +288,13 @@ def build_tools(names: Sequence[str], environment: ToolEnvironment) -> list[Tool
         else:
             tools.append(TOOLS[name].build(environment))
     return tools
+
+
+def _discover() -> None:
+    """Installed packages' agents and tools (:mod:`agentloom.agents.registry`), read once."""
+    from agentloom.agents.registry import discover_plugins
+
+    discover_plugins()
 
 
 def _mcp_tools(label: str, environment: ToolEnvironment) -> list[Tool]:

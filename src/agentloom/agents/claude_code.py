@@ -48,6 +48,7 @@ from agentloom.agents.base import (
     ToolOutcome,
     ToolStarted,
     TurnStarted,
+    memory_section,
 )
 from agentloom.errors import InvalidRequestError, UpstreamError, UpstreamTimeoutError
 from agentloom.json_types import JSONValue
@@ -246,7 +247,7 @@ class ClaudeCodeAgent(BaseAgent):
         cwd = context.workspace or self.workspace or Path.cwd()
         transcript = _Transcript()
         async with self._runner(cwd) as (process, errors):
-            await _send(process, self._request(input, cwd))
+            await _send(process, self._request(input, cwd, context))
             async with aclosing(_lines(process, self.timeout)) as lines:
                 async for line in lines:
                     for event in transcript.events(line):
@@ -257,13 +258,15 @@ class ClaudeCodeAgent(BaseAgent):
                 f"Claude Code ended without a result ({_exit(process)}): {_tail(errors)}"
             )
 
-    def _request(self, input: AgentInput, cwd: Path) -> dict[str, JSONValue]:
+    def _request(self, input: AgentInput, cwd: Path, context: AgentContext) -> dict[str, JSONValue]:
+        memory = memory_section(context.memory_results)
+        system = "\n\n".join(part for part in (self.instructions, memory) if part) or None
         return {
             "prompt": _prompt(input),
             "sdk_prefix": str(self.runtime.prefix),
             "cwd": str(cwd),
             "model": self.llm.model,
-            "system_prompt": self.instructions,
+            "system_prompt": system,
             "max_turns": self.max_turns,
             "allowed_tools": list(self.allowed_tools),
             "permission_mode": self.permission_mode,

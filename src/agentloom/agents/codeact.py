@@ -44,6 +44,7 @@ from agentloom.agents.loop_guard import LoopGuard
 from agentloom.agents.repl import REPL_LIMITS, HostFunction, Repl
 from agentloom.agents.tool_agent import AgentRun, ToolUsingAgent
 from agentloom.agents.tools.base import Tool
+from agentloom.agents.url_prefetch import UrlPrefetch
 from agentloom.json_types import JSONValue
 from agentloom.llm.client import LLM
 from agentloom.llm.types import LLMResponse, Message, MessageToolCall
@@ -94,7 +95,7 @@ class _Plan:
 class CodeActAgent(ToolUsingAgent):
     """The CodeAct strategy. ``sandbox`` / ``limits``: the REPL's (default: bubblewrap where
     installed, :data:`~agentloom.agents.repl.REPL_LIMITS`); ``output_chars``: how much of each
-    output the model sees."""
+    output the model sees; ``prefetch``: fetch the pages the input links to first."""
 
     name = "codeact"
     description = "The model writes Python; code runs in a persistent sandboxed REPL"
@@ -110,12 +111,14 @@ class CodeActAgent(ToolUsingAgent):
         sandbox: Sandbox | None = None,
         limits: Limits = REPL_LIMITS,
         output_chars: int = 4000,
+        prefetch: UrlPrefetch | None = None,
     ) -> None:
         self.python = PythonTool(output_chars)
         every = [*tools, self.python]
         super().__init__(llm, every, instructions=instructions, max_turns=max_turns, guard=guard)
         self.sandbox = sandbox
         self.limits = limits
+        self.prefetch = prefetch
 
     # --- hooks for variants (rlm) ------------------------------------------------------------
 
@@ -145,6 +148,8 @@ class CodeActAgent(ToolUsingAgent):
     ) -> AsyncGenerator[AgentEvent, None]:
         setup = self.setup(input)
         run = self.start(setup.input, context, system="")
+        if self.prefetch is not None:
+            await self.prefetch.inline(run.messages)
         session = CodeSession(self.executor, run.context)
         functions = self.host_functions(session)
         _add_system(run.messages, self.system_prompt(setup, functions))

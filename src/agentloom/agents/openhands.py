@@ -37,6 +37,7 @@ from agentloom.agents.base import (
     ToolOutcome,
     ToolStarted,
     TurnStarted,
+    memory_section,
 )
 from agentloom.errors import AgentloomError, InvalidRequestError, UpstreamError
 from agentloom.json_types import JSONValue
@@ -236,7 +237,9 @@ class OpenHandsAgent(BaseAgent):
         context = context or AgentContext()
         cwd = context.workspace or self.workspace or Path.cwd()
         bridge = _Bridge(asyncio.get_running_loop())
-        worker = asyncio.ensure_future(asyncio.to_thread(self._converse, bridge, input, cwd))
+        worker = asyncio.ensure_future(
+            asyncio.to_thread(self._converse, bridge, self._prompt(input, context), cwd)
+        )
         try:
             while (event := await bridge.next()) is not None:
                 yield event
@@ -249,14 +252,14 @@ class OpenHandsAgent(BaseAgent):
                     worker.exception()
         yield AgentFinished(result)
 
-    def _converse(self, bridge: _Bridge, input: AgentInput, cwd: Path) -> AgentResult:
+    def _converse(self, bridge: _Bridge, prompt: str, cwd: Path) -> AgentResult:
         """The whole conversation, in the worker thread; its events go through ``bridge``."""
         try:
             sdk = _Sdk.load()
             translator = _Translator(sdk, bridge)
             conversation = self._conversation(sdk, translator, cwd)
             bridge.conversation = conversation
-            conversation.send_message(self._prompt(input))
+            conversation.send_message(prompt)
             conversation.run()
             return translator.result(conversation)
         except AgentloomError:
@@ -277,9 +280,10 @@ class OpenHandsAgent(BaseAgent):
             visualizer=None,  # nothing printed: the events are ours to report
         )
 
-    def _prompt(self, input: AgentInput) -> str:
+    def _prompt(self, input: AgentInput, context: AgentContext) -> str:
         if isinstance(input, str):
             task = input
         else:
             task = "\n\n".join(f"{m.role}: {m.content}" for m in input if m.content)
-        return f"{self.instructions}\n\n{task}" if self.instructions else task
+        memory = memory_section(context.memory_results)
+        return "\n\n".join(part for part in (self.instructions, memory, task) if part)

@@ -136,6 +136,7 @@ class SandboxSpec:
     limits: Limits = SANDBOX_LIMITS
     max_model_calls: int = 100  # proxied calls a run may make (a runaway child spends no more)
     image: str = "agentloom-server:local"  # docker / podman: an image with agentloom installed
+    max_concurrent: int = 5  # docker / podman: containers of the agent's runner at once
 
 
 def check_mounts(mounts: Sequence[Mount], allowlist: MountAllowlist) -> tuple[CheckedMount, ...]:

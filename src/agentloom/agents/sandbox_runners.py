@@ -12,6 +12,11 @@ its stdin and stdout as the channel, and stops what the command leaves behind.
   project's ``agentloom-server:local``), no network unless allowed, every capability dropped,
   a read-only root, the scratch directory at ``/mnt/data``, the mounts at their own paths. Used
   when the engine answers; its limits are the engine's (memory, processes).
+
+Each runner has :class:`RunSlots`: how many of its runs may be going at once. A container
+runner allows ``max_concurrent`` (default 5, the spec's) containers at a time, and a run past
+that waits for a slot until its own deadline (the spec's wall clock); bubblewrap runs are not
+bounded unless a ``max_concurrent`` is given. Agents sharing a runner share its slots.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
@@ -42,6 +48,8 @@ __all__ = [
     "RUNNERS",
     "BwrapRunner",
     "ContainerRunner",
+    "NoFreeSlot",
+    "RunSlots",
     "Runner",
     "RunnerJob",
     "build_runner",
@@ -69,9 +77,53 @@ class RunnerJob:
     args: tuple[str, ...] = CHILD_ARGS
 
 
+class NoFreeSlot(Exception):
+    """No slot of a runner was free before the run's deadline."""
+
+    def __init__(self, limit: int | None) -> None:
+        super().__init__(f"all {limit} slots stayed taken")
+        self.limit = limit
+
+
+class RunSlots:
+    """At most ``limit`` runs at a time (``None``: no bound). One event loop uses them."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        if limit is not None and limit < 1:
+            raise InvalidRequestError(
+                f"max_concurrent must be at least 1, not {limit}", param="max_concurrent"
+            )
+        self.limit = limit
+        self._free = asyncio.Semaphore(limit) if limit is not None else None
+        self.running = 0
+
+    @asynccontextmanager
+    async def hold(self, deadline: float) -> AsyncIterator[None]:
+        """A slot for the block; :class:`NoFreeSlot` when none is free by ``deadline`` (the
+        event loop's clock)."""
+        if self._free is not None:
+            try:
+                async with asyncio.timeout_at(deadline):
+                    await self._free.acquire()
+            except TimeoutError:
+                raise NoFreeSlot(self.limit) from None
+        self.running += 1
+        try:
+            yield
+        finally:
+            self.running -= 1
+            if self._free is not None:
+                self._free.release()
+
+
 class Runner(Protocol):
     @property
     def name(self) -> RunnerName: ...
+
+    @property
+    def slots(self) -> RunSlots:
+        """How many runs may be going at once (shared by the agents using this runner)."""
+        ...
 
     def prepare(self, job: RunnerJob) -> SandboxCommand:
         """The command starting the child, its stdin and stdout the channel."""
@@ -90,9 +142,14 @@ def agentloom_packages() -> tuple[Path, ...]:
     return tuple(found)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class BwrapRunner:
     python: str = ""  # the interpreter; default: this process's
+    max_concurrent: int | None = None  # runs at once; None: no bound
+    slots: RunSlots = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "slots", RunSlots(self.max_concurrent))
 
     @property
     def name(self) -> RunnerName:
@@ -109,11 +166,16 @@ class BwrapRunner:
         return None  # killing the command's group ends bwrap; --die-with-parent the rest
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ContainerRunner:
     engine: Engine
     image: str
     binary: str
+    max_concurrent: int = 5  # containers running at once; more wait for a slot
+    slots: RunSlots = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "slots", RunSlots(self.max_concurrent))
 
     @property
     def name(self) -> RunnerName:
@@ -187,7 +249,7 @@ def _container(engine: Engine) -> Callable[[SandboxSpec], Runner]:
                 f"the sandboxed agent's {engine} runner needs the {engine} CLI and a running "
                 f"engine; {engine} is not installed (or pick the bwrap runner)"
             )
-        return ContainerRunner(engine, spec.image, binary)
+        return ContainerRunner(engine, spec.image, binary, spec.max_concurrent)
 
     return build
 

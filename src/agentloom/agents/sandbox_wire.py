@@ -53,6 +53,16 @@ class SandboxRunError(AgentloomError):
     """The sandboxed run failed: its child died, timed out, broke the protocol or crashed."""
 
 
+class WireMemory(BaseModel):
+    """A :class:`~agentloom.agents.base.MemoryResult` in the payload."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str
+    source: str | None = None
+    score: float | None = None
+
+
 class SandboxPayload(BaseModel):
     """What the child needs to run the inner agent; sent on its stdin, never in its arguments
     or environment (``api_key`` is a secret: it is left out of ``repr``)."""
@@ -66,6 +76,7 @@ class SandboxPayload(BaseModel):
     input: str | list[dict[str, Any]]
     session_id: str | None = None
     metadata: dict[str, str] = {}
+    memory_results: list[WireMemory] = []  # AgentContext.memory_results
     workspace: str | None = None  # a mount to work in; default: the scratch directory
     model: str
     model_access: ModelAccess = "proxy"

@@ -34,13 +34,21 @@ from dataclasses import replace
 from pathlib import Path
 
 from agentloom.agents._repl_process import BrokenChannel, Child, Message
-from agentloom.agents.base import AgentContext, AgentEvent, AgentFinished, AgentInput, BaseAgent
+from agentloom.agents.base import (
+    AgentContext,
+    AgentEvent,
+    AgentFinished,
+    AgentInput,
+    BaseAgent,
+    MemoryResult,
+)
 from agentloom.agents.sandbox_policy import CheckedMount, SandboxSpec, check_mounts
-from agentloom.agents.sandbox_runners import Runner, RunnerJob, build_runner
+from agentloom.agents.sandbox_runners import NoFreeSlot, Runner, RunnerJob, build_runner
 from agentloom.agents.sandbox_wire import (
     ModelCall,
     SandboxPayload,
     SandboxRunError,
+    WireMemory,
     decode_agent_event,
     decode_model_call,
     encode_llm_event,
@@ -86,7 +94,7 @@ class SandboxedAgent(BaseAgent):
     ) -> AsyncGenerator[AgentEvent, None]:
         context = context or AgentContext()
         deadline = asyncio.get_running_loop().time() + self.spec.limits.wall_seconds
-        async with self._child() as child:
+        async with self._slot(deadline), self._child() as child:
             await child.send({"op": "start", "payload": self._payload(input, context)})
             model_calls = 0
             while True:
@@ -102,6 +110,18 @@ class SandboxedAgent(BaseAgent):
                 yield event
 
     # --- the child ---------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _slot(self, deadline: float) -> AsyncIterator[None]:
+        """One of the runner's slots, waited for until the run's deadline."""
+        try:
+            async with self.runner.slots.hold(deadline):
+                yield
+        except NoFreeSlot as exc:
+            raise SandboxRunError(
+                f"no free slot of the {self.runner.name} runner (at most {exc.limit} runs at "
+                f"once) within the run's {self.spec.limits.wall_seconds:g} s"
+            ) from None
 
     @asynccontextmanager
     async def _child(self) -> AsyncIterator[Child]:
@@ -136,6 +156,7 @@ class SandboxedAgent(BaseAgent):
             input=input_to_json(input),
             session_id=context.session_id,
             metadata=dict(context.metadata),
+            memory_results=[_wire_memory(result) for result in context.memory_results],
             workspace=self.workspace,
             model=self.llm.model,
             model_access=self.spec.model_access,
@@ -263,3 +284,9 @@ def _workspace(spec: SandboxSpec, mounts: tuple[CheckedMount, ...]) -> str | Non
         if wanted in (mount.source, Path(given.path)):
             return mount.target
     raise InvalidRequestError(f"the workspace {str(wanted)!r} is not one of the mounts")
+
+
+def _wire_memory(result: MemoryResult | str) -> WireMemory:
+    if isinstance(result, str):
+        return WireMemory(content=result)
+    return WireMemory(content=result.content, source=result.source, score=result.score)

@@ -37,6 +37,7 @@ from agentloom.agents.base import (
     ToolOutcome,
     ToolStarted,
     TurnStarted,
+    with_memory,
 )
 from agentloom.agents.executor import ToolExecutor
 from agentloom.agents.loop_guard import LoopGuard
@@ -111,7 +112,9 @@ class ToolUsingAgent(BaseAgent):
     ) -> AgentRun:
         """A new run over ``input`` (``system`` replaces the instructions as system prompt)."""
         self.executor.reset()
-        return AgentRun(context or AgentContext(), self.messages(input, system))
+        context = context or AgentContext()
+        messages = with_memory(self.messages(input, system), context.memory_results)
+        return AgentRun(context, messages)
 
     async def model_turn(
         self, run: AgentRun, tools: Sequence[FunctionTool] | None = None

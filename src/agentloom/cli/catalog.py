@@ -18,7 +18,9 @@ def agents(context: click.Context) -> None:
     if context.invoked_subcommand is not None:
         return
     from agentloom.agents.builders import AGENTS
+    from agentloom.agents.registry import discover_plugins
 
+    discover_plugins()
     _table((name, entry.description) for name, entry in AGENTS.items())
 
 
@@ -26,7 +28,9 @@ def agents(context: click.Context) -> None:
 def tools() -> None:
     """List the built-in tools (for --tools)."""
     from agentloom.agents.builders import MCP_PREFIX, TOOLS
+    from agentloom.agents.registry import discover_plugins
 
+    discover_plugins()
     rows = [(name, entry.description) for name, entry in TOOLS.items()]
     rows.append((f"{MCP_PREFIX}<label>", "Every tool of a [[mcp.servers]] server (--config)"))
     _table(rows)

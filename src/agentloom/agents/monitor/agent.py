@@ -35,6 +35,7 @@ from agentloom.agents.monitor.strategies import MonitorStrategies
 from agentloom.agents.operative import OperativeAgent, RememberTool
 from agentloom.agents.sessions import SavedSession, SessionStore, TickRecord
 from agentloom.agents.tools.base import Tool
+from agentloom.errors import InvalidRequestError
 from agentloom.json_types import JSONObject, JSONValue
 from agentloom.llm.client import LLM
 from agentloom.llm.types import Message
@@ -62,7 +63,9 @@ class _Tick:
 
 class MonitorOperativeAgent(OperativeAgent):
     """An operative with memory, compression, retrieval and decomposition strategies (see
-    the module doc). Like every tool-using agent it runs one tick at a time."""
+    the module doc). Like every tool-using agent it runs one tick at a time. The choices are
+    ``strategies``, or the axes as keywords (``memory_extraction="scratchpad"``, as the seed
+    gives them), the defaults elsewhere."""
 
     name = "monitor_operative"
     description = "Long-horizon operative: memory, compression, recall and phases as strategies."
@@ -81,8 +84,11 @@ class MonitorOperativeAgent(OperativeAgent):
         max_turns: int = 10,
         max_history: int = 40,
         auto_save: bool = True,
+        **axes: str,
     ) -> None:
-        self.strategies = strategies or MonitorStrategies()
+        if axes and strategies is not None:
+            raise InvalidRequestError("give the strategies or the axes' choices, not both")
+        self.strategies = strategies or MonitorStrategies.parse(axes)
         self.side = SideModel(llm)
         self.memory = self.strategies.memory()
         self.retrieval = self.strategies.retrieval()

@@ -7,7 +7,9 @@
   current phase joins the focus memories are recalled for, and the model is offered
   ``finish_phase(summary)``, which marks the current phase done (with its summary) and moves
   on, at once in the saved state. Once every phase is done the prompt says so.
-- ``single``: no plan; every tick works on the whole task.
+- ``hierarchical``: phases, each split into steps (:mod:`.hierarchy`).
+- ``monolithic``: no plan; every tick works on the whole task. ``single`` is the same choice
+  under its earlier name.
 """
 
 from __future__ import annotations
@@ -264,7 +266,15 @@ class Single:
         return []
 
 
+def _hierarchical() -> TaskDecomposition:
+    from agentloom.agents.monitor.hierarchy import Hierarchical  # it builds on PlanView above
+
+    return Hierarchical()
+
+
 TASK_DECOMPOSITIONS: dict[str, Callable[[], TaskDecomposition]] = {
     "phased": Phased,
+    "monolithic": Single,
+    "hierarchical": _hierarchical,
     "single": Single,
 }

@@ -11,12 +11,24 @@ next tick: each a text to match and a detail shown with it.
   its sightings. The graph keeps its 100 most recently seen edges; an edge is recalled as
   ``cause -> effect (confidence 0.8; ticks 2, 5)``. A tick with under 50 characters of
   observations and report is not sent.
+- ``scratchpad``: one model call per tick rewrites the monitor's scratchpad, a page of short
+  working notes (at most 3000 characters), from the pad as it was and the tick's trace: it keeps
+  what still holds, adds what the tick found and drops what the tick disproved. Each line of the
+  pad is an entry, recalled as ``<line> (scratchpad, tick <n>)``. A tick with under 50
+  characters of observations and report is not sent; an empty reply keeps the pad as it was.
+- ``structured_json``: one model call per tick answers a JSON object of findings, each a short
+  key (``checkout_error_rate``) and a JSON value; the model is shown the findings kept so far
+  so it reuses their keys. A key given again replaces its value (``null`` forgets it); the 100
+  most recently set keys are kept, each recalled as ``<key>: <value as JSON> (tick <n>)``. The
+  same 50-character rule as above.
 - ``notes``: no model call; each tick's report (its first 300 characters) is a note, the latest
   50 kept, recalled as ``<report> (tick <n>)``.
+- ``none``: nothing is kept, no model call; there is nothing to recall.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol, TypeGuard
@@ -33,7 +45,10 @@ __all__ = [
     "CausalityGraph",
     "MemoryEntry",
     "MemoryExtraction",
+    "NoMemory",
     "Notes",
+    "Scratchpad",
+    "StructuredJson",
     "TickTrace",
 ]
 
@@ -47,6 +62,10 @@ SIGHTINGS: Final = 5  # ticks remembered per edge
 NAME_CHARS: Final = 120
 NOTE_CHARS: Final = 300
 MAX_NOTES: Final = 50
+PAD_CHARS: Final = 3000
+MAX_FINDINGS: Final = 100
+KEY_CHARS: Final = 80
+VALUE_CHARS: Final = 500  # of a finding's value as JSON
 
 CAUSALITY_INSTRUCTIONS: Final = (
     "You keep a cause-and-effect graph of what you monitor. Read the record of one work session "
@@ -280,7 +299,148 @@ def _malformed(choice: str) -> SessionDataError:
     return SessionDataError(f"the saved state's monitor memory ({choice}) is malformed")
 
 
+# --- scratchpad ------------------------------------------------------------------------------
+
+SCRATCHPAD_INSTRUCTIONS: Final = (
+    "You keep a scratchpad of working notes for a long-running task: short lines, one finding, "
+    "lead or open question each. Read your scratchpad and the record of your latest work "
+    "session, and reply with the whole updated scratchpad: keep what still holds, add what the "
+    "session found, drop what it disproved or made irrelevant. At most 3000 characters. Reply "
+    "with the scratchpad's lines only."
+)
+
+
+class Scratchpad:
+    """A page of working notes the model rewrites after each tick (module doc)."""
+
+    key = "monitor.scratchpad"
+
+    async def extract(self, trace: TickTrace, memory: JSONValue, side: SideModel) -> JSONValue:
+        pad = _pad(memory)
+        if trace.substance < MIN_CHARS:
+            return memory
+        reply = await side.ask(SCRATCHPAD_INSTRUCTIONS, _pad_request(trace, pad))
+        lines = [line.strip() for line in reply.strip().splitlines() if line.strip()]
+        if not lines:
+            return memory
+        return {"text": clip("\n".join(lines), PAD_CHARS), "tick": trace.number}
+
+    def entries(self, memory: JSONValue) -> list[MemoryEntry]:
+        pad = _pad(memory)
+        if pad is None:
+            return []
+        text, tick = pad
+        detail = f"scratchpad, tick {tick}"
+        lines = (line.strip().lstrip("-*• ").strip() for line in text.splitlines())
+        return [MemoryEntry(line, detail) for line in lines if line]
+
+
+def _pad(memory: JSONValue) -> tuple[str, int] | None:
+    if memory is None:
+        return None
+    text = memory.get("text") if isinstance(memory, dict) else None
+    tick = memory.get("tick") if isinstance(memory, dict) else None
+    if not isinstance(text, str) or not isinstance(tick, int):
+        raise _malformed("scratchpad")
+    return text, tick
+
+
+def _pad_request(trace: TickTrace, pad: tuple[str, int] | None) -> str:
+    written = pad[0] if pad else "(empty)"
+    return f"Your scratchpad:\n{written}\n\nThe record:\n{trace.render()}"
+
+
+# --- structured_json -------------------------------------------------------------------------
+
+STRUCTURED_INSTRUCTIONS: Final = (
+    "You keep the findings of a long-running task as structured data: a JSON object whose keys "
+    "are short snake_case names of what was found and whose values are JSON (a number, a "
+    "string, a list or an object). Read the findings kept so far and the record of your latest "
+    "work session, and reply with a JSON object of the findings the session adds or changes "
+    "only: reuse a kept key to update its value, give null to forget a key that no longer "
+    "holds. Reply {} when the session found nothing new."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    key: str
+    value: JSONValue
+    tick: int
+
+    def entry(self) -> MemoryEntry:
+        shown = clip(json.dumps(self.value, ensure_ascii=False), VALUE_CHARS)
+        return MemoryEntry(f"{self.key}: {shown}", f"tick {self.tick}")
+
+    def to_json(self) -> JSONObject:
+        return {"key": self.key, "value": self.value, "tick": self.tick}
+
+    @classmethod
+    def from_json(cls, value: JSONValue) -> Finding:
+        if not isinstance(value, dict) or "value" not in value:
+            raise _malformed("structured_json")
+        key, tick = value.get("key"), value.get("tick")
+        if not isinstance(key, str) or not isinstance(tick, int):
+            raise _malformed("structured_json")
+        return cls(key, value["value"], tick)
+
+
+class StructuredJson:
+    """Findings as keyed JSON values, updated by the model after each tick (module doc)."""
+
+    key = "monitor.structured_json"
+
+    async def extract(self, trace: TickTrace, memory: JSONValue, side: SideModel) -> JSONValue:
+        kept = {finding.key: finding for finding in _findings(memory)}
+        if trace.substance < MIN_CHARS:
+            return memory
+        reply = json_reply(await side.ask(STRUCTURED_INSTRUCTIONS, _findings_request(trace, kept)))
+        for key, value in reply.items() if isinstance(reply, dict) else ():
+            name = clip(key, KEY_CHARS, squash=True)
+            kept.pop(name, None)
+            if value is not None and name:
+                kept[name] = Finding(name, value, trace.number)
+        findings = list(kept.values())[-MAX_FINDINGS:]
+        return {"findings": [finding.to_json() for finding in findings]}
+
+    def entries(self, memory: JSONValue) -> list[MemoryEntry]:
+        return [finding.entry() for finding in _findings(memory)]
+
+
+def _findings(memory: JSONValue) -> list[Finding]:
+    if memory is None:
+        return []
+    findings = memory.get("findings") if isinstance(memory, dict) else None
+    if not isinstance(findings, list):
+        raise _malformed("structured_json")
+    return [Finding.from_json(finding) for finding in findings]
+
+
+def _findings_request(trace: TickTrace, kept: dict[str, Finding]) -> str:
+    shown = {key: finding.value for key, finding in kept.items()}
+    findings = json.dumps(shown, ensure_ascii=False, indent=1) if shown else "{}"
+    return f"Findings so far:\n{findings}\n\nThe record:\n{trace.render()}"
+
+
+# --- none ------------------------------------------------------------------------------------
+
+
+class NoMemory:
+    """Keeps nothing: every tick starts with no recollection."""
+
+    key = "monitor.none"
+
+    async def extract(self, trace: TickTrace, memory: JSONValue, side: SideModel) -> JSONValue:
+        return None
+
+    def entries(self, memory: JSONValue) -> list[MemoryEntry]:
+        return []
+
+
 MEMORY_EXTRACTIONS: dict[str, Callable[[], MemoryExtraction]] = {
     "causality_graph": CausalityGraph,
+    "scratchpad": Scratchpad,
+    "structured_json": StructuredJson,
+    "none": NoMemory,
     "notes": Notes,
 }

@@ -13,14 +13,19 @@ focus (its input, and the current phase when there is a plan); the chosen ones, 
   model answers the numbers of the entries relevant to the work at hand, and only those are
   kept, in rank order. A reply with no list of numbers in it keeps them as ranked.
 - ``keyword``: the best 8 entries by BM25 alone that share a keyword with the focus.
+- ``semantic``: the best 8 entries by the cosine of sentence embeddings (the vector stores'
+  embedder, all-MiniLM-L6-v2 in process by default, or the embedder the strategy is given) of
+  at least 0.3: meaning, not shared words (``the car would not start`` recalls ``the
+  automobile's battery is dead``). No model call; the embedder is loaded on first use.
 - ``recent``: the 8 newest entries, whatever the focus.
+- ``none``: nothing is recalled.
 """
 
 from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Sequence
-from typing import Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -31,19 +36,25 @@ from agentloom.json_types import JSONValue
 from agentloom.retrieval.index import ChunkIndex, IndexedChunk, SearchMode
 from agentloom.retrieval.keywords import terms
 
+if TYPE_CHECKING:
+    from agentloom.retrieval.embeddings import Embedder
+
 __all__ = [
     "LIMIT",
     "RETRIEVAL_STRATEGIES",
     "HybridWithSelfEval",
     "KeywordRetrieval",
+    "NoRetrieval",
     "RecentRetrieval",
     "RetrievalStrategy",
+    "SemanticRetrieval",
     "hashed_vectors",
 ]
 
 LIMIT: Final = 8
 DIMENSIONS: Final = 512
 MIN_SIMILARITY: Final = 0.15  # hybrid: the cosine a candidate sharing no keyword needs
+MIN_MEANING: Final = 0.3  # semantic: the embeddings' cosine an entry needs
 _FILE: Final = "memory"
 
 SELF_EVAL_INSTRUCTIONS: Final = (
@@ -71,6 +82,33 @@ class RecentRetrieval:
 class KeywordRetrieval:
     async def recall(self, focus: str, entries: Sequence[MemoryEntry], side: SideModel) -> Recalled:
         return [entries[i] for i in ranked(focus, [e.text for e in entries], "keyword")]
+
+
+class NoRetrieval:
+    async def recall(self, focus: str, entries: Sequence[MemoryEntry], side: SideModel) -> Recalled:
+        return []
+
+
+class SemanticRetrieval:
+    """Entries near the focus in meaning (module doc); ``embedder``: default MiniLM in process
+    (a ``ConfigError`` naming the package to install when its model is missing)."""
+
+    def __init__(self, embedder: Embedder | None = None) -> None:
+        self.embedder = embedder if embedder is not None else _default_embedder()
+
+    async def recall(self, focus: str, entries: Sequence[MemoryEntry], side: SideModel) -> Recalled:
+        if not entries:
+            return []
+        vectors = await self.embedder.embed([focus, *(entry.text for entry in entries)])
+        scores = vectors[1:] @ vectors[0]
+        best = [int(i) for i in np.argsort(-scores, kind="stable")[:LIMIT]]
+        return [entries[i] for i in best if scores[i] >= MIN_MEANING]
+
+
+def _default_embedder() -> Embedder:
+    from agentloom.retrieval.embeddings import MiniLMEmbedder
+
+    return MiniLMEmbedder()  # float32: the model loads on the first recall with entries
 
 
 class HybridWithSelfEval:
@@ -145,5 +183,7 @@ def _chosen(reply: JSONValue, count: int) -> list[int] | None:
 RETRIEVAL_STRATEGIES: dict[str, Callable[[], RetrievalStrategy]] = {
     "hybrid_with_self_eval": HybridWithSelfEval,
     "keyword": KeywordRetrieval,
+    "semantic": SemanticRetrieval,
+    "none": NoRetrieval,
     "recent": RecentRetrieval,
 }

@@ -1,14 +1,19 @@
 """A monitor's four strategy axes and the choice made on each, checked against their tables.
 
-=========================== ==================================== ======================
-axis                        choices (the first is the default)   module
-=========================== ==================================== ======================
-``memory_extraction``       ``causality_graph``, ``notes``       :mod:`.memory`
-``observation_compression`` ``summarize``, ``truncate``, ``none`` :mod:`.compression`
-``retrieval_strategy``      ``hybrid_with_self_eval``,           :mod:`.retrieval`
-                            ``keyword``, ``recent``
-``task_decomposition``      ``phased``, ``single``               :mod:`.decomposition`
-=========================== ==================================== ======================
+============================= ============================================ =====================
+axis                          choices (the first is the default)           module
+============================= ============================================ =====================
+``memory_extraction``         ``causality_graph``, ``scratchpad``,         :mod:`.memory`
+                              ``structured_json``, ``none``, ``notes``
+``observation_compression``   ``summarize``, ``truncate``, ``none``        :mod:`.compression`
+``retrieval_strategy``        ``hybrid_with_self_eval``, ``keyword``,      :mod:`.retrieval`
+                              ``semantic``, ``none``, ``recent``
+``task_decomposition``        ``phased``, ``monolithic``,                  :mod:`.decomposition`,
+                              ``hierarchical``, ``single``                 :mod:`.hierarchy`
+============================= ============================================ =====================
+
+The seed's (OpenJarvis's) choices come first on each axis; ``notes``, ``recent`` and ``single``
+(the same as ``monolithic``) are agentloom's own.
 
 An unknown axis or choice is an :class:`~agentloom.errors.InvalidRequestError` naming the axis
 (its ``param``) and what is known.

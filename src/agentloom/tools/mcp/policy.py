@@ -41,15 +41,27 @@ class UrlPolicy:
 
     async def check(self, url: str, *, param: str) -> None:
         """Raise InvalidRequestError naming ``param`` unless ``url`` may be reached."""
+        await self.allowed_addresses(url, param=param)
+
+    async def allowed_addresses(self, url: str, *, param: str) -> list[IPAddress]:
+        """:meth:`check`, and the addresses ``url``'s host resolved to (every one allowed): a
+        caller that connects to one of them reaches what was checked, whatever the host's name
+        resolves to a moment later."""
         parts = urlsplit(url)
         host = (parts.hostname or "").lower().rstrip(".")
         if parts.scheme not in ("http", "https") or not host:
             raise _refused(url, "it must be an http(s) URL with a host", param, self.subject)
         problem = self._host_problem(host)
-        if problem is None:
-            problem = await self._address_problem(host, parts.port)
         if problem is not None:
             raise _refused(url, problem, param, self.subject)
+        addresses = await _resolve(host, parts.port)
+        if not addresses:
+            raise _refused(url, "the host name does not resolve", param, self.subject)
+        for address in addresses:
+            problem = self.address_problem(address)
+            if problem is not None:
+                raise _refused(url, problem, param, self.subject)
+        return addresses
 
     def _host_problem(self, host: str) -> str | None:
         if host in METADATA_HOSTS:
@@ -58,17 +70,6 @@ class UrlPolicy:
             return "the host is denied by the server's policy"
         if self.allow_hosts and not _matches(host, self.allow_hosts):
             return "the host is not in the server's allowed hosts"
-        return None
-
-    async def _address_problem(self, host: str, port: int | None) -> str | None:
-        try:
-            infos = await anyio.getaddrinfo(host, port or 443, type=socket.SOCK_STREAM)
-        except OSError:
-            return "the host name does not resolve"
-        for info in infos:
-            problem = self.address_problem(ipaddress.ip_address(info[4][0]))
-            if problem is not None:
-                return problem
         return None
 
     def address_problem(self, address: IPAddress) -> str | None:
@@ -90,6 +91,15 @@ class UrlPolicy:
         if address.is_private and not address.is_loopback and not self.allow_private:
             return "private addresses are not allowed by the server's policy"
         return None
+
+
+async def _resolve(host: str, port: int | None) -> list[IPAddress]:
+    """The addresses ``host`` resolves to, each once ([] when it does not resolve)."""
+    try:
+        infos = await anyio.getaddrinfo(host, port or 443, type=socket.SOCK_STREAM)
+    except OSError:
+        return []
+    return list(dict.fromkeys(ipaddress.ip_address(info[4][0]) for info in infos))
 
 
 def embedded_ipv4(address: IPAddress) -> tuple[ipaddress.IPv4Address, ...]:
