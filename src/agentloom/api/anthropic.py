@@ -82,7 +82,7 @@ InputBlock: TypeAlias = Annotated[
 
 
 class InputMessage(WireModel):
-    role: Literal["user", "assistant"]
+    role: Literal["user", "assistant", "system"]  # Claude Code puts system text between turns
     content: StrictStr | list[InputBlock]
 
 
@@ -105,6 +105,10 @@ class Thinking(WireModel):
     budget_tokens: Int32 | None = None
 
 
+class OutputConfig(WireModel):
+    effort: Literal["low", "medium", "high", "max"] | None = None  # how hard to think
+
+
 class RequestMetadata(WireModel):
     user_id: StrictStr | None = None
 
@@ -116,6 +120,7 @@ class CountTokensRequest(WireModel):
     tools: list[Tool] | None = None
     tool_choice: ToolChoice | None = None
     thinking: Thinking | None = None
+    output_config: OutputConfig | None = None
 
 
 class MessagesRequest(CountTokensRequest):

@@ -86,7 +86,7 @@ def _chat_request(
         temperature=sent.temperature if sent else None,
         top_p=sent.top_p if sent else None,
         max_tokens=sent.max_tokens if sent else None,
-        reasoning_effort="medium" if _thinks(request) else None,
+        reasoning_effort=_effort(request),
         user=sent.metadata.user_id if sent and sent.metadata else None,
         stop=tuple(sent.stop_sequences or ()) if sent else (),
         collected=collected,
@@ -95,6 +95,15 @@ def _chat_request(
 
 def _thinks(request: a.CountTokensRequest) -> bool:
     return request.thinking is not None and request.thinking.type != "disabled"
+
+
+def _effort(request: a.CountTokensRequest) -> str | None:
+    """How hard a reasoning backend is asked to think: ``output_config.effort`` (``max`` is
+    ``high``), ``medium`` for thinking without it; nothing unless thinking is on."""
+    if not _thinks(request):
+        return None
+    effort = request.output_config.effort if request.output_config else None
+    return "high" if effort == "max" else effort or "medium"
 
 
 def _system(system: str | list[a.TextBlock] | None) -> tuple[inf.ChatMessage, ...]:
@@ -107,7 +116,15 @@ def _system(system: str | list[a.TextBlock] | None) -> tuple[inf.ChatMessage, ..
 def _messages(messages: Sequence[a.InputMessage]) -> list[inf.ChatMessage]:
     out: list[inf.ChatMessage] = []
     for message in messages:
-        if isinstance(message.content, str):
+        if message.role == "system":
+            out.extend(
+                _system(
+                    message.content
+                    if isinstance(message.content, str)
+                    else [b for b in message.content if isinstance(b, a.TextBlock)]
+                )
+            )
+        elif isinstance(message.content, str):
             out.append(inf.ChatMessage(role=message.role, content=message.content))
         elif message.role == "assistant":
             out.append(_assistant(message.content))
