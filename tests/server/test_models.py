@@ -19,6 +19,22 @@ async def test_models_are_served_under_their_id_and_provider_slash_id(
     assert models[2:] == [FAKE_EMBEDDING_MODEL, "all-MiniLM-L6-v2"]  # the embedding models
 
 
+async def test_each_model_says_its_kind(client: openai.AsyncOpenAI, backend: FakeBackend) -> None:
+    """``kind`` (an agentloom extension) reaches the client's model objects as a field of
+    their own: the console offers only the chat models."""
+    kinds = {model.id: model.model_extra async for model in client.models.list()}
+    embedding = await client.models.retrieve(FAKE_EMBEDDING_MODEL)
+
+    assert kinds == {
+        backend.model: {"kind": "chat"},
+        f"fake/{backend.model}": {"kind": "chat"},
+        FAKE_EMBEDDING_MODEL: {"kind": "embeddings"},
+        "all-MiniLM-L6-v2": {"kind": "embeddings"},
+    }
+    assert getattr(embedding, "kind", None) == "embeddings"
+    assert (await client.models.retrieve(backend.model)).to_dict()["kind"] == "chat"
+
+
 async def test_retrieve_a_model(client: openai.AsyncOpenAI, backend: FakeBackend) -> None:
     for model_id in (backend.model, f"fake/{backend.model}"):
         model = await client.models.retrieve(model_id)

@@ -36,11 +36,18 @@ class ListPage(WireModel, Generic[T]):
         )
 
 
+ModelKind = Literal["chat", "embeddings"]
+
+
 class ModelObject(WireModel):
+    """OpenAI's model object, and ``kind`` (an agentloom extension, the name ``[[models]]``
+    uses): ``chat`` for Responses and Chat Completions, ``embeddings`` for ``/v1/embeddings``."""
+
     id: str
     object: Literal["model"] = "model"
     created: int
     owned_by: str
+    kind: ModelKind
 
 
 class ModelList(WireModel):

@@ -1,5 +1,5 @@
 """``/v1/models``: the chat models of the catalog, then the embedding models (each once: a name
-the catalog serves is not listed again)."""
+the catalog serves is not listed again), each with its ``kind`` (an agentloom extension)."""
 
 from __future__ import annotations
 
@@ -16,11 +16,13 @@ from agentloom.server.spec import ApiRoute, Op
 
 
 def _model_object(model: ServedModel) -> ModelObject:
-    return ModelObject(id=model.id, created=model.info.created, owned_by=model.provider_name)
+    return ModelObject(
+        id=model.id, created=model.info.created, owned_by=model.provider_name, kind="chat"
+    )
 
 
 def _embedding_object(info: EmbeddingModelInfo, name: str) -> ModelObject:
-    return ModelObject(id=name, created=0, owned_by=info.owned_by)
+    return ModelObject(id=name, created=0, owned_by=info.owned_by, kind="embeddings")
 
 
 async def list_models(request: Request) -> Response:
