@@ -80,14 +80,14 @@ function signIn(reason) {
   import("./pages/signin.js").then(({ render }) => render(main, { reason, done: start }));
 }
 
-// The page of #/name/id: the playground for no name; a name of no page (or of one this key may
-// not see) is the not-found page.
+// The page of #/name/id: a name of no page is the not-found page; no name, or a page this key
+// may not see (Admin, after signing in again with a project key), is the playground.
 function parse() {
   const [name, ...rest] = location.hash.replace(/^#\/?/, "").split("/");
   const id = rest.length ? decodeURIComponent(rest.join("/")) : null;
-  if (!name) return { name: "playground", spec: ROUTES.playground, id };
-  const spec = Object.hasOwn(ROUTES, name) ? ROUTES[name] : null;
-  if (!spec || (spec.shown && !spec.shown(access))) return { name: null, spec: NOT_FOUND, id: location.hash };
+  if (name && !Object.hasOwn(ROUTES, name)) return { name: null, spec: NOT_FOUND, id: location.hash };
+  const spec = ROUTES[name];
+  if (!spec || (spec.shown && !spec.shown(access))) return { name: "playground", spec: ROUTES.playground, id: null };
   return { name, spec, id };
 }
 
