@@ -8,13 +8,16 @@
 import { h } from "./dom.js";
 import { highlight } from "./highlight.js";
 
-const FENCE = /^( {0,3})(`{3,}|~{3,})\s*([^\s`]*)[^`]*$/;
-const HEADING = /^ {0,3}(#{1,6})(?:\s+(.*?))?(?:\s+#+)?\s*$/;
+// Each pattern is linear in its line (no nested or overlapping repeats): a model's longest
+// line is read in one pass.
+const FENCE = /^( {0,3})(`{3,}|~{3,})(.*)$/;
+const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*))?$/;
 const RULE = /^ {0,3}([-*_])(?:\s*\1){2,}\s*$/;
 const QUOTE = /^ {0,3}> ?/;
 const ITEM = /^( {0,3})([-*+]|\d{1,9}[.)])(\s+|$)(.*)$/;
 const TABLE_RULE = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
 const SAFE_URL = /^(https?:\/\/|mailto:)/i;
+const DEEPEST = 16; // quotes, lists and spans nested deeper are read as plain text
 
 // --- blocks ----------------------------------------------------------------------------------
 
@@ -22,13 +25,14 @@ export function parse(text) {
   return blocks(String(text ?? "").replace(/\r\n?/g, "\n").split("\n"));
 }
 
-function blocks(lines) {
+function blocks(lines, depth = 0) {
+  if (depth > DEEPEST) return [{ type: "paragraph", inline: [{ type: "text", text: lines.join("\n") }] }];
   const out = [];
   let i = 0;
   while (i < lines.length) {
     if (!lines[i].trim()) { i += 1; continue; }
     const reader = READERS.find((r) => r.starts(lines, i));
-    const [block, next] = reader ? reader.read(lines, i) : paragraph(lines, i);
+    const [block, next] = reader ? reader.read(lines, i, depth) : paragraph(lines, i);
     out.push(block);
     i = next;
   }
@@ -36,7 +40,7 @@ function blocks(lines) {
 }
 
 const READERS = [
-  { starts: (lines, i) => FENCE.test(lines[i]), read: fenced },
+  { starts: (lines, i) => fence(lines[i]) !== null, read: fenced },
   { starts: (lines, i) => HEADING.test(lines[i]), read: heading },
   { starts: (lines, i) => RULE.test(lines[i]), read: (lines, i) => [{ type: "rule" }, i + 1] },
   { starts: (lines, i) => QUOTE.test(lines[i]), read: quote },
@@ -44,9 +48,16 @@ const READERS = [
   { starts: (lines, i) => isTable(lines, i), read: table },
 ];
 
+// A fence's indent, marks and language; null for no fence (a backtick fence's info has no `).
+function fence(line) {
+  const m = FENCE.exec(line);
+  if (!m || (m[2][0] === "`" && m[3].includes("`"))) return null;
+  return { indent: m[1], marks: m[2], lang: m[3].trim().split(/\s+/)[0] };
+}
+
 function fenced(lines, start) {
-  const [, indent, fence, lang] = FENCE.exec(lines[start]);
-  const closing = new RegExp(`^ {0,3}${fence[0] === "`" ? "`" : "~"}{${fence.length},}\\s*$`);
+  const { indent, marks, lang } = fence(lines[start]);
+  const closing = new RegExp(`^ {0,3}${marks[0] === "`" ? "`" : "~"}{${marks.length},}\\s*$`);
   const body = [];
   let i = start + 1;
   while (i < lines.length && !closing.test(lines[i])) {
@@ -59,19 +70,27 @@ function fenced(lines, start) {
 
 function heading(lines, i) {
   const [, marks, content] = HEADING.exec(lines[i]);
-  return [{ type: "heading", level: marks.length, inline: inline(content || "") }, i + 1];
+  return [{ type: "heading", level: marks.length, inline: inline(withoutClosingHashes(content || "")) }, i + 1];
 }
 
-function quote(lines, start) {
+// "Title ##" is "Title" (closing hashes after a space go).
+function withoutClosingHashes(text) {
+  const trimmed = text.trimEnd();
+  let end = trimmed.length;
+  while (end > 0 && trimmed[end - 1] === "#") end -= 1;
+  return end === 0 || trimmed[end - 1] === " " || trimmed[end - 1] === "\t" ? trimmed.slice(0, end).trimEnd() : trimmed;
+}
+
+function quote(lines, start, depth) {
   const inner = [];
   let i = start;
   while (i < lines.length && QUOTE.test(lines[i])) { inner.push(lines[i].replace(QUOTE, "")); i += 1; }
-  return [{ type: "quote", blocks: blocks(inner) }, i];
+  return [{ type: "quote", blocks: blocks(inner, depth + 1) }, i];
 }
 
 // A list: its items (each its lines, de-indented, read as blocks) while the markers are of the
 // same kind; a line indented under an item belongs to it, and so does a paragraph's next line.
-function list(lines, start) {
+function list(lines, start, depth) {
   const first = ITEM.exec(lines[start]);
   const ordered = /\d/.test(first[2]);
   const items = [];
@@ -97,7 +116,7 @@ function list(lines, start) {
       body.push(line.trim()); // a lazy continuation of the item's paragraph
       i += 1;
     }
-    items.push(blocks(body));
+    items.push(blocks(body, depth + 1));
     if (i < lines.length && !lines[i].trim()) {
       let j = i;
       while (j < lines.length && !lines[j].trim()) j += 1;
@@ -156,6 +175,8 @@ function paragraph(lines, start) {
 const PUNCTUATION = /[!-/:-@[-`{-~]/;
 const WORD = /[\p{L}\p{N}]/u;
 const BARE_URL = /^https?:\/\/[^\s<>"]+/i;
+const TRAILING = ".,;:!?'*_~";
+const LABEL_MOST = 1000; // a link's label is looked for this far (else each [ reads to the end)
 const SPANS = [
   { mark: "**", type: "strong" },
   { mark: "__", type: "strong", word: true },
@@ -165,13 +186,15 @@ const SPANS = [
 ];
 
 // The inline nodes of a text: text, code, strong, em, del, link, br.
-export function inline(text) {
+export function inline(text, depth = 0) {
+  if (depth > DEEPEST) return [{ type: "text", text }];
+  const misses = new Map(); // mark -> a position from which it closes no span (nor from later)
   const out = [];
   let plain = "";
   const flush = () => { if (plain) out.push({ type: "text", text: plain }); plain = ""; };
   let i = 0;
   while (i < text.length) {
-    const found = inlineAt(text, i);
+    const found = inlineAt(text, i, misses, depth);
     if (found) { flush(); if (found.node) out.push(found.node); i = found.end; continue; }
     if (text[i] === "\\" && PUNCTUATION.test(text[i + 1] || "")) { plain += text[i + 1]; i += 2; continue; }
     plain += text[i];
@@ -181,15 +204,15 @@ export function inline(text) {
   return out;
 }
 
-function inlineAt(text, i) {
+function inlineAt(text, i, misses, depth) {
   const c = text[i];
   if (c === "\n") return { node: { type: "br" }, end: i + 1 };
   if (c === "`") return codeSpan(text, i);
-  if (c === "[" || (c === "!" && text[i + 1] === "[")) return link(text, i);
+  if (c === "[" || (c === "!" && text[i + 1] === "[")) return link(text, i, depth);
   if (c === "<") return autolink(text, i);
   if ((c === "h" || c === "H") && !WORD.test(text[i - 1] || "")) return bareUrl(text, i);
   for (const span of SPANS) {
-    const found = text.startsWith(span.mark, i) ? emphasis(text, i, span) : null;
+    const found = text.startsWith(span.mark, i) ? emphasis(text, i, span, misses, depth) : null;
     if (found) return found;
   }
   return null;
@@ -209,8 +232,11 @@ function codeSpan(text, i) {
   return { node: { type: "code", text: code }, end: j + run.length };
 }
 
-// The end of a span opened at `from` by `mark`: not after whitespace, code spans skipped.
-function closing(text, from, span) {
+// The end of a span opened before `from` by `mark`: not after whitespace, code spans skipped.
+// Where it is depends on `from` alone, so a search that failed is not made again from later
+// (many openers without a closer would make the text's reading quadratic).
+function closing(text, from, span, misses) {
+  if (from >= (misses.get(span.mark) ?? Infinity)) return -1;
   for (let j = from; j < text.length; j += 1) {
     if (text[j] === "\\") { j += 1; continue; }
     if (text[j] === "`") { const code = codeSpan(text, j); j = code.end - 1; continue; }
@@ -220,32 +246,33 @@ function closing(text, from, span) {
     if (span.word && WORD.test(text[j + span.mark.length] || "")) continue;
     return j;
   }
+  misses.set(span.mark, from);
   return -1;
 }
 
-function emphasis(text, i, span) {
+function emphasis(text, i, span, misses, depth) {
   const after = text[i + span.mark.length] || "";
   if (!after || /\s/.test(after) || (span.word && WORD.test(text[i - 1] || ""))) return null;
-  const end = closing(text, i + span.mark.length + 1, span);
+  const end = closing(text, i + span.mark.length + 1, span, misses);
   if (end === -1) return null;
-  return { node: { type: span.type, children: inline(text.slice(i + span.mark.length, end)) }, end: end + span.mark.length };
+  return { node: { type: span.type, children: inline(text.slice(i + span.mark.length, end), depth + 1) }, end: end + span.mark.length };
 }
 
 // [label](url "title"), and ![alt](url) drawn as a link to it (nothing is loaded).
-function link(text, i) {
+function link(text, i, depth) {
   const image = text[i] === "!";
   const open = image ? i + 1 : i;
-  let depth = 0;
+  let brackets = 0;
   let close = -1;
-  for (let j = open; j < text.length; j += 1) {
+  for (let j = open; j < Math.min(text.length, open + LABEL_MOST); j += 1) {
     if (text[j] === "\\") { j += 1; continue; }
-    if (text[j] === "[") depth += 1;
-    if (text[j] === "]" && --depth === 0) { close = j; break; }
+    if (text[j] === "[") brackets += 1;
+    if (text[j] === "]" && --brackets === 0) { close = j; break; }
   }
   if (close === -1 || text[close + 1] !== "(") return null;
   const target = /^\(\s*<?([^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*)>?(?:\s+"[^"]*")?\s*\)/.exec(text.slice(close + 1));
   if (!target) return null;
-  const label = inline(text.slice(open + 1, close));
+  const label = inline(text.slice(open + 1, close), depth + 1);
   const href = target[1];
   const children = label.length ? label : [{ type: "text", text: href }];
   const node = SAFE_URL.test(href) ? { type: "link", href, children } : { type: "span", children };
@@ -260,7 +287,9 @@ function autolink(text, i) {
 function bareUrl(text, i) {
   const m = BARE_URL.exec(text.slice(i));
   if (!m) return null;
-  let url = m[0].replace(/[.,;:!?'"*_~]+$/, "");
+  let end = m[0].length;
+  while (end > 0 && TRAILING.includes(m[0][end - 1])) end -= 1; // a sentence's, not the URL's
+  let url = m[0].slice(0, end);
   while (url.endsWith(")") && (url.match(/\(/g) || []).length < (url.match(/\)/g) || []).length) url = url.slice(0, -1);
   return { node: { type: "link", href: url, children: [{ type: "text", text: url }] }, end: i + url.length };
 }

@@ -94,3 +94,26 @@ test("highlighting: the pieces join back to the code; kinds by language", () => 
   assert.deepEqual(highlight("anything <b>", "brainfuck"), [{ kind: "", text: "anything <b>" }]);
   assert.deepEqual(highlight('echo "unclosed\nnext', "sh").map((p) => p.kind), ["keyword", "", "string", ""]);
 });
+
+// Quadratic patterns would take minutes here (past test_js_units.py's timeout), linear ones no
+// time at all.
+test("long hostile lines are read in one pass", () => {
+  parse("```" + "a ".repeat(50_000) + "`");
+  parse("# " + " ".repeat(50_000) + "x");
+  inline("see https://example.com/" + ".".repeat(50_000) + "x");
+  inline("*a ".repeat(20_000)); // openers without a closer
+  inline("[".repeat(20_000));
+  assert.deepEqual(parse("# Title ##"), [{ type: "heading", level: 1, inline: [text("Title")] }]);
+  assert.deepEqual(parse("# C#"), [{ type: "heading", level: 1, inline: [text("C#")] }]);
+});
+
+test("nesting past 16 levels is text, not a stack overflow", () => {
+  const quotes = parse("> ".repeat(20_000) + "x");
+  assert.equal(quotes[0].type, "quote");
+  const nested = inline("*a ".repeat(5_000) + "b*".repeat(5_000));
+  assert.equal(nested[0].type, "em");
+  let lists = parse(Array.from({ length: 40 }, (_, n) => " ".repeat(2 * n) + "- x").join("\n"));
+  let levels = 0;
+  while (lists[0]?.type === "list") { levels += 1; lists = lists[0].items[0].slice(1); }
+  assert.equal(levels, 17); // then the rest is one paragraph of text
+});
