@@ -11,6 +11,7 @@ from click.testing import CliRunner, Result
 from agentloom.agents.managed_client import ManagedAgents, reply_text
 from agentloom.agents.remote import ManagedAgents as Exported
 from agentloom.api.managed_agent_stream import ToolCallsEvent, ToolResultEvent
+from agentloom.api.managed_agents import DEFAULT_AGENT_TYPE
 from agentloom.cli.main import main
 from agentloom.errors import UpstreamError
 from agentloom.inference.scripted import ScriptedModel, delay, raise_error, tool_call
@@ -29,7 +30,9 @@ async def test_create_list_send_run_and_logs(
     scripted.add_turn("It is ", "42.")
     scripted.add_turn("Milk noted.")
 
-    made = await agentloom(live_url, "create", "helper", "--tools", "calculator")
+    made = await agentloom(
+        live_url, "create", "helper", "--type", "orchestrator", "--tools", "calculator"
+    )
     agent_id = made.output.strip()
     listed = await agentloom(live_url, "list")
     sent = await agentloom(live_url, "send", agent_id, "What is 6*7?")
@@ -57,7 +60,16 @@ async def test_create_list_send_run_and_logs(
     ]
 
 
-async def test_the_cli_says_what_the_server_refused(live_url: str) -> None:
+async def test_without_type_an_agent_is_the_servers_default_type(live_url: str) -> None:
+    made = await agentloom(live_url, "create", "plain")
+    listed = await agentloom(live_url, "list")
+
+    assert made.exit_code == 0, made.output
+    assert listed.output == f"{made.output.strip()}  {DEFAULT_AGENT_TYPE}  idle  plain\n"
+
+
+async def test_the_cli_says_what_the_server_refused(live_url: str, backend: FakeBackend) -> None:
+    unknown_model = await agentloom(live_url, "create", "x", "--model", "no-such-model")
     unknown_tool = await agentloom(live_url, "create", "x", "--tools", "shell_exec")
     unknown_agent = await agentloom(live_url, "send", "magent_missing", "Hi")
     unreachable = await asyncio.to_thread(
@@ -66,6 +78,10 @@ async def test_the_cli_says_what_the_server_refused(live_url: str) -> None:
         ["agents", "list"],
     )
 
+    assert unknown_model.exit_code == 1
+    assert "400" in unknown_model.output
+    assert "no-such-model" in unknown_model.output
+    assert backend.model in unknown_model.output  # the models served
     assert unknown_tool.exit_code == 1
     assert "400" in unknown_tool.output
     assert "shell_exec" in unknown_tool.output

@@ -93,6 +93,7 @@ async def test_a_routed_embeddings_model_is_listed_once_as_the_routers(
     assert [m.id for m in listed].count("vectors") == 1
     assert next(m.owned_by for m in listed if m.id == "vectors") == "router"
     assert (await client.models.retrieve("vectors")).owned_by == "router"
+    assert next(m.model_extra for m in listed if m.id == "vectors") == {"kind": "embeddings"}
 
 
 # --- routing ---------------------------------------------------------------------------------

@@ -15,12 +15,13 @@ import pytest
 from openai.types.chat import ChatCompletionChunk
 
 from agentloom.agents.builders import AGENTS
+from agentloom.api.managed_agents import DEFAULT_AGENT_TYPE
 from agentloom.config import Settings
 from agentloom.errors import UpstreamError
 from agentloom.inference.scripted import ScriptedModel, delay, raise_error, tool_call
 from agentloom.testing.backend import FakeBackend
 from tests.e2e.support import received
-from tests.plugins.server import audited_client
+from tests.plugins.server import FAKE_EMBEDDING_MODEL, audited_client
 
 pytestmark = pytest.mark.both_databases  # what these check depends on the storage
 
@@ -154,7 +155,7 @@ async def test_the_default_type_is_openjarviss_and_every_registered_one_is_accep
 ) -> None:
     default = (await http.post("/managed-agents", json={"name": "plain"})).json()
 
-    assert default["agent_type"] == "monitor_operative"
+    assert default["agent_type"] == DEFAULT_AGENT_TYPE == "monitor_operative"
     for agent_type in AGENTS:  # aliases included (native_react, native_openhands)
         if agent_type in OPTIONAL_RUNTIMES:
             continue
@@ -344,10 +345,42 @@ async def test_a_failure_mid_stream_is_an_error_frame_then_done(
     assert reply["tool_calls"][0]["tool"] == "think"
 
 
-async def test_an_unknown_model_is_refused_before_anything_is_stored(
-    http: httpx2.AsyncClient, backend: FakeBackend
+async def retired(
+    http: httpx2.AsyncClient, backend: FakeBackend, settings: Settings
+) -> dict[str, Any]:
+    """An agent of a model served when it was made (by another server on the database) that
+    this server does not serve."""
+    (fake,) = settings.providers
+    serving = fake.model_copy(update={"models": [backend.model, "retired-model"]})
+    elsewhere = settings.model_copy(update={"providers": [serving]})
+    async with audited_client(elsewhere) as other:
+        agent = await made(other, backend, config={"model": "retired-model"})
+    assert (await http.get(f"/managed-agents/{agent['id']}")).status_code == 200
+    return agent
+
+
+@pytest.mark.parametrize("model", ["no-such-model", FAKE_EMBEDDING_MODEL])
+async def test_a_model_not_served_is_a_400_naming_the_models_served(
+    http: httpx2.AsyncClient, backend: FakeBackend, model: str
 ) -> None:
-    agent = await made(http, backend, config={"model": "no-such-model"})
+    body = {"name": "x", "config": {"model": model}}
+    created = error_of(await http.post("/managed-agents", json=body), 400)
+    agent = await made(http, backend)
+    changed = await http.patch(f"/managed-agents/{agent['id']}", json={"config": body["config"]})
+    renamed = await http.patch(f"/managed-agents/{agent['id']}", json={"name": "y"})
+
+    assert (created["param"], created["code"]) == ("config.model", "model_not_found")
+    assert model in created["message"]
+    assert f"the models served: {backend.model}." in created["message"]  # each once
+    assert error_of(changed, 400) == created
+    assert renamed.status_code == 200, renamed.text
+    assert [a["name"] for a in (await http.get("/managed-agents")).json()["data"]] == ["y"]
+
+
+async def test_a_model_no_longer_served_is_refused_before_anything_is_stored(
+    http: httpx2.AsyncClient, backend: FakeBackend, settings: Settings
+) -> None:
+    agent = await retired(http, backend, settings)
 
     reply = await http.post(
         f"/managed-agents/{agent['id']}/messages", json={"content": "Hi", "stream": True}
@@ -482,10 +515,10 @@ async def test_a_failing_run_is_recorded_and_the_next_one_runs(
     assert (await http.get(path)).json()["status"] == "idle"
 
 
-async def test_a_run_of_an_unknown_model_fails_with_its_error(
-    http: httpx2.AsyncClient, backend: FakeBackend
+async def test_a_run_of_a_model_no_longer_served_fails_with_its_error(
+    http: httpx2.AsyncClient, backend: FakeBackend, settings: Settings
 ) -> None:
-    agent = await made(http, backend, config={"model": "no-such-model"})
+    agent = await retired(http, backend, settings)
 
     run = (await http.post(f"/managed-agents/{agent['id']}/run")).json()
     run = await settled_run(http, agent["id"], run["id"])

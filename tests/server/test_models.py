@@ -20,16 +20,19 @@ async def test_models_are_served_under_their_id_and_provider_slash_id(
 
 
 async def test_each_model_says_its_kind(client: openai.AsyncOpenAI, backend: FakeBackend) -> None:
-    kinds = {model.id: (model.model_extra or {})["kind"] async for model in client.models.list()}
+    """``kind`` (an agentloom extension) reaches the client's model objects as a field of
+    their own: the console offers only the chat models."""
+    kinds = {model.id: model.model_extra async for model in client.models.list()}
+    embedding = await client.models.retrieve(FAKE_EMBEDDING_MODEL)
 
     assert kinds == {
-        backend.model: "chat",
-        f"fake/{backend.model}": "chat",
-        FAKE_EMBEDDING_MODEL: "embeddings",
-        "all-MiniLM-L6-v2": "embeddings",
+        backend.model: {"kind": "chat"},
+        f"fake/{backend.model}": {"kind": "chat"},
+        FAKE_EMBEDDING_MODEL: {"kind": "embeddings"},
+        "all-MiniLM-L6-v2": {"kind": "embeddings"},
     }
-    retrieved = await client.models.retrieve(FAKE_EMBEDDING_MODEL)
-    assert retrieved.model_extra == {"kind": "embeddings"}
+    assert getattr(embedding, "kind", None) == "embeddings"
+    assert (await client.models.retrieve(backend.model)).to_dict()["kind"] == "chat"
 
 
 async def test_retrieve_a_model(client: openai.AsyncOpenAI, backend: FakeBackend) -> None:

@@ -73,6 +73,7 @@ async def test_a_routed_model_is_listed_once_as_the_routers(client: openai.Async
     assert [m.id for m in listed].count("chat") == 1
     assert next(m.owned_by for m in listed if m.id == "chat") == "router"
     assert (await client.models.retrieve("chat")).owned_by == "router"
+    assert next(m.model_extra for m in listed if m.id == "chat") == {"kind": "chat"}
 
 
 # --- Responses -------------------------------------------------------------------------------

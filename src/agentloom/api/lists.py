@@ -36,14 +36,18 @@ class ListPage(WireModel, Generic[T]):
         )
 
 
+ModelKind = Literal["chat", "embeddings"]
+
+
 class ModelObject(WireModel):
+    """OpenAI's model object, and ``kind`` (an agentloom extension, the name ``[[models]]``
+    uses): ``chat`` for Responses and Chat Completions, ``embeddings`` for ``/v1/embeddings``."""
+
     id: str
     object: Literal["model"] = "model"
     created: int
     owned_by: str
-    # agentloom's extension: what the model is for (a chat model answers /v1/responses and
-    # /v1/chat/completions, an embedding model /v1/embeddings)
-    kind: Literal["chat", "embeddings"]
+    kind: ModelKind
 
 
 class ModelList(WireModel):

@@ -5,7 +5,7 @@ that agentloom adds."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictStr
 
@@ -53,9 +53,14 @@ class ManagedAgentConfig(WireModel):
         return self.instructions if self.instructions is not None else self.system_prompt
 
 
+DEFAULT_AGENT_TYPE: Final = "monitor_operative"
+"""An agent's type when its creator names none (OpenJarvis's default). The only place it is
+said: the console and the command line send no type unless one is chosen."""
+
+
 class CreateManagedAgentRequest(WireModel):
     name: str = NAME
-    agent_type: str = Field(default="monitor_operative", min_length=1, max_length=64)
+    agent_type: str = Field(default=DEFAULT_AGENT_TYPE, min_length=1, max_length=64)
     config: ManagedAgentConfig | None = None
     template_id: str | None = Field(default=None, min_length=1, max_length=96)
 

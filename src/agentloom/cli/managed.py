@@ -70,7 +70,9 @@ def _tool_names(_ctx: click.Context, _param: click.Parameter, value: Sequence[st
 
 @click.command()
 @click.argument("name")
-@click.option("--type", "agent_type", default="orchestrator", show_default=True)
+@click.option(
+    "--type", "agent_type", default=None, help="The agent's strategy (default: the server's)."
+)
 @click.option("--model", default=None, help="A model the server serves (default: its only one).")
 @click.option("--tools", multiple=True, callback=_tool_names, help="Comma-separated tool names.")
 @click.option("--instructions", default=None)
@@ -83,7 +85,7 @@ def _tool_names(_ctx: click.Context, _param: click.Parameter, value: Sequence[st
 @_server
 def create(
     name: str,
-    agent_type: str,
+    agent_type: str | None,
     model: str | None,
     tools: list[str],
     instructions: str | None,

@@ -48,10 +48,11 @@ export function agentConfig(v, base = {}) {
   return config;
 }
 
-// POST /v1/managed-agents's body (with a template when one is picked).
+// POST /v1/managed-agents's body (with a template when one is picked; a type only when one is).
 export function createBody(v) {
   if (!v.name) throw new Error("An agent needs a name.");
-  const body = { name: v.name, agent_type: v.agentType || "monitor_operative", config: agentConfig(v) };
+  const body = { name: v.name, config: agentConfig(v) };
+  if (v.agentType) body.agent_type = v.agentType; // none: the server's default type (one place says it)
   if (v.template) body.template_id = v.template;
   return body;
 }

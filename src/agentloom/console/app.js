@@ -12,8 +12,12 @@ const ROUTES = {
   conversations: { title: "Conversations", page: () => import("./pages/conversations.js") },
   containers: { title: "Containers", page: () => import("./pages/containers.js") },
   agents: { title: "Managed agents", page: () => import("./pages/agents.js"), detail: () => import("./pages/agent.js") },
-  admin: { title: "Admin", page: () => import("./pages/admin.js"), admin: true },
+  // The organization's pages, in no project: usage for whoever may read it (the admin key, or
+  // anyone when the server wants no keys: every caller is then the default project's).
+  usage: { title: "Usage", page: () => import("./pages/usage.js"), organization: true, shown: (a) => a.admin || !a.keys },
+  admin: { title: "Admin", page: () => import("./pages/admin.js"), organization: true, shown: (a) => a.admin },
 };
+const NOT_FOUND = { title: "Not found", page: () => import("./pages/not_found.js"), organization: true };
 
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
@@ -48,7 +52,7 @@ async function detect() {
 }
 
 function visible() {
-  return Object.entries(ROUTES).filter(([, route]) => !route.admin || access.admin);
+  return Object.entries(ROUTES).filter(([, route]) => !route.shown || route.shown(access));
 }
 
 function drawNav(current) {
@@ -76,9 +80,15 @@ function signIn(reason) {
   import("./pages/signin.js").then(({ render }) => render(main, { reason, done: start }));
 }
 
+// The page of #/name/id: a name of no page is the not-found page; no name, or a page this key
+// may not see (Admin, after signing in again with a project key), is the playground.
 function parse() {
   const [name, ...rest] = location.hash.replace(/^#\/?/, "").split("/");
-  return { name: ROUTES[name] ? name : "playground", id: rest.length ? decodeURIComponent(rest.join("/")) : null };
+  const id = rest.length ? decodeURIComponent(rest.join("/")) : null;
+  if (name && !Object.hasOwn(ROUTES, name)) return { name: null, spec: NOT_FOUND, id: location.hash };
+  const spec = ROUTES[name];
+  if (!spec || (spec.shown && !spec.shown(access))) return { name: "playground", spec: ROUTES.playground, id: null };
+  return { name, spec, id };
 }
 
 async function route() {
@@ -86,8 +96,7 @@ async function route() {
   leaving = [];
   banner(null);
   if (!access.signedIn) { signIn(); return; }
-  const { name, id } = parse();
-  const spec = ROUTES[name].admin && !access.admin ? ROUTES.playground : ROUTES[name];
+  const { name, spec, id } = parse();
   drawNav(name);
   document.title = `${spec.title} · agentloom`;
   const controller = new AbortController();
@@ -96,7 +105,7 @@ async function route() {
   // Each visit draws into a view of its own: a slow page left behind draws into a detached one.
   const view = h("div", { class: "view" }, h("p", { class: "muted" }, "Loading…"));
   clear(main, view);
-  if (access.admin && !session.project && !spec.admin) {
+  if (access.admin && !session.project && !spec.organization) {
     clear(view, h("h1", {}, spec.title), h("p", { class: "notice" }, "The admin key works in a project only when one is named: pick one above (or sign in with a project key)."));
     return;
   }

@@ -1,7 +1,9 @@
-// Output and input items as the page shows them: messages, reasoning, every tool call with its
-// arguments and output, citations. One function per item type, picked from a table.
+// Output and input items as the page shows them: messages (a model's text as Markdown),
+// reasoning, every tool call with its arguments and output, citations. One function per item
+// type, picked from a table.
 
 import { h, pretty, code } from "./dom.js";
+import { markdown } from "./markdown.js";
 
 function text(value) {
   return h("div", { class: "text" }, value);
@@ -22,7 +24,7 @@ function citations(annotations) {
 
 const PARTS = {
   input_text: (p) => text(p.text),
-  output_text: (p) => [text(p.text), citations(p.annotations)],
+  output_text: (p) => [markdown(p.text), citations(p.annotations)],
   text: (p) => text(p.text),
   refusal: (p) => h("div", { class: "text refusal" }, p.refusal),
   reasoning_text: (p) => text(p.text),

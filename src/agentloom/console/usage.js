@@ -1,7 +1,10 @@
 // Usage reports (/v1/organization/usage/completions) as an SVG bar chart of tokens a day and a
 // table of totals per project and model. No chart library: a few rectangles.
 
-import { table } from "./dom.js";
+import { get, query } from "./api.js";
+import { h, table } from "./dom.js";
+
+const DAYS = 14;
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -49,4 +52,16 @@ export function usageRows(buckets, names) {
     ["Input tokens", (r) => String(r.input)],
     ["Output tokens", (r) => String(r.output)],
   ], [...rows.values()], "No usage in this period.");
+}
+
+// The section of the last DAYS days' token usage, per project and model (`names`: project id
+// to its name).
+export async function usageSection(names) {
+  const today = Math.floor(Date.now() / 86_400_000) * 86400; // days start at 00:00 UTC
+  const start = today - (DAYS - 1) * 86400;
+  const path = query("/v1/organization/usage/completions", { start_time: start, bucket_width: "1d", limit: DAYS + 1, group_by: ["project_id", "model"] });
+  const page = await get(path, { project: false }); // the organization's route: in no project
+  const used = page.data.some((bucket) => bucket.results.length);
+  return h("section", { class: "usage", "aria-labelledby": "usage-h" }, h("h2", { id: "usage-h" }, `Token usage, last ${DAYS} days`),
+    used ? usageChart(page.data) : null, usageRows(page.data, names));
 }

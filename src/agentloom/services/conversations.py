@@ -108,6 +108,19 @@ class ConversationsService:
     async def get(self, conversation_id: str) -> Conversation:
         return _conversation(await self._row(conversation_id))
 
+    async def list_page(self, query: ItemQuery) -> ListPage[Conversation]:
+        """The project's conversations, a page (an agentloom extension: OpenAI lists none)."""
+        page = None
+        if query.after is None or _CONVERSATION_ID.fullmatch(query.after):
+            page = await self._store.list_page(
+                after=query.after, limit=query.limit, order=query.order
+            )
+        if page is None:
+            raise NotFoundError(f"Conversation with id '{query.after}' not found.", param="after")
+        return ListPage[Conversation].of(
+            [_conversation(row) for row in page.data], has_more=page.has_more
+        )
+
     async def update(
         self, conversation_id: str, request: UpdateConversationRequest
     ) -> Conversation:

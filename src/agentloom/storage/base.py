@@ -179,6 +179,12 @@ class ConversationStore(Protocol):
 
     async def get(self, conversation_id: str) -> ConversationRow | None: ...
 
+    async def list_page(
+        self, *, after: str | None, limit: int, order: Order
+    ) -> Page[ConversationRow] | None:
+        """The project's conversations by creation; ``None`` when ``after`` is not one of
+        them."""
+
     async def update_metadata(self, conversation_id: str, metadata: str) -> ConversationRow | None:
         """The updated conversation; ``None`` when it does not exist."""
 

@@ -128,6 +128,12 @@ class SqlConversationStore:
     async def get(self, conversation_id: str) -> ConversationRow | None:
         return await self._runner.read(partial(_get, conversation_id))
 
+    async def list_page(
+        self, *, after: str | None, limit: int, order: Order
+    ) -> Page[ConversationRow] | None:
+        """The project's conversations by creation; ``None`` when ``after`` is not one of them."""
+        return await self._runner.read(partial(_list, after, limit, order))
+
     async def update_metadata(self, conversation_id: str, metadata: str) -> ConversationRow | None:
         write = partial(_update_metadata, conversation_id, metadata)
         return await self._runner.write(write)
@@ -207,6 +213,18 @@ def _row(row: Any) -> ConversationRow:
 def _get(conversation_id: str, project: Project, conn: Connection) -> ConversationRow | None:
     row = conn.execute(_GET, project.params(cid=conversation_id)).first()
     return None if row is None else _row(row)
+
+
+def _list(
+    after: str | None, limit: int, order: Order, project: Project, conn: Connection
+) -> Page[ConversationRow] | None:
+    query = sa.select(C.c.id, C.c.created_at, C.c.metadata, C.c.version).where(project.rows(C))
+    cursor = None
+    if after is not None:
+        cursor = conn.scalar(sa.select(C.c.seq).where(project.rows(C, C.c.id == after)))
+        if cursor is None:
+            return None
+    return keyset_page(conn, query, C.c.seq, order=order, limit=limit, row=_row, after=cursor)
 
 
 def _create(

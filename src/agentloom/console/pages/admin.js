@@ -2,15 +2,14 @@
 // revoking takes a confirming second click) and rate limits, token usage per project and model,
 // and the audit log's recent events.
 
-import { get, post, del, all, query } from "../api.js";
+import { post, del, all } from "../api.js";
 import { h, clear, field, table, time, badge } from "../dom.js";
-import { usageChart, usageRows } from "../usage.js";
+import { usageSection } from "../usage.js";
 import { limitsSection } from "../limits.js";
 import { auditSection } from "../audit.js";
 
 const ORG = "/v1/organization";
 const noProject = { project: false }; // the organization's routes are the admin key's, in no project
-const DAYS = 14;
 
 function projects(list, current, ctx) {
   const name = h("input", { type: "text", name: "project-name", required: true, placeholder: "my-project" });
@@ -77,21 +76,11 @@ async function keys(project, projectName, ctx) {
   return box;
 }
 
-async function usage(list) {
-  const today = Math.floor(Date.now() / 86_400_000) * 86400; // days start at 00:00 UTC
-  const start = today - (DAYS - 1) * 86400;
-  const page = await get(query(`${ORG}/usage/completions`, { start_time: start, bucket_width: "1d", limit: DAYS + 1, group_by: ["project_id", "model"] }), noProject);
-  const names = new Map(list.map((p) => [p.id, p.name]));
-  const used = page.data.some((bucket) => bucket.results.length);
-  return h("section", { "aria-labelledby": "usage-h" }, h("h2", { id: "usage-h" }, `Token usage, last ${DAYS} days`),
-    used ? usageChart(page.data) : null, usageRows(page.data, names));
-}
-
 export async function render(root, ctx, project) {
   const list = await all(`${ORG}/projects`, {}, 500, noProject);
   const parts = [h("h1", {}, "Admin"), projects(list, project, ctx)];
   const chosen = list.find((p) => p.id === project);
   if (chosen) parts.push(await keys(project, chosen.name, ctx), await limitsSection(ORG, project, ctx, noProject));
-  parts.push(await usage(list), await auditSection(ORG, chosen ? project : null, noProject));
+  parts.push(await usageSection(new Map(list.map((p) => [p.id, p.name]))), await auditSection(ORG, chosen ? project : null, noProject));
   clear(root, parts);
 }

@@ -3,9 +3,16 @@
 
 import { h, field, check } from "../dom.js";
 import { AGENT_TYPES, TEMPLATES, BUILTIN_TOOLS, SCHEDULES } from "../agent_config.js";
+import { chatModels } from "../models.js";
 
 function options(values, blank) {
   return values.map((v) => h("option", { value: v }, v || blank));
+}
+
+// The chat models, each once, and the agent's own model whatever it is (kept on an edit).
+function offered(models, current) {
+  const ids = chatModels(models).map((m) => m.id);
+  return current && !ids.includes(current) ? [...ids, current] : ids;
 }
 
 function controls(models, v) {
@@ -13,10 +20,10 @@ function controls(models, v) {
   return {
     types,
     name: h("input", { type: "text", name: "name", required: true, value: v.name || "" }),
-    agentType: h("input", { type: "text", name: "agent_type", list: types.id, value: v.agentType || "monitor_operative" }),
+    agentType: h("input", { type: "text", name: "agent_type", list: types.id, value: v.agentType || "", placeholder: "(the server's default)" }),
     template: h("select", { name: "template_id" }, options(TEMPLATES, "(none)")),
     model: h("select", { name: "model" }, h("option", { value: "" }, "(the server's default)"),
-      models.map((m) => h("option", { value: m.id, selected: m.id === v.model }, m.id))),
+      offered(models, v.model).map((id) => h("option", { value: id, selected: id === v.model }, id))),
     instructions: h("textarea", { name: "instructions", rows: 2, text: v.instructions || "" }),
     tools: BUILTIN_TOOLS.map((name) => h("input", { type: "checkbox", name: "tools", value: name, checked: (v.tools || []).includes(name) })),
     otherTools: h("input", { type: "text", name: "other_tools", placeholder: "mcp:docs", value: v.otherTools || "" }),

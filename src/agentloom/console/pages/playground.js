@@ -9,7 +9,7 @@ import { newState, apply, pendingCalls, pendingApprovals } from "../stream.js";
 import { items as drawItems, usage } from "../render.js";
 import { python, curl } from "../snippet.js";
 import { requestBody } from "../request.js";
-import { controls, settingsForm, settingsOf } from "./playground_form.js";
+import { controls, settingsForm, composer, settingsOf } from "./playground_form.js";
 import { answerForm, approvalForm } from "./playground_answers.js";
 
 const ANSWERS = {
@@ -25,7 +25,7 @@ function userInput(input) {
 
 function drawTurn(view, state) {
   const r = state.response;
-  clear(view.status, badge(state.status || "sending"),
+  clear(view.status, badge(state.status || (state.done ? "failed" : "sending")),
     r ? h("a", { href: `#/logs/${r.id}` }, r.id) : null,
     state.done && r?.usage ? usage(r.usage) : null);
   clear(view.output, drawItems(state.items),
@@ -58,7 +58,13 @@ async function streamTurn(sent, view, signal) {
     }
   } catch (error) {
     if (signal.aborted) throw error;
-    state.error = { message: error.message };
+    state.error = { message: error.message, code: error.code };
+    state.status = "failed";
+    state.done = true;
+  }
+  if (!state.done) { // the stream ended without the response's end (the connection dropped)
+    state.error = { message: "The stream ended before the response did: see its log entry." };
+    state.status = state.response ? "incomplete" : "failed";
     state.done = true;
   }
   cancelAnimationFrame(frame);
@@ -99,7 +105,8 @@ export async function render(root, ctx) {
     view.turn.scrollIntoView({ block: "end" });
   }
 
-  const reset = () => { previous = null; transcript.replaceChildren(); };
-  clear(root, h("h1", {}, "Playground"), h("div", { class: "playground" },
-    settingsForm(c, stores, { send, reset }), h("div", { class: "chat" }, transcript, snippets.el)));
+  const reset = () => { previous = null; transcript.replaceChildren(); c.input.focus(); };
+  clear(root, h("div", { class: "playground" },
+    h("div", { class: "chat" }, h("h1", {}, "Playground"), transcript, composer(c, { send, reset })),
+    h("aside", { class: "playground-side", "aria-label": "Settings and code" }, settingsForm(c, stores), snippets.el)));
 }

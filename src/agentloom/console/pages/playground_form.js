@@ -1,9 +1,10 @@
-// The playground's settings form: its controls, their layout, and their values read as the plain
-// settings object that request.js turns into a request body.
+// The playground's controls: the settings form beside the conversation, the composer under it,
+// and their values read as the plain settings object that request.js turns into a request body.
 
 import { h, field, check } from "../dom.js";
 import { TOOL_CHOICES, functionNames, namedChoice } from "../request.js";
 import { mcpServers, mcpSettings } from "./playground_mcp.js";
+import { chatModels } from "../models.js";
 
 const EFFORTS = ["", "none", "minimal", "low", "medium", "high"];
 const EXAMPLE_TOOLS = `[
@@ -26,9 +27,9 @@ function options(values, blank) {
 
 export function controls(models, stores) {
   return {
-    model: h("select", { name: "model" }, models.map((m) => h("option", { value: m.id }, m.id))),
+    model: h("select", { name: "model" }, chatModels(models).map((m) => h("option", { value: m.id }, m.id))),
     instructions: h("textarea", { name: "instructions", rows: 2, placeholder: "You are a helpful assistant." }),
-    input: h("textarea", { name: "input", rows: 4, placeholder: "Ask something…" }),
+    input: h("textarea", { name: "input", rows: 3, placeholder: "Ask something… (Ctrl+Enter sends)", "aria-label": "Input" }),
     fileSearch: h("input", { type: "checkbox", name: "file_search" }),
     stores: h("select", { name: "vector_stores", multiple: true, size: Math.min(4, Math.max(2, stores.length)) },
       stores.map((s) => h("option", { value: s.id }, `${s.name || "(unnamed)"} · ${s.id}`))),
@@ -85,24 +86,30 @@ function serverTools(c, stores) {
     c.mcp.el);
 }
 
-export function settingsForm(c, stores, { send, reset }) {
+// The settings beside the conversation: everything a turn is sent with but its input.
+export function settingsForm(c, stores) {
   followFunctions(c);
-  const form = h("form", { class: "settings", onsubmit: (e) => {
+  return h("form", { class: "settings", "aria-label": "Settings", onsubmit: (e) => e.preventDefault() },
+    field("Model", c.model),
+    field("Instructions", c.instructions),
+    serverTools(c, stores),
+    field("Function tools (JSON)", c.functions, "An array of tools (type defaults to function). Function calls are answered by hand below the answer."),
+    h("div", { class: "row" }, field("Tool choice", c.toolChoice), field("Temperature", c.temperature), field("Reasoning effort", c.effort)),
+    field("Output schema (JSON)", c.outputSchema, "Structured output: a JSON schema (or {name, schema, strict}), sent as text.format json_schema."),
+    h("div", { class: "row" }, check("store", c.store), check("background", c.background)),
+    field("Conversation", c.conversation, "Empty: each turn chains to the one before with previous_response_id."));
+}
+
+// The composer under the conversation: the input, Send (or Ctrl/Cmd+Enter) and New chat.
+export function composer(c, { send, reset }) {
+  const form = h("form", { class: "composer", "aria-label": "Composer", onsubmit: (e) => {
     e.preventDefault();
     const input = c.input.value.trim();
     if (!input) { c.input.focus(); return; }
     c.input.value = "";
     send(input);
   } },
-  field("Model", c.model),
-  field("Instructions", c.instructions),
-  serverTools(c, stores),
-  field("Function tools (JSON)", c.functions, "An array of tools (type defaults to function). Function calls are answered by hand below the answer."),
-  h("div", { class: "row" }, field("Tool choice", c.toolChoice), field("Temperature", c.temperature), field("Reasoning effort", c.effort)),
-  field("Output schema (JSON)", c.outputSchema, "Structured output: a JSON schema (or {name, schema, strict}), sent as text.format json_schema."),
-  h("div", { class: "row" }, check("store", c.store), check("background", c.background)),
-  field("Conversation", c.conversation, "Empty: each turn chains to the one before with previous_response_id."),
-  field("Input", c.input),
+  c.input,
   h("div", { class: "row" }, h("button", { type: "submit" }, "Send"),
     h("button", { type: "button", class: "secondary", onclick: reset }, "New chat")));
   c.input.addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) form.requestSubmit(); });

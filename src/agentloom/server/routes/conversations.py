@@ -22,11 +22,28 @@ from agentloom.server.runtime import runtime_of
 from agentloom.server.spec import INCLUDE, PAGE, ApiRoute, Op
 from agentloom.services.conversations import ItemQuery
 
+_LIST_NOTE = (
+    "An agentloom extension (OpenAI's Conversations API lists none): the project's"
+    " conversations, newest first unless `order=asc`, a page at a time (`after` a conversation's"
+    " id)."
+)
+
 
 async def create_conversation(request: Request) -> Response:
     runtime = runtime_of(request)
     body = await parse_body(request, CreateConversationRequest, empty="{}")
     return json_response(await runtime.conversations.create(body))
+
+
+async def list_conversations(request: Request) -> Response:
+    runtime = runtime_of(request)
+    params = request.query_params
+    query = ItemQuery(
+        after=optional_param(params, "after"),
+        limit=limit_param(params),
+        order=order_param(params),
+    )
+    return json_response(await runtime.conversations.list_page(query))
 
 
 async def retrieve_conversation(request: Request) -> Response:
@@ -90,6 +107,12 @@ async def delete_item(request: Request) -> Response:
 routes = [
     ApiRoute(
         "/v1/conversations",
+        GET=Op(
+            list_conversations,
+            returns=ListPage[Conversation],
+            query=PAGE,
+            description=_LIST_NOTE,
+        ),
         POST=Op(
             create_conversation,
             body=CreateConversationRequest,

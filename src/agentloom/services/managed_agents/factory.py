@@ -34,8 +34,8 @@ from agentloom.agents.tool_agent import ToolUsingAgent
 from agentloom.agents.tools.base import Tool, ToolEnvironment
 from agentloom.api.managed_agents import ManagedAgentConfig
 from agentloom.config import Settings
-from agentloom.errors import InvalidRequestError
-from agentloom.inference.catalog import ModelCatalog
+from agentloom.errors import InvalidRequestError, NotFoundError
+from agentloom.inference.catalog import ModelCatalog, names
 from agentloom.json_types import JSONObject
 from agentloom.llm.client import LLM
 from agentloom.llm.options import CallOptions
@@ -138,6 +138,21 @@ class AgentFactory:
             param="config.tools",
             code="invalid_value",
         )
+
+    async def check_model(self, config: ManagedAgentConfig) -> None:
+        """A 400 naming the models served when the agent names one that this project cannot
+        call (none named: the server's only model, found when the agent runs)."""
+        if config.model is None:
+            return
+        try:
+            await self._catalog.resolve(config.model, use=False)
+        except NotFoundError:
+            served = ", ".join(names(self._catalog.models())) or "none"
+            raise InvalidRequestError(
+                f"The model '{config.model}' is not served here; the models served: {served}.",
+                param="config.model",
+                code="model_not_found",
+            ) from None
 
     async def model(self, config: ManagedAgentConfig) -> str:
         """The served model the agent calls (the only one served when it names none): a 404

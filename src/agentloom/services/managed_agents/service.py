@@ -2,12 +2,13 @@
 
 An agent is an ``agent_type`` (any strategy of :data:`agentloom.agents.builders.AGENTS`) and a
 ``config`` (model, tools, instructions, turns, temperature, schedule ...), checked when it is
-made or changed: an unknown type or tool is a 400 naming it. ``template_id`` starts from one of
-:data:`TEMPLATES` (the request's config overrides its keys). A schedule (``config.schedule``, or
-OpenJarvis's ``schedule_type`` / ``schedule_value``) is a row of the server's schedules
-(:mod:`agentloom.services.jobs.schedules`): each tick a durable job, fired once across the server's
-processes (:mod:`agentloom.services.managed_agents.runs` runs it). Deleting an agent deletes
-all it had.
+made or changed: an unknown type or tool is a 400 naming it, and so is a model the project
+cannot call, with the models served (one that stops being served later fails the runs).
+``template_id`` starts from one of :data:`TEMPLATES` (the request's config overrides its keys).
+A schedule (``config.schedule``, or OpenJarvis's ``schedule_type`` / ``schedule_value``) is a
+row of the server's schedules (:mod:`agentloom.services.jobs.schedules`): each tick a durable
+job, fired once across the server's processes (:mod:`agentloom.services.managed_agents.runs`
+runs it). Deleting an agent deletes all it had.
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ class ManagedAgentsService:
     async def create(self, request: CreateManagedAgentRequest) -> ManagedAgent:
         agent_type, config = _from_template(request)
         self._factory.check(agent_type, config)
+        await self._factory.check_model(config)
         period = schedule_of(config)
         now = time.time()
         agent_id = new_id("magent")
@@ -139,6 +141,8 @@ class ManagedAgentsService:
         agent_type = request.agent_type or row.agent_type
         config = request.config or ManagedAgentConfig.model_validate_json(row.config)
         self._factory.check(agent_type, config)
+        if request.config is not None:
+            await self._factory.check_model(config)
         values: dict[str, Any] = {"agent_type": agent_type, "config": _dumps(config)}
         if request.name is not None:
             values["name"] = request.name
