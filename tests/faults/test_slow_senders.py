@@ -325,10 +325,9 @@ async def test_a_client_gone_mid_body_is_one_debug_line(
 ) -> None:
     with anyio.fail_after(BOUND):
         with served(backend, database_url, tmp_path, args=["--log-level", "debug"]) as s:
-            for path, kind in _probes():
+            for path, kind, body in _probes():
                 connection = await Connection.to(s)
-                body = b"x" * 100
-                await connection.send(connection.post(path, body, kind) + body[:10])
+                await connection.send(connection.post(path, body, kind) + body[: len(body) // 2])
                 connection.close()
 
             async def logged() -> bool:
@@ -346,8 +345,17 @@ async def test_a_client_gone_mid_body_is_one_debug_line(
     assert served_after == "Served."
 
 
-def _probes() -> list[tuple[str, str]]:
-    """Where the probes hang up: JSON bodies, and an upload's multipart body."""
-    return [("/responses", "application/json")] * PROBES + [
-        ("/files", "multipart/form-data; boundary=b")
+def _probes() -> list[tuple[str, str, bytes]]:
+    """Where the probes hang up: halfway through a well-formed body, JSON and an upload's
+    multipart. Whether the server reads the half sent before it sees the hang-up races the
+    client's close, so the half is a valid start: either way the disconnect is all there is to
+    answer (half a body of ``x``, no multipart, read first was a 400 and no line)."""
+    request = json.dumps({"model": "m", "input": "x" * 100}).encode()
+    upload = (
+        b"--b\r\n"
+        b'Content-Disposition: form-data; name="file"; filename="probe.txt"\r\n'
+        b"Content-Type: text/plain\r\n\r\n" + b"x" * 100 + b"\r\n--b--\r\n"
+    )
+    return [("/responses", "application/json", request)] * PROBES + [
+        ("/files", "multipart/form-data; boundary=b", upload)
     ]
