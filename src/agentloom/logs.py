@@ -192,4 +192,7 @@ def configure(level: str, log_format: LogFormat = "text", *, access: bool = Fals
     startup.addFilter(UvicornStartupFilter())
     for chatty in ("httpx", "httpx2", "openai"):  # one INFO line per upstream request otherwise
         logging.getLogger(chatty).setLevel(max(logging.WARNING, root.level))
+    # a WARNING for each malformed multipart body a client sends (answered with a 400 anyway):
+    # any client could fill the log at will
+    logging.getLogger("python_multipart").setLevel(max(logging.ERROR, root.level))
     ACCESS.setLevel(logging.INFO if access else logging.WARNING)
