@@ -62,6 +62,7 @@ from agentloom.agents.turns import (
     TurnTextDelta,
 )
 from agentloom.errors import UpstreamError
+from agentloom.llm.responses_request import input_content
 from agentloom.llm.types import FunctionTool, Message, MessageToolCall
 
 __all__ = ["Agent", "AgentTool", "ManagedAgents", "TurnInput", "TurnMessage"]
@@ -332,10 +333,11 @@ def _items(message: TurnMessage) -> list[ResponseInputItemParam]:
     if message.role == "tool":
         if message.tool_call_id is None:
             raise ValueError("a tool message needs the tool_call_id it answers")
-        return [_call_output(message.tool_call_id, message.content or "")]
+        return [_call_output(message.tool_call_id, message.text)]
     items: list[ResponseInputItemParam] = []
     if message.content or not message.tool_calls:
-        items.append({"type": "message", "role": message.role, "content": message.content or ""})
+        content = input_content(message) if message.role == "user" else message.text
+        items.append({"type": "message", "role": message.role, "content": content})
     items.extend(
         {"type": "function_call", "call_id": c.call_id, "name": c.name, "arguments": c.arguments}
         for c in message.tool_calls

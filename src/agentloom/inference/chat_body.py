@@ -58,6 +58,10 @@ def chat_body(request: ChatRequest) -> dict[str, object]:
             body["top_logprobs"] = request.top_logprobs
     if request.response_format != "text":
         body["response_format"] = _response_format(request.response_format)
+    if request.metadata:
+        body["metadata"] = dict(request.metadata)
+    if request.extra_body:
+        body.update(request.extra_body)
     return body
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final, cast
 
 import anyio
@@ -51,7 +51,9 @@ from openai.types.responses import (
 from agentloom.errors import UpstreamError, UpstreamTimeoutError
 from agentloom.inference.openai_compatible import INFERENCE, status_error
 from agentloom.json_types import JSONObject
-from agentloom.llm.responses_request import ResponsesCall, request_params
+from agentloom.llm.completions import chat_request
+from agentloom.llm.estimate import estimated_usage
+from agentloom.llm.responses_request import ResponsesCall, request_extra_body, request_params
 from agentloom.llm.types import (
     LLMCompleted,
     LLMEvent,
@@ -114,7 +116,8 @@ async def _attempt(
     client: openai.AsyncOpenAI, call: ResponsesCall, started: float
 ) -> AsyncGenerator[LLMEvent, None]:
     try:
-        stream = await client.responses.create(**request_params(call))
+        params = request_params(call)
+        stream = await client.responses.create(**params, extra_body=request_extra_body(call))
     except openai.APIError as exc:
         raise _api_error(exc, call, client) from exc
     reader = _Reader(call, started)
@@ -190,6 +193,8 @@ class _Reader:
         if call.stateful and call.state is not None:
             call.state.advance(response.id, len(call.messages) + 1, call.model)
         answer = llm_response(response, self._metrics(response))
+        if response.usage is None:  # the server reported none: an estimate, marked as one
+            answer = replace(answer, metrics=self._estimated(answer))
         return [*self._calls(list(response.output)), LLMCompleted(answer)]
 
     def _metrics(self, response: Response) -> Metrics:
@@ -205,6 +210,18 @@ class _Reader:
             cached_tokens=usage.input_tokens_details.cached_tokens if usage else 0,
             reasoning_tokens=usage.output_tokens_details.reasoning_tokens if usage else 0,
             time_to_first_token_ms=None if first is None else (first - self.started) * 1000,
+        )
+
+    def _estimated(self, answer: LLMResponse) -> Metrics:
+        call = self.call
+        request = chat_request(call.model, call.messages, call.tools, call.options)
+        usage = estimated_usage(request, answer.message)
+        return replace(
+            answer.metrics,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            reasoning_tokens=usage.reasoning_tokens,
+            tokens_estimated=True,
         )
 
 
@@ -231,6 +248,7 @@ def llm_response(response: Response, metrics: Metrics) -> LLMResponse:
         finish_reason=_finish_reason(response, bool(calls)),
         response_id=response.id,
         model=response.model,
+        raw_response=response,
     )
 
 
@@ -254,7 +272,8 @@ def _reasoning_item(item: ResponseReasoningItem) -> ReasoningItem:
 
 
 def _tool_call(item: ResponseFunctionToolCall) -> MessageToolCall:
-    return MessageToolCall(item.call_id, item.name, item.arguments or "{}")
+    arguments = item.arguments or "{}"
+    return MessageToolCall(item.call_id, item.name, arguments, origin="responses", raw=item)
 
 
 def _finish_reason(response: Response, called: bool) -> str:

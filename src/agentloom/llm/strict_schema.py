@@ -1,0 +1,156 @@
+"""A function tool's JSON schema made strict-compatible, as OpenAI's structured outputs want it.
+
+In strict mode every object lists all its properties in ``required`` and says
+``additionalProperties: false``, down through nested objects, array items, ``anyOf`` branches and
+``$defs``. A property that was optional becomes nullable, as OpenAI documents it: the model
+sends ``null`` for it (``"type": "string"`` becomes ``["string", "null"]``; an ``enum`` gains
+``null``; a ``$ref`` or ``const`` becomes ``anyOf`` with ``{"type": "null"}``). A single-entry
+``allOf`` is inlined.
+
+What strict mode cannot express is refused with :class:`StrictSchemaError`, naming the place in
+the schema: an open ``additionalProperties`` (``true`` or a schema), a nested object without
+``properties`` (it takes any keys), ``patternProperties`` and the other keywords structured
+outputs do not support (:data:`UNSUPPORTED`), a schema with no type. ``FunctionTool(...,
+strict=False)`` sends such a schema as it is.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from agentloom.errors import InvalidRequestError
+from agentloom.json_types import JSONObject, JSONValue
+
+__all__ = ["UNSUPPORTED", "StrictSchemaError", "strict_schema"]
+
+UNSUPPORTED: Final = (
+    "patternProperties",
+    "propertyNames",
+    "unevaluatedProperties",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentRequired",
+    "dependentSchemas",
+)
+_TYPED: Final = ("type", "anyOf", "$ref", "enum", "const")
+_NULL: Final[JSONObject] = {"type": "null"}
+
+
+class StrictSchemaError(InvalidRequestError):
+    """A tool's schema cannot be made strict-compatible."""
+
+
+def strict_schema(schema: JSONObject, *, tool: str) -> JSONObject:
+    """``schema`` (a tool's ``parameters``) made strict-compatible; a new object, ``schema`` is
+    left as it is. :class:`StrictSchemaError` when strict mode cannot express it."""
+    return _Walk(tool).root(schema)
+
+
+class _Walk:
+    def __init__(self, tool: str) -> None:
+        self.tool = tool
+
+    def fail(self, path: str, why: str) -> StrictSchemaError:
+        return StrictSchemaError(
+            f"tool {self.tool!r} cannot be strict: {path} {why}; make the schema strict-"
+            "compatible or pass FunctionTool(..., strict=False) to send it as it is",
+            param=f"tools.{self.tool}.{path}",
+        )
+
+    def root(self, schema: JSONObject) -> JSONObject:
+        if not _is_object(schema):
+            raise self.fail("parameters", 'must be an object schema ("type": "object")')
+        return self.node(schema, "parameters", root=True)
+
+    def node(self, value: JSONValue, path: str, *, root: bool = False) -> JSONObject:
+        if not isinstance(value, dict):
+            raise self.fail(path, f"is {value!r}, not a schema object")
+        for key in UNSUPPORTED:
+            if key in value:
+                raise self.fail(path, f"uses {key!r}, which strict mode does not support")
+        schema = self.inlined(value, path)
+        if not any(key in schema for key in _TYPED):
+            raise self.fail(path, "has no type")
+        out = dict(schema)
+        if _is_object(schema):
+            out.update(self.object(schema, path, root))
+        if "items" in schema:
+            out["items"] = self.node(schema["items"], f"{path}.items")
+        if "anyOf" in schema:
+            branches = enumerate(_list(schema["anyOf"]))
+            out["anyOf"] = [self.node(s, f"{path}.anyOf[{i}]") for i, s in branches]
+        for defs in ("$defs", "definitions"):
+            if defs in schema:
+                named = self.mapping(schema[defs], f"{path}.{defs}")
+                out[defs] = {name: self.node(s, f"{path}.{defs}.{name}") for name, s in named}
+        return out
+
+    def mapping(self, value: JSONValue, path: str) -> list[tuple[str, JSONValue]]:
+        if not isinstance(value, dict):
+            raise self.fail(path, "is not an object")
+        return list(value.items())
+
+    def inlined(self, schema: JSONObject, path: str) -> JSONObject:
+        """``schema`` with a single-entry ``allOf`` merged into it."""
+        if "allOf" not in schema:
+            return schema
+        parts = _list(schema["allOf"])
+        if len(parts) != 1 or not isinstance(parts[0], dict):
+            raise self.fail(path, "uses 'allOf' with several schemas, which strict mode cannot")
+        rest = {k: v for k, v in schema.items() if k != "allOf"}
+        return self.inlined({**parts[0], **rest}, path)
+
+    def object(self, schema: JSONObject, path: str, root: bool) -> JSONObject:
+        extra = schema.get("additionalProperties")
+        if extra is True or isinstance(extra, dict):
+            raise self.fail(path, "takes additional properties (additionalProperties is open)")
+        if "properties" not in schema and not root:
+            raise self.fail(path, "is an object without properties, which takes any keys")
+        properties = self.mapping(schema.get("properties", {}), f"{path}.properties")
+        required = set(_list(schema.get("required", [])))
+        strict: JSONObject = {}
+        for name, sub in properties:
+            where = f"{path}.properties.{name}"
+            made = self.node(sub, where)
+            strict[name] = made if name in required else self.nullable(made, where)
+        return {"properties": strict, "required": list(strict), "additionalProperties": False}
+
+    def nullable(self, schema: JSONObject, path: str) -> JSONObject:
+        """``schema`` also admitting ``null`` (how strict mode spells an optional property)."""
+        kind = schema.get("type")
+        out = dict(schema)
+        if isinstance(kind, str | list):
+            kinds: list[JSONValue] = [kind] if isinstance(kind, str) else list(kind)
+            if "null" in kinds:
+                return schema
+            out["type"] = [*kinds, "null"]
+            if "enum" in schema and None not in _list(schema["enum"]):
+                out["enum"] = [*_list(schema["enum"]), None]
+            return out
+        if "anyOf" in schema:
+            branches = _list(schema["anyOf"])
+            out["anyOf"] = branches if _NULL in branches else [*branches, _NULL]
+            return out
+        if "enum" in schema and "$ref" not in schema and "const" not in schema:
+            values = _list(schema["enum"])
+            out["enum"] = values if None in values else [*values, None]
+            return out
+        if "$ref" in schema or "const" in schema:
+            described: JSONObject = {k: schema[k] for k in ("description", "title") if k in schema}
+            bare = {k: v for k, v in schema.items() if k not in described}
+            return {"anyOf": [bare, _NULL], **described}
+        raise self.fail(path, "has no type to make nullable")
+
+
+def _is_object(schema: JSONObject) -> bool:
+    kind = schema.get("type")
+    return (
+        kind == "object" or (isinstance(kind, list) and "object" in kind) or "properties" in schema
+    )
+
+
+def _list(value: JSONValue) -> list[JSONValue]:
+    return value if isinstance(value, list) else []
