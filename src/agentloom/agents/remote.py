@@ -63,6 +63,7 @@ from agentloom.agents.turns import (
 )
 from agentloom.errors import UpstreamError
 from agentloom.llm.responses_request import input_content
+from agentloom.llm.strict_schema import strict_schema
 from agentloom.llm.types import FunctionTool, Message, MessageToolCall
 
 __all__ = ["Agent", "AgentTool", "ManagedAgents", "TurnInput", "TurnMessage"]
@@ -362,12 +363,16 @@ def _tool_param(tool: AgentTool) -> ToolParam:
 
 
 def _function_param(spec: FunctionTool) -> FunctionToolParam:
+    """The tool as sent: strict only when it asks to be (the agent reads the calls' arguments
+    itself, as the model wrote them)."""
+    strict = spec.strict is True
+    parameters = strict_schema(spec.parameters, tool=spec.name) if strict else spec.parameters
     return {
         "type": "function",
         "name": spec.name,
         "description": spec.description,
-        "parameters": dict(spec.parameters),
-        "strict": spec.strict,
+        "parameters": dict(parameters),
+        "strict": strict,
     }
 
 

@@ -99,12 +99,7 @@ class ModelCall:
 # The SDK's dataclasses hold free-form JSON (``JSONValue``, a recursive alias pydantic cannot
 # follow): read as ``Any`` here, which is what it is. The provider's own objects (``raw``,
 # ``raw_response``) stay with the host: they are left out before anything is encoded.
-_JSON_NAMES: dict[str, Any] = {
-    "JSONValue": Any,
-    "JSONObject": dict[str, Any],
-    "RawToolCall": Any,
-    "RawResponse": Any,
-}
+_JSON_NAMES: dict[str, Any] = {"JSONValue": Any, "JSONObject": dict[str, Any]}
 
 
 @cache

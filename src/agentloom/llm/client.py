@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from agentloom.bus import EventBus, default_bus
 from agentloom.inference.base import Provider, ProviderConfig
 from agentloom.json_types import JSONValue
-from agentloom.llm.completions import chat_request, stream_completion
+from agentloom.llm.completions import chat_request, stream_completion, strict_schemas
 from agentloom.llm.condense import Condenser, condensing
 from agentloom.llm.options import CallOptions, merge_options
 from agentloom.llm.routing import CAPABILITIES, choose_path, is_reasoning_model
@@ -250,7 +250,7 @@ class LLM:
 
         def run(history: Sequence[Message]) -> AsyncGenerator[LLMEvent, None]:
             request = chat_request(self.model, history, tools, request_options)
-            events = stream_completion(self._chat_provider(), request)
+            events = stream_completion(self._chat_provider(), request, strict_schemas(tools))
             return self._observed(events, "completions", request_options)
 
         return self._condensed(run, messages, "completions", request_options)

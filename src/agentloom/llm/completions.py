@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from agentloom.inference.base import (
@@ -33,9 +33,10 @@ from agentloom.inference.base import (
     Usage,
 )
 from agentloom.inference.base import Provider as Provider
+from agentloom.json_types import JSONObject
 from agentloom.llm.estimate import estimated_usage
 from agentloom.llm.options import CallOptions, body_extras
-from agentloom.llm.strict_schema import strict_schema
+from agentloom.llm.strict_schema import drop_added_nulls, strict_schema
 from agentloom.llm.types import (
     Content,
     FunctionTool,
@@ -51,7 +52,7 @@ from agentloom.llm.types import (
     ToolCallEvent,
 )
 
-__all__ = ["chat_request", "stream_completion"]
+__all__ = ["chat_request", "stream_completion", "strict_schemas"]
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +126,7 @@ class _Assembly:
     finish: str | None = None
     usage: Usage | None = None
     chunks: list[Chunk] = field(default_factory=list)
+    strict: Mapping[str, JSONObject] = field(default_factory=dict)  # own schemas, by name
     first_token: float | None = None
 
     def mark(self) -> None:
@@ -133,7 +135,8 @@ class _Assembly:
 
     def tool_calls(self) -> tuple[MessageToolCall, ...]:
         return tuple(
-            _tool_call(n, tuple(self.calls[index])) for n, index in enumerate(sorted(self.calls))
+            _tool_call(n, tuple(self.calls[index]), self.strict)
+            for n, index in enumerate(sorted(self.calls))
         )
 
     def response(self) -> LLMResponse:
@@ -164,18 +167,28 @@ class _Assembly:
         )
 
 
-def _tool_call(n: int, deltas: tuple[ToolCallDelta, ...]) -> MessageToolCall:
+def _tool_call(
+    n: int, deltas: tuple[ToolCallDelta, ...], strict: Mapping[str, JSONObject]
+) -> MessageToolCall:
     call_id = next((d.id for d in deltas if d.id), None) or f"call_{n}"
     name = next((d.name for d in reversed(deltas) if d.name), "")
     arguments = "".join(d.arguments for d in deltas) or "{}"
+    if name in strict:
+        arguments = drop_added_nulls(arguments, strict[name])
     return MessageToolCall(call_id, name, arguments, origin="completion", raw=deltas)
 
 
+def strict_schemas(tools: Sequence[FunctionTool]) -> dict[str, JSONObject]:
+    """The own schemas of the tools sent strict on this path (those that ask to be)."""
+    return {tool.name: tool.parameters for tool in tools if tool.strict}
+
+
 async def stream_completion(
-    provider: Provider, request: ChatRequest
+    provider: Provider, request: ChatRequest, strict: Mapping[str, JSONObject] | None = None
 ) -> AsyncGenerator[LLMEvent, None]:
-    """Stream one chat completion as SDK events; raises the provider's ``UpstreamError`` s."""
-    state = _Assembly(time.perf_counter(), request)
+    """Stream one chat completion as SDK events; raises the provider's ``UpstreamError`` s.
+    ``strict``: the own schemas of the tools sent strict (:func:`strict_schemas`)."""
+    state = _Assembly(time.perf_counter(), request, strict=strict or {})
     chunks = provider.stream(request)
     try:
         async for chunk in chunks:

@@ -12,16 +12,20 @@ the schema: an open ``additionalProperties`` (``true`` or a schema), a nested ob
 ``properties`` (it takes any keys), ``patternProperties`` and the other keywords structured
 outputs do not support (:data:`UNSUPPORTED`), a schema with no type. ``FunctionTool(...,
 strict=False)`` sends such a schema as it is.
+
+The model then sends ``null`` for an optional property it leaves out; :func:`drop_added_nulls`
+takes those out of the call's arguments again, so a tool sees what its own schema promised.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Final
 
 from agentloom.errors import InvalidRequestError
 from agentloom.json_types import JSONObject, JSONValue
 
-__all__ = ["UNSUPPORTED", "StrictSchemaError", "strict_schema"]
+__all__ = ["UNSUPPORTED", "StrictSchemaError", "drop_added_nulls", "strict_schema"]
 
 UNSUPPORTED: Final = (
     "patternProperties",
@@ -154,3 +158,72 @@ def _is_object(schema: JSONObject) -> bool:
 
 def _list(value: JSONValue) -> list[JSONValue]:
     return value if isinstance(value, list) else []
+
+
+# --- the answer ------------------------------------------------------------------------------
+
+
+def drop_added_nulls(arguments: str, schema: JSONObject) -> str:
+    """A strict tool call's ``arguments`` with the ``null`` s strict mode made the model send
+    for properties ``schema`` (the tool's own, before :func:`strict_schema`) has optional and
+    not nullable, left out: the tool sees them absent, as its schema says. The string is
+    returned unchanged when there are none (or it is not JSON)."""
+    try:
+        value: JSONValue = json.loads(arguments)
+    except json.JSONDecodeError:
+        return arguments
+    cleaned, changed = _cleaned(value, schema, schema)
+    return json.dumps(cleaned, ensure_ascii=False) if changed else arguments
+
+
+def _cleaned(value: JSONValue, schema: JSONObject, root: JSONObject) -> tuple[JSONValue, bool]:
+    schema = _resolved(schema, root)
+    properties, items = schema.get("properties"), schema.get("items")
+    if isinstance(value, dict) and isinstance(properties, dict):
+        required = set(_list(schema.get("required", [])))
+        out: JSONObject = {}
+        changed = False
+        for key, item in value.items():
+            sub = properties.get(key)
+            if not isinstance(sub, dict):
+                out[key] = item
+            elif item is None and key not in required and not _admits_null(sub, root):
+                changed = True
+            else:
+                out[key], inner = _cleaned(item, sub, root)
+                changed = changed or inner
+        return out, changed
+    if isinstance(value, list) and isinstance(items, dict):
+        pairs = [_cleaned(item, items, root) for item in value]
+        return [item for item, _ in pairs], any(changed for _, changed in pairs)
+    return value, False
+
+
+def _resolved(schema: JSONObject, root: JSONObject) -> JSONObject:
+    """``schema`` with a local ``$ref`` followed and a single-entry ``allOf`` inlined."""
+    for _ in range(32):  # a cycle of references ends here
+        ref = schema.get("$ref")
+        parts = _list(schema.get("allOf", []))
+        if isinstance(ref, str) and ref.startswith("#/"):
+            target: JSONValue = root
+            for name in ref[2:].split("/"):
+                target = target.get(name) if isinstance(target, dict) else None
+            if not isinstance(target, dict):
+                return schema
+            schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+        elif len(parts) == 1 and isinstance(parts[0], dict):
+            schema = {**parts[0], **{k: v for k, v in schema.items() if k != "allOf"}}
+        else:
+            return schema
+    return schema
+
+
+def _admits_null(schema: JSONObject, root: JSONObject) -> bool:
+    schema = _resolved(schema, root)
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    if None in _list(schema.get("enum", [])) or ("const" in schema and schema["const"] is None):
+        return True
+    branches = _list(schema.get("anyOf", [])) + _list(schema.get("oneOf", []))
+    return any(isinstance(b, dict) and _admits_null(b, root) for b in branches)

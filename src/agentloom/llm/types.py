@@ -50,10 +50,14 @@ Role = Literal["system", "developer", "user", "assistant", "tool"]
 Path = Literal["completions", "responses"]
 ToolCallOrigin = Literal["completion", "responses"]
 
-RawToolCall: TypeAlias = "ResponseFunctionToolCall | tuple[ToolCallDelta, ...]"
-"""The provider's own tool call: the Responses item, or the Chat Completions deltas."""
-RawResponse: TypeAlias = "Response | tuple[Chunk, ...]"
-"""The provider's own answer: the Responses ``Response``, or the Chat Completions chunks."""
+if TYPE_CHECKING:
+    RawToolCall: TypeAlias = ResponseFunctionToolCall | tuple[ToolCallDelta, ...]
+    """The provider's own tool call: the Responses item, or the Chat Completions deltas."""
+    RawResponse: TypeAlias = Response | tuple[Chunk, ...]
+    """The provider's own answer: the Responses ``Response``, or the Chat Completions chunks."""
+else:  # the real types need the openai package, which the SDK imports only when it is used
+    RawToolCall = object
+    RawResponse = object
 
 
 # --- content ---------------------------------------------------------------------------------
