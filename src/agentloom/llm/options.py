@@ -79,7 +79,7 @@ def merge_options(base: CallOptions, call: CallOptions | None) -> CallOptions:
             base,
             **changed,
             metadata=_merged(base.metadata, call.metadata),
-            extra_body=_merged(base.extra_body, call.extra_body),
+            extra_body=_merged_body(base.extra_body, call.extra_body),
         )
     body_extras(merged)  # refuses bad metadata and extra_body before anything is sent
     return merged
@@ -91,6 +91,18 @@ def _merged(
     if not call:
         return base
     return {**(base or {}), **call}
+
+
+def _merged_body(
+    base: Mapping[str, JSONValue] | None, call: Mapping[str, JSONValue] | None
+) -> Mapping[str, JSONValue] | None:
+    """``call``'s extra_body over ``base``'s, their ``metadata`` objects merged too."""
+    merged = _merged(base, call)
+    first = base.get("metadata") if base else None
+    second = call.get("metadata") if call else None
+    if merged is not None and isinstance(first, dict) and isinstance(second, dict):
+        return {**merged, "metadata": {**first, **second}}
+    return merged
 
 
 def body_extras(options: CallOptions) -> tuple[dict[str, str] | None, dict[str, JSONValue]]:
