@@ -66,3 +66,18 @@ def test_llama_stack_example_runs_its_shapes_unchanged() -> None:
     assert "image_url stored as a string: data:image/png;base64," in done.stdout
     assert "max_infer_iters above the cap: 'max_infer_iters'" in done.stdout
     assert "NaN refused (400): param 'temperature'" in done.stdout
+
+
+def test_llm_sync_example_runs_the_seeds_flow_synchronously() -> None:
+    example = Path(__file__).parent.parent / "examples" / "llm_sync_responses.py"
+    done = subprocess.run(
+        [sys.executable, str(example)], capture_output=True, text=True, timeout=60, check=True
+    )
+
+    assert "image: It is a single pixel." in done.stdout
+    assert "encrypted reasoning present: True" in done.stdout
+    assert 'tool call: foo({"x": 1}) id=fc_call_abc123 origin=responses' in done.stdout
+    assert 'as the model sent it: {"x": 1, "note": null}' in done.stdout
+    assert "after the tool: foo says ok." in done.stdout
+    assert "condensed 3 messages into: The user asked about a pixel" in done.stdout
+    assert "answer: You said: Tell me more" in done.stdout
