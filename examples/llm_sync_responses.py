@@ -97,7 +97,8 @@ def run(llm: LLM) -> None:
     second = llm.responses(history, [FOO])
     print(f"after the tool: {second.text}")
 
-    history += [second.message, Message.user("Tell me more, in detail please.")]  # past the model's window
+    # one more message and the conversation is past the model's window
+    history += [second.message, Message.user("Tell me more, in detail please.")]
     third = llm.responses(history, [FOO])
     if third.condensation is not None:
         done = third.condensation
