@@ -214,8 +214,31 @@ async def test_chat_completions_sends_tools_as_they_are_unless_asked(
 async def test_a_schema_that_cannot_be_strict_fails_before_anything_is_sent(
     server_llm: MakeLLM, wire: list[dict[str, Any]]
 ) -> None:
-    open_tool = FunctionTool("f", "", {"type": "object", "additionalProperties": True})
+    open_tool = FunctionTool("f", "", {"type": "object", "additionalProperties": True}, strict=True)
 
     with pytest.raises(StrictSchemaError, match="tool 'f' cannot be strict"):
         await server_llm().aresponses([Message.user("Hi")], [open_tool])
     assert wire == []
+
+
+async def test_a_default_tool_that_cannot_be_strict_is_sent_as_it_is_with_a_warning(
+    server_llm: MakeLLM,
+    scripted: ScriptedModel,
+    wire: list[dict[str, Any]],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A tool that never asked to be strict (an MCP server's free-form one, say) still works."""
+    scripted.add_turns([tool_call("free", {"anything": {"a": None}}, "c1")], "Done.")
+    schema: JSONObject = {"type": "object", "properties": {"anything": {"type": "object"}}}
+    free = FunctionTool("free", "", schema)
+    llm = server_llm()
+
+    first = await llm.aresponses([Message.user("Hi")], [free])
+    await llm.aresponses([Message.user("Hi")], [free])
+
+    assert wire[0]["tools"][0]["strict"] is False
+    assert wire[0]["tools"][0]["parameters"] == schema
+    assert first.tool_calls[0].parsed_arguments() == {"anything": {"a": None}}  # untouched
+    warnings = [r for r in caplog.records if "sent non-strict" in r.getMessage()]
+    assert len(warnings) == 1  # once per tool
+    assert "parameters.properties.anything is an object without properties" in warnings[0].message

@@ -36,7 +36,7 @@ from agentloom.inference.base import Provider as Provider
 from agentloom.json_types import JSONObject
 from agentloom.llm.estimate import estimated_usage
 from agentloom.llm.options import CallOptions, body_extras
-from agentloom.llm.strict_schema import drop_added_nulls, strict_schema
+from agentloom.llm.strict_schema import drop_added_nulls, sent_strict
 from agentloom.llm.types import (
     Content,
     FunctionTool,
@@ -84,9 +84,9 @@ def _chat_part(part: Content) -> ContentPart:
 
 
 def _spec(tool: FunctionTool) -> FunctionSpec:
-    if tool.strict:
-        parameters = strict_schema(tool.parameters, tool=tool.name)
-        return FunctionSpec(tool.name, tool.description or None, parameters, True)
+    strict = sent_strict(tool, default=False)  # as it is, unless the tool asks to be strict
+    if strict is not None:
+        return FunctionSpec(tool.name, tool.description or None, strict, True)
     return FunctionSpec(tool.name, tool.description or None, tool.parameters, False)
 
 

@@ -54,7 +54,7 @@ from agentloom.json_types import JSONObject
 from agentloom.llm.completions import chat_request
 from agentloom.llm.estimate import estimated_usage
 from agentloom.llm.responses_request import ResponsesCall, request_extra_body, request_params
-from agentloom.llm.strict_schema import drop_added_nulls
+from agentloom.llm.strict_schema import drop_added_nulls, sent_strict
 from agentloom.llm.types import (
     FunctionTool,
     LLMCompleted,
@@ -145,8 +145,8 @@ async def _close(stream: AsyncStream[ResponseStreamEvent]) -> None:
 
 
 def strict_schemas(tools: Sequence[FunctionTool]) -> dict[str, JSONObject]:
-    """The own schemas of the tools sent strict on this path (all but ``strict=False``)."""
-    return {tool.name: tool.parameters for tool in tools if tool.strict is not False}
+    """The own schemas of the tools sent strict on this path (by default, all that can be)."""
+    return {t.name: t.parameters for t in tools if sent_strict(t, default=True) is not None}
 
 
 @dataclass

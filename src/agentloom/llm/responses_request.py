@@ -39,7 +39,7 @@ from agentloom.inference.base import ToolChoice as SDKToolChoice
 from agentloom.json_types import JSONValue
 from agentloom.llm.options import CallOptions, body_extras
 from agentloom.llm.state import ConversationState, StateMode
-from agentloom.llm.strict_schema import strict_schema
+from agentloom.llm.strict_schema import sent_strict
 from agentloom.llm.types import Content, FunctionTool, Message, ReasoningItem, TextContent
 
 __all__ = [
@@ -199,10 +199,10 @@ def request_extra_body(call: ResponsesCall) -> dict[str, JSONValue] | None:
 
 
 def _tool(tool: FunctionTool) -> FunctionToolParam:
-    strict = tool.strict is not False  # strict unless the tool says otherwise
-    parameters = strict_schema(tool.parameters, tool=tool.name) if strict else tool.parameters
+    strict = sent_strict(tool, default=True)  # strict unless the tool says otherwise
+    parameters = tool.parameters if strict is None else strict
     param = FunctionToolParam(
-        type="function", name=tool.name, parameters=dict(parameters), strict=strict
+        type="function", name=tool.name, parameters=dict(parameters), strict=strict is not None
     )
     if tool.description:
         param["description"] = tool.description

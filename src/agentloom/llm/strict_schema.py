@@ -7,10 +7,11 @@ sends ``null`` for it (``"type": "string"`` becomes ``["string", "null"]``; an `
 ``null``; a ``$ref`` or ``const`` becomes ``anyOf`` with ``{"type": "null"}``). A single-entry
 ``allOf`` is inlined.
 
-What strict mode cannot express is refused with :class:`StrictSchemaError`, naming the place in
-the schema: an open ``additionalProperties`` (``true`` or a schema), a nested object without
-``properties`` (it takes any keys), ``patternProperties`` and the other keywords structured
-outputs do not support (:data:`UNSUPPORTED`), a schema with no type. ``FunctionTool(...,
+What strict mode cannot express is refused with :class:`StrictSchemaError` (for a tool that asks
+to be strict; one left to the path's default is then sent as it is, :func:`sent_strict`), naming
+the place in the schema: an open ``additionalProperties`` (``true`` or a schema), a nested
+object without ``properties`` (it takes any keys), ``patternProperties`` and the other keywords
+structured outputs do not support (:data:`UNSUPPORTED`), a schema with no type. ``FunctionTool(...,
 strict=False)`` sends such a schema as it is.
 
 The model then sends ``null`` for an optional property it leaves out; :func:`drop_added_nulls`
@@ -20,12 +21,16 @@ takes those out of the call's arguments again, so a tool sees what its own schem
 from __future__ import annotations
 
 import json
+import logging
 from typing import Final
 
 from agentloom.errors import InvalidRequestError
 from agentloom.json_types import JSONObject, JSONValue
+from agentloom.llm.types import FunctionTool
 
-__all__ = ["UNSUPPORTED", "StrictSchemaError", "drop_added_nulls", "strict_schema"]
+__all__ = ["UNSUPPORTED", "StrictSchemaError", "drop_added_nulls", "sent_strict", "strict_schema"]
+
+log = logging.getLogger(__name__)
 
 UNSUPPORTED: Final = (
     "patternProperties",
@@ -227,3 +232,29 @@ def _admits_null(schema: JSONObject, root: JSONObject) -> bool:
         return True
     branches = _list(schema.get("anyOf", [])) + _list(schema.get("oneOf", []))
     return any(isinstance(b, dict) and _admits_null(b, root) for b in branches)
+
+
+# --- a tool as a path sends it ---------------------------------------------------------------
+
+_WARNED: set[str] = set()  # tools already reported as sent non-strict
+
+
+def sent_strict(tool: FunctionTool, *, default: bool) -> JSONObject | None:
+    """The strict schema ``tool`` is sent with, or ``None`` when it is sent as it is.
+
+    ``strict=True`` makes it strict or raises :class:`StrictSchemaError`; ``strict=False``
+    sends it as it is; ``None`` takes the path's ``default``, and a schema that cannot be made
+    strict is then sent as it is (with a warning, once per tool name) rather than failing a
+    tool its author never asked to be strict (an MCP server's, say).
+    """
+    if tool.strict is False or (tool.strict is None and not default):
+        return None
+    if tool.strict:
+        return strict_schema(tool.parameters, tool=tool.name)
+    try:
+        return strict_schema(tool.parameters, tool=tool.name)
+    except StrictSchemaError as exc:
+        if tool.name not in _WARNED:
+            _WARNED.add(tool.name)
+            log.warning("%s; it is sent non-strict", exc.message.split("; make the")[0])
+        return None

@@ -217,7 +217,8 @@ class Message:
     def __post_init__(self) -> None:
         if not isinstance(self.content, str | None | tuple):
             object.__setattr__(self, "content", _content(self.content))
-        if self.role != "user" and any(isinstance(p, ImageContent) for p in self.parts):
+        parts = self.content if isinstance(self.content, tuple) else ()
+        if self.role != "user" and any(isinstance(p, ImageContent) for p in parts):
             raise InvalidContentError(
                 f"a {self.role} message cannot hold an image: both APIs take images from the "
                 "user only",
@@ -277,8 +278,9 @@ class FunctionTool:
     """A function the model may call; ``parameters`` is a JSON schema object.
 
     ``strict`` ``None`` (the default) is each path's default: strict on the Responses path (the
-    schema made strict-compatible, :mod:`agentloom.llm.strict_schema`), as sent on Chat
-    Completions. ``True`` makes it strict on both paths, ``False`` sends it as it is.
+    schema made strict-compatible, :mod:`agentloom.llm.strict_schema`; a schema that cannot be
+    is sent as it is, with a warning), as it is on Chat Completions. ``True`` makes it strict on
+    both paths (a schema that cannot be is an error), ``False`` sends it as it is.
     """
 
     name: str
