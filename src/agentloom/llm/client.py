@@ -339,8 +339,11 @@ class LLM:
             return run(history)
 
         async def summarise(prompt: Sequence[Message]) -> str:
-            summary_options = replace(
-                options, max_output_tokens=condenser.max_summary_tokens, tool_choice=None
+            summary_options = replace(  # plain text, whatever the call itself asks for
+                options,
+                max_output_tokens=condenser.max_summary_tokens,
+                tool_choice=None,
+                response_format="text",
             )
             reply = await _collect(self._summary_call(prompt, path, summary_options))
             return reply.text
