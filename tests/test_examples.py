@@ -83,3 +83,18 @@ def test_llama_stack_agent_example_runs_the_seed_sample() -> None:
     assert "shield_call> No Violation" in lines[3:6]
     assert "'Output: Again: " in done.stdout
     assert "direction='output', shields=('llama_guard',), violation=None" in done.stdout
+
+
+def test_llm_sync_example_runs_the_seeds_flow_synchronously() -> None:
+    example = Path(__file__).parent.parent / "examples" / "llm_sync_responses.py"
+    done = subprocess.run(
+        [sys.executable, str(example)], capture_output=True, text=True, timeout=60, check=True
+    )
+
+    assert "image: It is a single pixel." in done.stdout
+    assert "encrypted reasoning present: True" in done.stdout
+    assert 'tool call: foo({"x": 1}) id=fc_call_abc123 origin=responses' in done.stdout
+    assert 'as the model sent it: {"x": 1, "note": null}' in done.stdout
+    assert "after the tool: foo says ok." in done.stdout
+    assert "condensed 3 messages into: The user asked about a pixel" in done.stdout
+    assert "answer: You said: Tell me more" in done.stdout

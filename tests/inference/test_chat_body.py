@@ -278,3 +278,19 @@ async def test_a_full_request_reads_back_unchanged(
     await collect(provider, request)
 
     assert backend.chat_requests == [request]
+
+
+def test_metadata_and_extra_body_are_sent_extra_body_last() -> None:
+    request = ChatRequest(
+        model="m",
+        messages=(ChatMessage("user", "Hi"),),
+        temperature=0.5,
+        metadata={"run": "42"},
+        extra_body={"seed": 7, "temperature": 0.1},
+    )
+
+    body = chat_body(request)
+
+    assert body["metadata"] == {"run": "42"}
+    assert (body["seed"], body["temperature"]) == (7, 0.1)
+    assert "metadata" not in chat_body(ChatRequest(model="m", messages=request.messages))

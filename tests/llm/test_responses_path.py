@@ -136,7 +136,7 @@ async def test_stateless_tool_round_trip_replays_everything(
             "type": "function",
             "name": "get_weather",
             "description": "Current weather in a city.",
-            "parameters": WEATHER.parameters,
+            "parameters": {**WEATHER.parameters, "additionalProperties": False},
             "strict": True,
         }
     ]

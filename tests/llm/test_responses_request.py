@@ -97,8 +97,18 @@ def test_tool_options_are_sent_only_with_tools() -> None:
     assert "tools" not in without
     assert with_tools["tool_choice"] == "required"
     assert with_tools["parallel_tool_calls"] is True
-    assert list(with_tools["tools"]) == [
-        {"type": "function", "name": "f", "parameters": tool.parameters, "strict": False}
+    assert list(with_tools["tools"]) == [  # strict by default, the schema made strict
+        {
+            "type": "function",
+            "name": "f",
+            "parameters": {
+                "type": "object",
+                "properties": {},
+                "required": [],
+                "additionalProperties": False,
+            },
+            "strict": True,
+        }
     ]
 
 

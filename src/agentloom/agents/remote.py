@@ -88,6 +88,8 @@ from agentloom.agents.turns import (
 )
 from agentloom.errors import UpstreamError
 from agentloom.ids import new_id
+from agentloom.llm.responses_request import input_content
+from agentloom.llm.strict_schema import strict_schema
 from agentloom.llm.types import FunctionTool, Message, MessageToolCall
 
 __all__ = ["Agent", "AgentTool", "Document", "ManagedAgents", "TurnInput", "TurnMessage"]
@@ -541,10 +543,11 @@ def _items(message: TurnMessage) -> list[ResponseInputItemParam]:
     if message.role == "tool":
         if message.tool_call_id is None:
             raise ValueError("a tool message needs the tool_call_id it answers")
-        return [_call_output(message.tool_call_id, message.content or "")]
+        return [_call_output(message.tool_call_id, message.text)]
     items: list[ResponseInputItemParam] = []
     if message.content or not message.tool_calls:
-        items.append({"type": "message", "role": message.role, "content": message.content or ""})
+        content = input_content(message) if message.role == "user" else message.text
+        items.append({"type": "message", "role": message.role, "content": content})
     items.extend(
         {"type": "function_call", "call_id": c.call_id, "name": c.name, "arguments": c.arguments}
         for c in message.tool_calls
@@ -569,12 +572,16 @@ def _tool_param(tool: Tool | FunctionTool | ToolParam) -> ToolParam:
 
 
 def _function_param(spec: FunctionTool) -> FunctionToolParam:
+    """The tool as sent: strict only when it asks to be (the agent reads the calls' arguments
+    itself, as the model wrote them)."""
+    strict = spec.strict is True
+    parameters = strict_schema(spec.parameters, tool=spec.name) if strict else spec.parameters
     return {
         "type": "function",
         "name": spec.name,
         "description": spec.description,
-        "parameters": dict(spec.parameters),
-        "strict": spec.strict,
+        "parameters": dict(parameters),
+        "strict": strict,
     }
 
 

@@ -175,7 +175,7 @@ class RLMAgent(CodeActAgent):
         for message in messages:
             if self._is_long(message):
                 where = f"context[{len(moved)}]" if several else "context"
-                moved.append(message.content or "")
+                moved.append(message.text)
                 kept.append(Message.user(_placeholder(len(moved[-1]), where)))
             else:
                 kept.append(message)
@@ -183,7 +183,8 @@ class RLMAgent(CodeActAgent):
         return self._setup(kept, context)
 
     def _is_long(self, message: Message) -> bool:
-        return message.role == "user" and len(message.content or "") > self.inline_chars
+        text = message.content  # a message with image parts stays a message
+        return message.role == "user" and isinstance(text, str) and len(text) > self.inline_chars
 
     def _setup(self, input: AgentInput, context: JSONValue) -> CodeSetup:
         self._context_chars = _chars(context)

@@ -17,7 +17,7 @@ the child sends is validated before it is used: the child is not trusted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any, Literal
 
@@ -29,7 +29,14 @@ from agentloom.agents.saved_history import message_from_json, message_to_json
 from agentloom.errors import AgentloomError, InvalidRequestError, UpstreamError
 from agentloom.json_types import JSONObject, JSONValue
 from agentloom.llm.options import CallOptions
-from agentloom.llm.types import FunctionTool, LLMEvent, Message, Path
+from agentloom.llm.types import (
+    FunctionTool,
+    LLMCompleted,
+    LLMEvent,
+    Message,
+    Path,
+    ToolCallEvent,
+)
 
 __all__ = [
     "ERROR_KINDS",
@@ -101,7 +108,8 @@ class ModelCall:
 # --- the typed data as JSON ------------------------------------------------------------------
 
 # The SDK's dataclasses hold free-form JSON (``JSONValue``, a recursive alias pydantic cannot
-# follow): read as ``Any`` here, which is what it is.
+# follow): read as ``Any`` here, which is what it is. The provider's own objects (``raw``,
+# ``raw_response``) stay with the host: they are left out before anything is encoded.
 _JSON_NAMES: dict[str, Any] = {"JSONValue": Any, "JSONObject": dict[str, Any]}
 
 
@@ -123,8 +131,16 @@ def decode_agent_event(data: JSONValue) -> AgentEvent:
 
 
 def encode_llm_event(event: LLMEvent) -> JSONObject:
-    encoded: JSONObject = _adapter(LLMEvent).dump_python(event, mode="json")
+    encoded: JSONObject = _adapter(LLMEvent).dump_python(_without_raw(event), mode="json")
     return encoded
+
+
+def _without_raw(event: LLMEvent) -> LLMEvent:
+    if isinstance(event, LLMCompleted):
+        return replace(event, response=event.response.without_raw())
+    if isinstance(event, ToolCallEvent):
+        return replace(event, call=replace(event.call, raw=None))
+    return event
 
 
 def decode_llm_event(data: JSONValue) -> LLMEvent:
@@ -133,7 +149,10 @@ def decode_llm_event(data: JSONValue) -> LLMEvent:
 
 
 def encode_model_call(call: ModelCall) -> JSONObject:
-    encoded: JSONObject = _adapter(ModelCall).dump_python(call, mode="json")
+    messages = tuple(m.without_raw() for m in call.messages)
+    encoded: JSONObject = _adapter(ModelCall).dump_python(
+        replace(call, messages=messages), mode="json"
+    )
     return {"op": "model", **encoded}
 
 

@@ -11,13 +11,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentloom.errors import AgentloomError
 from agentloom.json_types import JSONObject, JSONValue
-from agentloom.llm.types import Message, MessageToolCall, ReasoningItem, Role
+from agentloom.llm.types import (
+    Content,
+    ImageContent,
+    Message,
+    MessageToolCall,
+    ReasoningItem,
+    Role,
+    TextContent,
+)
 
 __all__ = [
     "SessionDataError",
@@ -52,10 +60,18 @@ class _StoredReasoning(BaseModel):
     item: dict[str, Any] = {}
 
 
+class _StoredPart(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["text", "image"]
+    text: str | None = None
+    url: str | None = None
+    detail: Literal["low", "high", "auto"] = "auto"
+
+
 class _StoredMessage(BaseModel):
     model_config = ConfigDict(extra="forbid")
     role: Role
-    content: str | None = None
+    content: str | list[_StoredPart] | None = None
     tool_calls: list[_StoredCall] = []
     tool_call_id: str | None = None
     name: str | None = None
@@ -66,8 +82,9 @@ class _StoredMessage(BaseModel):
 def message_to_json(message: Message) -> JSONObject:
     """``message`` as a JSON object (fields at their defaults left out)."""
     data: JSONObject = {"role": message.role}
+    if message.content is not None:
+        data["content"] = _content_json(message.content)
     optional: dict[str, str | None] = {
-        "content": message.content,
         "tool_call_id": message.tool_call_id,
         "name": message.name,
         "reasoning": message.reasoning,
@@ -83,6 +100,26 @@ def message_to_json(message: Message) -> JSONObject:
     return data
 
 
+def _content_json(content: str | tuple[Content, ...]) -> JSONValue:
+    if isinstance(content, str):
+        return content
+    return [
+        {"type": "text", "text": p.text}
+        if isinstance(p, TextContent)
+        else {"type": "image", "url": p.url, "detail": p.detail}
+        for p in content
+    ]
+
+
+def _content(stored: str | list[_StoredPart] | None) -> str | tuple[Content, ...] | None:
+    if stored is None or isinstance(stored, str):
+        return stored
+    return tuple(
+        TextContent(p.text or "") if p.type == "text" else ImageContent(p.url or "", p.detail)
+        for p in stored
+    )
+
+
 def _reasoning_json(item: ReasoningItem) -> JSONObject:
     data: JSONObject = {"id": item.id, "summary": list(item.summary), "item": dict(item.item)}
     if item.encrypted_content is not None:
@@ -94,11 +131,15 @@ def message_from_json(data: JSONValue) -> Message:
     """The message :func:`message_to_json` wrote; :class:`SessionDataError` if it is not one."""
     try:
         stored = _StoredMessage.model_validate(data)
-    except ValidationError as exc:
+        return _message(stored)
+    except (ValidationError, ValueError) as exc:
         raise SessionDataError(f"a stored message is not valid: {exc}") from None
+
+
+def _message(stored: _StoredMessage) -> Message:
     return Message(
         role=stored.role,
-        content=stored.content,
+        content=_content(stored.content),
         tool_calls=tuple(
             MessageToolCall(c.call_id, c.name, c.arguments) for c in stored.tool_calls
         ),

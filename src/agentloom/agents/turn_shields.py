@@ -60,7 +60,7 @@ class TurnShields:
 
 
 def _shield_message(message: Message) -> ShieldMessage:
-    return {"role": message.role, "content": message.content or ""}
+    return {"role": message.role, "content": message.text}  # a shield reads the text
 
 
 def violation_of(answer: object) -> SafetyViolation | None:

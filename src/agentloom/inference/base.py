@@ -6,12 +6,12 @@ Providers raise only :mod:`agentloom.errors` upstream errors, never HTTP or vend
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias, cast, runtime_checkable
 
 from agentloom.inference.deadlines import StreamDeadlines
-from agentloom.json_types import JSONObject
+from agentloom.json_types import JSONObject, JSONValue
 
 Role = Literal["system", "user", "assistant", "tool"]
 FinishReason = Literal["stop", "length", "tool_calls", "content_filter"]
@@ -116,6 +116,8 @@ class ChatRequest:
     safety_identifier: str | None = None
     service_tier: str | None = None
     stop: tuple[str, ...] = ()  # sequences that end the answer where they would appear
+    metadata: Mapping[str, str] | None = None  # OpenAI's metadata pairs, sent as they are
+    extra_body: Mapping[str, JSONValue] | None = None  # merged into the JSON body last
     # The answer is collected whole (no one sees its deltas): a provider may ask the backend
     # for it whole instead of streamed.
     collected: bool = False

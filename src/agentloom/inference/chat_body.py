@@ -60,6 +60,10 @@ def chat_body(request: ChatRequest) -> dict[str, object]:
         body["response_format"] = _response_format(request.response_format)
     if request.stop:
         body["stop"] = list(request.stop)
+    if request.metadata:
+        body["metadata"] = dict(request.metadata)
+    if request.extra_body:
+        body.update(request.extra_body)
     return body
 
 

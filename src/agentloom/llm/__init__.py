@@ -1,12 +1,18 @@
 """The SDK's LLM adapter: Chat Completions or Responses, one typed answer."""
 
 from agentloom.llm.client import LLM
-from agentloom.llm.options import CallOptions
-from agentloom.llm.routing import CAPABILITIES, choose_path
+from agentloom.llm.condense import Condenser
+from agentloom.llm.options import CallOptions, ReasoningSummary
+from agentloom.llm.routing import CAPABILITIES, REASONING_MODELS, choose_path, is_reasoning_model
 from agentloom.llm.state import ConversationState, LLMStateError, StateMode
+from agentloom.llm.strict_schema import StrictSchemaError, strict_schema
 from agentloom.llm.telemetry import LLMCall
 from agentloom.llm.types import (
+    Condensation,
+    Content,
     FunctionTool,
+    ImageContent,
+    InvalidContentError,
     LLMCompleted,
     LLMEvent,
     LLMResponse,
@@ -16,16 +22,24 @@ from agentloom.llm.types import (
     Path,
     ReasoningDeltaEvent,
     ReasoningItem,
+    TextContent,
     TextDeltaEvent,
     ToolCallEvent,
+    ToolCallOrigin,
 )
 
 __all__ = [
     "CAPABILITIES",
     "LLM",
+    "REASONING_MODELS",
     "CallOptions",
+    "Condensation",
+    "Condenser",
+    "Content",
     "ConversationState",
     "FunctionTool",
+    "ImageContent",
+    "InvalidContentError",
     "LLMCall",
     "LLMCompleted",
     "LLMEvent",
@@ -37,8 +51,14 @@ __all__ = [
     "Path",
     "ReasoningDeltaEvent",
     "ReasoningItem",
+    "ReasoningSummary",
     "StateMode",
+    "StrictSchemaError",
+    "TextContent",
     "TextDeltaEvent",
     "ToolCallEvent",
+    "ToolCallOrigin",
     "choose_path",
+    "is_reasoning_model",
+    "strict_schema",
 ]

@@ -22,9 +22,9 @@ request or response items: encrypted reasoning never reaches a log.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final, cast
 
 import anyio
@@ -51,8 +51,12 @@ from openai.types.responses import (
 from agentloom.errors import UpstreamError, UpstreamTimeoutError
 from agentloom.inference.openai_compatible import INFERENCE, status_error
 from agentloom.json_types import JSONObject
-from agentloom.llm.responses_request import ResponsesCall, request_params
+from agentloom.llm.completions import chat_request
+from agentloom.llm.estimate import estimated_usage
+from agentloom.llm.responses_request import ResponsesCall, request_extra_body, request_params
+from agentloom.llm.strict_schema import drop_added_nulls, sent_strict
 from agentloom.llm.types import (
+    FunctionTool,
     LLMCompleted,
     LLMEvent,
     LLMResponse,
@@ -114,10 +118,11 @@ async def _attempt(
     client: openai.AsyncOpenAI, call: ResponsesCall, started: float
 ) -> AsyncGenerator[LLMEvent, None]:
     try:
-        stream = await client.responses.create(**request_params(call))
+        params = request_params(call)
+        stream = await client.responses.create(**params, extra_body=request_extra_body(call))
     except openai.APIError as exc:
         raise _api_error(exc, call, client) from exc
-    reader = _Reader(call, started)
+    reader = _Reader(call, started, strict_schemas(call.tools))
     try:
         async for event in stream:
             for out in reader.read(event):
@@ -139,10 +144,16 @@ async def _close(stream: AsyncStream[ResponseStreamEvent]) -> None:
 # --- reading the stream ----------------------------------------------------------------------
 
 
+def strict_schemas(tools: Sequence[FunctionTool]) -> dict[str, JSONObject]:
+    """The own schemas of the tools sent strict on this path (by default, all that can be)."""
+    return {t.name: t.parameters for t in tools if sent_strict(t, default=True) is not None}
+
+
 @dataclass
 class _Reader:
     call: ResponsesCall
     started: float
+    strict: Mapping[str, JSONObject]
     first_token: float | None = None
     announced: set[str] = field(default_factory=set)  # call ids already sent as ToolCallEvent
     done: bool = False
@@ -181,7 +192,7 @@ class _Reader:
         for item in items:
             if isinstance(item, ResponseFunctionToolCall) and item.call_id not in self.announced:
                 self.announced.add(item.call_id)
-                events.append(ToolCallEvent(_tool_call(item)))
+                events.append(ToolCallEvent(_tool_call(item, self.strict)))
         return events
 
     def _completed(self, response: Response) -> list[LLMEvent]:
@@ -189,7 +200,9 @@ class _Reader:
         call = self.call
         if call.stateful and call.state is not None:
             call.state.advance(response.id, len(call.messages) + 1, call.model)
-        answer = llm_response(response, self._metrics(response))
+        answer = llm_response(response, self._metrics(response), self.strict)
+        if response.usage is None:  # the server reported none: an estimate, marked as one
+            answer = replace(answer, metrics=self._estimated(answer))
         return [*self._calls(list(response.output)), LLMCompleted(answer)]
 
     def _metrics(self, response: Response) -> Metrics:
@@ -207,13 +220,28 @@ class _Reader:
             time_to_first_token_ms=None if first is None else (first - self.started) * 1000,
         )
 
+    def _estimated(self, answer: LLMResponse) -> Metrics:
+        call = self.call
+        request = chat_request(call.model, call.messages, call.tools, call.options)
+        usage = estimated_usage(request, answer.message)
+        return replace(
+            answer.metrics,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            reasoning_tokens=usage.reasoning_tokens,
+            tokens_estimated=True,
+        )
+
 
 # --- the response ----------------------------------------------------------------------------
 
 
-def llm_response(response: Response, metrics: Metrics) -> LLMResponse:
+def llm_response(
+    response: Response, metrics: Metrics, strict: Mapping[str, JSONObject] | None = None
+) -> LLMResponse:
     """The SDK's answer for a Responses ``Response``: its text, function calls and reasoning
-    (text, and the reasoning items to replay, ``encrypted_content`` included)."""
+    (text, and the reasoning items to replay, ``encrypted_content`` included). ``strict``: the
+    own schemas of the tools sent strict, by name (their calls' added ``null`` s dropped)."""
     output = response.output
     texts = [_message_text(item) for item in output if isinstance(item, ResponseOutputMessage)]
     thoughts = [item for item in output if isinstance(item, ResponseReasoningItem)]
@@ -221,7 +249,7 @@ def llm_response(response: Response, metrics: Metrics) -> LLMResponse:
     message = Message(
         "assistant",
         "".join(texts) or None,
-        tool_calls=tuple(_tool_call(c) for c in calls),
+        tool_calls=tuple(_tool_call(c, strict or {}) for c in calls),
         reasoning="\n\n".join(filter(None, map(_reasoning_text, thoughts))) or None,
         reasoning_items=tuple(_reasoning_item(item) for item in thoughts),
     )
@@ -231,6 +259,7 @@ def llm_response(response: Response, metrics: Metrics) -> LLMResponse:
         finish_reason=_finish_reason(response, bool(calls)),
         response_id=response.id,
         model=response.model,
+        raw_response=response,
     )
 
 
@@ -253,8 +282,12 @@ def _reasoning_item(item: ResponseReasoningItem) -> ReasoningItem:
     )
 
 
-def _tool_call(item: ResponseFunctionToolCall) -> MessageToolCall:
-    return MessageToolCall(item.call_id, item.name, item.arguments or "{}")
+def _tool_call(item: ResponseFunctionToolCall, strict: Mapping[str, JSONObject]) -> MessageToolCall:
+    arguments = item.arguments or "{}"
+    schema = strict.get(item.name)
+    if schema is not None:
+        arguments = drop_added_nulls(arguments, schema)
+    return MessageToolCall(item.call_id, item.name, arguments, origin="responses", raw=item)
 
 
 def _finish_reason(response: Response, called: bool) -> str:

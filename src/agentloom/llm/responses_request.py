@@ -1,9 +1,10 @@
 """The Responses path's request: SDK messages, tools and options as ``POST /responses`` params.
 
-System and developer messages become ``instructions``; user messages input messages; an assistant
-message its reasoning items (replayed verbatim, stateless mode only), its text as an assistant
-message and its tool calls as ``function_call`` items; a tool message a ``function_call_output``
-with the call's original ``call_id``.
+System and developer messages become ``instructions``; user messages input messages (text, or
+``input_text`` and ``input_image`` parts); an assistant message its reasoning items (replayed
+verbatim, stateless mode only), its text as an assistant message and its tool calls as
+``function_call`` items; a tool message a ``function_call_output`` with the call's original
+``call_id``. Function tools are strict unless they say otherwise (:mod:`.strict_schema`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ from openai.types.responses import (
     ResponseFormatTextJSONSchemaConfigParam,
     ResponseFunctionToolCallParam,
     ResponseIncludable,
+    ResponseInputImageParam,
     ResponseInputItemParam,
+    ResponseInputMessageContentListParam,
+    ResponseInputTextParam,
     ResponseReasoningItemParam,
     ResponseTextConfigParam,
 )
@@ -32,11 +36,20 @@ from openai.types.shared_params import Reasoning
 from agentloom.errors import InvalidRequestError
 from agentloom.inference.base import JsonSchemaFormat
 from agentloom.inference.base import ToolChoice as SDKToolChoice
-from agentloom.llm.options import CallOptions
+from agentloom.json_types import JSONValue
+from agentloom.llm.options import CallOptions, body_extras
 from agentloom.llm.state import ConversationState, StateMode
-from agentloom.llm.types import FunctionTool, Message, ReasoningItem
+from agentloom.llm.strict_schema import sent_strict
+from agentloom.llm.types import Content, FunctionTool, Message, ReasoningItem, TextContent
 
-__all__ = ["ENCRYPTED_REASONING", "ResponsesCall", "input_items", "request_params"]
+__all__ = [
+    "ENCRYPTED_REASONING",
+    "ResponsesCall",
+    "input_content",
+    "input_items",
+    "request_extra_body",
+    "request_params",
+]
 
 ENCRYPTED_REASONING: ResponseIncludable = "reasoning.encrypted_content"
 
@@ -74,8 +87,8 @@ class ResponsesCall:
 
 def instructions(messages: Sequence[Message]) -> str | None:
     """System and developer messages, joined (the whole conversation's, on every call)."""
-    texts = [m.content for m in messages if m.role in ("system", "developer") and m.content]
-    return "\n\n".join(texts) or None
+    texts = [m.text for m in messages if m.role in ("system", "developer")]
+    return "\n\n".join(filter(None, texts)) or None
 
 
 def input_items(
@@ -85,7 +98,7 @@ def input_items(
     items: list[ResponseInputItemParam] = []
     for message in messages:
         if message.role == "user":
-            items.append(EasyInputMessageParam(role="user", content=message.content or ""))
+            items.append(EasyInputMessageParam(role="user", content=input_content(message)))
         elif message.role == "assistant":
             items.extend(_assistant(message, replay_reasoning))
         elif message.role == "tool":
@@ -97,8 +110,8 @@ def _assistant(message: Message, replay_reasoning: bool) -> list[ResponseInputIt
     items: list[ResponseInputItemParam] = []
     if replay_reasoning:
         items.extend(_reasoning(item) for item in message.reasoning_items)
-    if message.content:
-        items.append(EasyInputMessageParam(role="assistant", content=message.content))
+    if message.text:
+        items.append(EasyInputMessageParam(role="assistant", content=message.text))
     items.extend(
         ResponseFunctionToolCallParam(
             type="function_call", call_id=call.call_id, name=call.name, arguments=call.arguments
@@ -128,8 +141,21 @@ def _tool_output(message: Message) -> FunctionCallOutput:
             "a tool message needs the tool_call_id of the call it answers (Message.tool(...))"
         )
     return FunctionCallOutput(
-        type="function_call_output", call_id=message.tool_call_id, output=message.content or ""
+        type="function_call_output", call_id=message.tool_call_id, output=message.text
     )
+
+
+def input_content(message: Message) -> str | ResponseInputMessageContentListParam:
+    """A user message's content: its string, or its parts as ``input_text``/``input_image``."""
+    if message.content is None or isinstance(message.content, str):
+        return message.content or ""
+    return [_part(part) for part in message.content]
+
+
+def _part(part: Content) -> ResponseInputTextParam | ResponseInputImageParam:
+    if isinstance(part, TextContent):
+        return ResponseInputTextParam(type="input_text", text=part.text)
+    return ResponseInputImageParam(type="input_image", image_url=part.url, detail=part.detail)
 
 
 # --- the whole request -----------------------------------------------------------------------
@@ -159,12 +185,24 @@ def request_params(call: ResponsesCall) -> ResponseCreateParamsStreaming:
         params["tools"] = [_tool(tool) for tool in call.tools]
         _tool_options(params, call.options)
     _generation_options(params, call.options)
+    metadata, _ = body_extras(call.options)
+    if metadata is not None:
+        params["metadata"] = metadata
     return params
 
 
+def request_extra_body(call: ResponsesCall) -> dict[str, JSONValue] | None:
+    """What the call's ``extra_body`` adds to the request body (its metadata is in
+    :func:`request_params`), ``None`` when nothing."""
+    _, extra = body_extras(call.options)
+    return extra or None
+
+
 def _tool(tool: FunctionTool) -> FunctionToolParam:
+    strict = sent_strict(tool, default=True)  # strict unless the tool says otherwise
+    parameters = tool.parameters if strict is None else strict
     param = FunctionToolParam(
-        type="function", name=tool.name, parameters=dict(tool.parameters), strict=tool.strict
+        type="function", name=tool.name, parameters=dict(parameters), strict=strict is not None
     )
     if tool.description:
         param["description"] = tool.description
@@ -191,8 +229,13 @@ def _generation_options(params: ResponseCreateParamsStreaming, options: CallOpti
         params["top_p"] = options.top_p
     if options.max_output_tokens is not None:
         params["max_output_tokens"] = options.max_output_tokens
+    reasoning: dict[str, str] = {}
     if options.reasoning_effort is not None:
-        params["reasoning"] = cast("Reasoning", {"effort": options.reasoning_effort})
+        reasoning["effort"] = options.reasoning_effort
+    if options.reasoning_summary is not None:
+        reasoning["summary"] = options.reasoning_summary
+    if reasoning:
+        params["reasoning"] = cast("Reasoning", reasoning)
     if options.response_format != "text":
         params["text"] = _text_format(options.response_format)
 

@@ -3,16 +3,19 @@
 The table maps model-name patterns (``fnmatch`` style, case-insensitive) to a path. Models that
 OpenAI serves best (or only) over the Responses API are listed; everything else speaks Chat
 Completions, which every OpenAI-compatible server offers.
+
+:data:`REASONING_MODELS` lists the reasoning models, which fix their own sampling: a call to one
+drops ``temperature`` and ``top_p`` rather than have the server refuse them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from fnmatch import fnmatchcase
 
 from agentloom.llm.types import Path
 
-__all__ = ["CAPABILITIES", "choose_path"]
+__all__ = ["CAPABILITIES", "REASONING_MODELS", "choose_path", "is_reasoning_model"]
 
 CAPABILITIES: Mapping[str, Path] = {
     "gpt-5*": "responses",
@@ -26,6 +29,18 @@ CAPABILITIES: Mapping[str, Path] = {
     "gpt-4o*": "responses",
 }
 
+REASONING_MODELS: tuple[str, ...] = ("gpt-5*", "o1*", "o3*", "o4*")
+
+
+def is_reasoning_model(model: str, patterns: Sequence[str] = REASONING_MODELS) -> bool:
+    """Whether ``model`` matches one of ``patterns`` (as :func:`choose_path` matches)."""
+    name = _bare(model)
+    return any(fnmatchcase(name, pattern.lower()) for pattern in patterns)
+
+
+def _bare(model: str) -> str:
+    return model.lower().rsplit("/", 1)[-1]  # "openai/gpt-5" is "gpt-5"
+
 
 def choose_path(
     model: str,
@@ -35,7 +50,7 @@ def choose_path(
     """The path for ``model``: ``override`` wins, then the first matching pattern, then chat."""
     if override is not None:
         return override
-    name = model.lower().rsplit("/", 1)[-1]  # "openai/gpt-5" routes like "gpt-5"
+    name = _bare(model)
     for pattern, path in table.items():
         if fnmatchcase(name, pattern.lower()):
             return path

@@ -48,13 +48,14 @@ class Tool(ABC):
     name: str
     description: str
     parameters: JSONObject
+    strict: bool | None = None  # the model path's default (FunctionTool.strict)
 
     @abstractmethod
     async def call(self, arguments: JSONObject, context: AgentContext) -> str:
         """Run the tool; the returned text is what the model sees."""
 
     def spec(self) -> FunctionTool:
-        return FunctionTool(self.name, self.description, self.parameters)
+        return FunctionTool(self.name, self.description, self.parameters, self.strict)
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, most tools hold nothing
         """Release what the tool holds (connections, processes)."""
