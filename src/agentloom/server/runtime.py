@@ -52,6 +52,7 @@ from agentloom.services.organization.usage import UsageLedger
 from agentloom.services.organization.wiring import Metering, metering, organization
 from agentloom.services.prompts import PromptsService
 from agentloom.services.readiness import CheckKind, Probe, ReadinessRounds
+from agentloom.services.sdk_traces import SdkTraces
 from agentloom.services.vector_stores.service import VectorStoresService
 from agentloom.services.vector_stores.wiring import vector_stores
 from agentloom.storage.blobs import build_blob_store
@@ -129,6 +130,7 @@ class Runtime:
     metrics: Metrics | None = None  # what GET /metrics shows
     shared_metrics: SharedMetrics | None = None  # with --workers: every worker's metrics
     stored_completions: StoredCompletions | None = None  # chat completions with store: true
+    sdk_traces: SdkTraces | None = None  # what the Agents SDK's trace exporter sent
     messages: MessagesGateway | None = None  # Anthropic's Messages API
     duties: Duties = field(default_factory=Duties)  # the background duties' states
     readiness: ReadinessRounds = field(default_factory=ReadinessRounds)  # GET /v1/health/ready
@@ -263,6 +265,7 @@ async def _services(settings: Settings, parts: _Parts) -> Runtime:
         metrics=metrics,
         shared_metrics=SharedMetrics.from_environment(metrics),
         stored_completions=gate.stored,
+        sdk_traces=SdkTraces(database.sdk_traces),
         messages=gate.messages,
     )
 

@@ -52,6 +52,7 @@ from agentloom.storage.retention import SqlRetentionStore
 from agentloom.storage.runner import AsyncRunner, Runner, TracedRunner
 from agentloom.storage.schedules import SqlScheduleStore
 from agentloom.storage.scoped import across_projects
+from agentloom.storage.sdk_traces import SqlSdkTraceStore
 from agentloom.storage.sqlite_runner import ThreadRunner
 from agentloom.storage.usage import SqlUsageStore
 from agentloom.storage.vector_chunks import SqlChunkStore
@@ -258,6 +259,7 @@ class Database:
         self.files = SqlFileStore(runner)
         self.containers = SqlContainerStore(runner)
         self.chat_completions = SqlChatCompletionStore(runner)
+        self.sdk_traces = SqlSdkTraceStore(runner)
         self.projects = SqlProjectStore(runner)
         self.jobs = SqlJobStore(runner)
         self.events = SqlEventStore(runner)
