@@ -43,6 +43,7 @@ from agentloom.storage.events import SqlEventStore
 from agentloom.storage.files import SqlFileStore
 from agentloom.storage.jobs import SqlJobStore
 from agentloom.storage.managed_agents import SqlManagedAgentStore
+from agentloom.storage.mcp_connectors import SqlMcpConnectorStore
 from agentloom.storage.memories import SqlMemoryStore
 from agentloom.storage.projects import SqlProjectStore
 from agentloom.storage.prompts import SqlPromptStore
@@ -260,6 +261,7 @@ class Database:
         self.containers = SqlContainerStore(runner)
         self.chat_completions = SqlChatCompletionStore(runner)
         self.sdk_traces = SqlSdkTraceStore(runner)
+        self.mcp_connectors = SqlMcpConnectorStore(runner)
         self.projects = SqlProjectStore(runner)
         self.jobs = SqlJobStore(runner)
         self.events = SqlEventStore(runner)

@@ -304,6 +304,21 @@ sdk_spans = sa.Table(
     sa.Index("ix_sdk_spans_project_response", "project_id", "response_id"),
 )
 
+# MCP connectors a project configures (``/v1/mcp_connectors``): the server's URL, and its
+# headers and bearer token sealed (agentloom.sealing, purpose ``mcp_connector``).
+mcp_connectors = sa.Table(
+    "mcp_connectors",
+    metadata,
+    _project(),
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("server_url", sa.Text, nullable=False),
+    sa.Column("description", sa.Text, nullable=True),
+    sa.Column("credentials", sa.Text, nullable=False),  # sealed JSON: headers, authorization
+    sa.UniqueConstraint("project_id", "id", name="uq_mcp_connectors_project_id"),
+)
+
 # --- tenancy ------------------------------------------------------------------------------------
 # Projects own everything stored; ``project_id`` on each owned table names its project (the
 # default project holds what was written before projects existed, and everything while
@@ -392,6 +407,7 @@ OWNED: tuple[sa.Table, ...] = (
     chat_completions,
     sdk_traces,
     sdk_spans,
+    mcp_connectors,
 )
 
 # The agent SDK's own state (agentloom.agents): sessions, tick records and memory notes. Names
