@@ -24,6 +24,7 @@ from agentloom.api import (
     events,
     files,
     items,
+    shell_items,
     token_count,
     vector_store_search,
     vector_stores,
@@ -153,8 +154,11 @@ def test_every_item_kind_defined_is_walked() -> None:
     parts = {"McpCallError", "CodeInterpreterLogs", "CodeInterpreterImage", "WebSearchSource"}
     actions = {"WebSearchAction", "OpenPageAction", "FindInPageAction"}
     sent_only_by_clients = {"ItemReference"}
-    left_out = parts | actions | sent_only_by_clients
-    expected = {m for m in _defined(items) if m.__name__ not in left_out}
+    shell_parts = {"ToolCaller", "ExitOutcome", "TimeoutOutcome", "LocalShellAction"}
+    shell_parts |= {"CreateFile", "UpdateFile", "DeleteFile"}
+    left_out = parts | actions | sent_only_by_clients | shell_parts
+    defined = _defined(items) | _defined(shell_items)
+    expected = {m for m in defined if m.__name__ not in left_out}
     assert expected == set(ITEMS)
 
 

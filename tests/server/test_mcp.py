@@ -7,7 +7,7 @@ import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx2
 import openai
@@ -436,13 +436,89 @@ async def test_refused_urls_are_a_400(
     assert why in str(caught.value)
 
 
-async def test_connectors_are_not_supported_yet(
-    client: openai.AsyncOpenAI, backend: FakeBackend
+async def _configure(client: openai.AsyncOpenAI, body: dict[str, Any]) -> dict[str, Any]:
+    reply = await client.post("/mcp_connectors", cast_to=httpx2.Response, body=body)
+    assert reply.status_code == 200, reply.text
+    made: dict[str, Any] = reply.json()
+    return made
+
+
+async def test_a_configured_connector_is_used_by_id_and_its_credentials_never_shown(
+    client: openai.AsyncOpenAI,
+    backend: FakeBackend,
+    scripted: ScriptedModel,
+    mcp_servers: McpServers,
 ) -> None:
-    with pytest.raises(openai.BadRequestError) as caught:
-        await client.responses.create(
-            model=backend.model,
-            input="hi",
-            tools=[{"type": "mcp", "server_label": "g", "connector_id": "connector_gmail"}],
-        )
-    assert caught.value.param == "tools[0].connector_id"
+    secret = "sk-connector-secret"
+    body = {
+        "id": "connector_googledrive",
+        "server_url": mcp_servers.streamable_url,
+        "description": "The calculator",
+        "headers": {"X-Team": "blue"},
+        "authorization": secret,
+    }
+    made = await _configure(client, body)
+    assert made == {
+        "object": "mcp_connector",
+        "id": "connector_googledrive",
+        "created_at": made["created_at"],
+        "server_url": mcp_servers.streamable_url,
+        "description": "The calculator",
+        "header_names": ["X-Team"],
+        "has_authorization": True,
+    }
+    scripted.add_turn(tool_call("add", {"a": 2, "b": 3}))
+    scripted.add_turn("It is 5.")
+    mcp_servers.recorder.headers.clear()
+    tool = {"type": "mcp", "server_label": "calc", "connector_id": "connector_googledrive"}
+
+    response = await client.responses.create(
+        model=backend.model,
+        input="2 + 3?",
+        tools=[cast("Any", {**tool, "require_approval": "never"})],
+    )
+
+    listing, call, _ = response.output
+    assert listing.type == "mcp_list_tools"
+    assert (call.type, call.output) == ("mcp_call", "5")
+    sent = mcp_servers.recorder.headers
+    assert sent
+    assert all(h["authorization"] == f"Bearer {secret}" and h["x-team"] == "blue" for h in sent)
+    echoed = response.tools[0].model_dump(exclude_none=True)
+    assert echoed["connector_id"] == "connector_googledrive"
+    assert "server_url" not in echoed
+    listed = await client.get("/mcp_connectors", cast_to=httpx2.Response)
+    read = await client.get("/mcp_connectors/connector_googledrive", cast_to=httpx2.Response)
+    stored = await client.responses.retrieve(response.id)
+    for shown in (listed.text, read.text, stored.model_dump_json()):
+        assert secret not in shown
+        assert "blue" not in shown
+
+
+async def test_an_unknown_or_deleted_connector_is_a_400(
+    client: openai.AsyncOpenAI, backend: FakeBackend, mcp_servers: McpServers
+) -> None:
+    await _configure(client, {"id": "connector_dropbox", "server_url": mcp_servers.streamable_url})
+    deleted = await client.delete("/mcp_connectors/connector_dropbox", cast_to=httpx2.Response)
+    assert deleted.json() == {
+        "object": "mcp_connector.deleted",
+        "id": "connector_dropbox",
+        "deleted": True,
+    }
+    with pytest.raises(openai.NotFoundError):
+        await client.get("/mcp_connectors/connector_dropbox", cast_to=httpx2.Response)
+
+    for tool in (
+        {"type": "mcp", "server_label": "g", "connector_id": "connector_dropbox"},
+        {
+            "type": "mcp",
+            "server_label": "g",
+            "connector_id": "connector_dropbox",
+            "server_url": "https://x",
+        },
+    ):
+        with pytest.raises(openai.BadRequestError) as caught:
+            await client.responses.create(
+                model=backend.model, input="hi", tools=[cast("Any", tool)]
+            )
+        assert caught.value.param == "tools[0].connector_id"

@@ -202,6 +202,31 @@ async def _stored_completion(tenant: Tenant, backend: FakeBackend) -> str:
     return kept.id
 
 
+async def _sdk_trace(tenant: Tenant) -> str:
+    """What the Agents SDK's exporter sends, sent twice (a retried batch), listed (all, by a
+    response) and read back."""
+    span = {"object": "trace.span", "id": "span_1", "trace_id": "trace_1"}
+    span["span_data"] = {"type": "response", "response_id": "resp_1"}
+    body = {"data": [{"object": "trace", "id": "trace_1", "workflow_name": "w"}, span]}
+    await _post(tenant.client, "/traces/ingest", body)
+    await _post(tenant.client, "/traces/ingest", body)
+    await tenant.client.get("/traces", cast_to=httpx2.Response)
+    await tenant.client.get("/traces?response_id=resp_1", cast_to=httpx2.Response)
+    await tenant.client.get("/traces/trace_1", cast_to=httpx2.Response)
+    return "trace_1"
+
+
+async def _mcp_connector(tenant: Tenant) -> str:
+    """A connector configured twice (replaced), listed, read; deleted and configured again."""
+    body = {"id": "connector_gmail", "server_url": "https://mcp.example/mcp", "authorization": "t"}
+    await _post(tenant.client, "/mcp_connectors", body)
+    await _post(tenant.client, "/mcp_connectors", body)
+    await tenant.client.get("/mcp_connectors", cast_to=httpx2.Response)
+    await tenant.client.delete("/mcp_connectors/connector_gmail", cast_to=httpx2.Response)
+    await _post(tenant.client, "/mcp_connectors", body)
+    return "connector_gmail"
+
+
 async def _scheduled_agent(tenant: Tenant, backend: FakeBackend) -> None:
     config = {"model": backend.model, "schedule": {"type": "interval", "every": 3600}}
     agent = await _post(
@@ -226,6 +251,8 @@ async def _others_read(raw: httpx2.AsyncClient, reader: Tenant, ids: dict[str, s
         f"/managed-agents/{ids['managed_agent_id']}/tasks/{ids['task_id']}",
         f"/chat/completions/{ids['chat_completion_id']}",
         f"/chat/completions/{ids['chat_completion_id']}/messages",
+        f"/traces/{ids['trace_id']}",
+        f"/mcp_connectors/{ids['connector_id']}",
     ]
     for path in paths:
         reply = await raw.get(path, headers=reader.headers)
@@ -245,6 +272,8 @@ async def test_every_statement_on_a_projects_table_names_the_project(
     await _conversation_turns(alpha, backend, owned.ids["conversation_id"])
     await _scheduled_agent(alpha, backend)
     owned.ids["chat_completion_id"] = await _stored_completion(alpha, backend)
+    owned.ids["trace_id"] = await _sdk_trace(alpha)
+    owned.ids["connector_id"] = await _mcp_connector(alpha)
     await _others_read(raw, beta, owned.ids)
     await alpha.client.webhooks.delete(hook.id)
     await asyncio.sleep(0.05)  # asyncpg tells its query loggers on the next loop turns

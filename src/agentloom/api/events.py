@@ -169,6 +169,29 @@ class CustomToolCallInputDone(_Event):
     input: str
 
 
+class ShellCallCommandAdded(_Event):
+    """A command of a ``shell_call`` begins (its text follows in deltas)."""
+
+    type: Literal["response.shell_call_command.added"] = "response.shell_call_command.added"
+    output_index: int
+    command_index: int
+    command: str
+
+
+class ShellCallCommandDelta(_Event):
+    type: Literal["response.shell_call_command.delta"] = "response.shell_call_command.delta"
+    output_index: int
+    command_index: int
+    delta: str
+
+
+class ShellCallCommandDone(_Event):
+    type: Literal["response.shell_call_command.done"] = "response.shell_call_command.done"
+    output_index: int
+    command_index: int
+    command: str
+
+
 class _ItemEvent(_Event):
     item_id: str
     output_index: int
@@ -317,6 +340,9 @@ StreamEvent: TypeAlias = (
     | FunctionCallArgumentsDone
     | CustomToolCallInputDelta
     | CustomToolCallInputDone
+    | ShellCallCommandAdded
+    | ShellCallCommandDelta
+    | ShellCallCommandDone
     | CompactionCompacting
     | FileSearchCallInProgress
     | FileSearchCallSearching

@@ -22,6 +22,14 @@ from agentloom.api.content import (
 )
 from agentloom.api.integers import Int64
 from agentloom.api.limits import at_most
+from agentloom.api.shell_items import (
+    ApplyPatchCall,
+    ApplyPatchCallOutput,
+    LocalShellCall,
+    LocalShellCallOutput,
+    ShellCall,
+    ShellCallOutput,
+)
 from agentloom.api.tools import Tool
 from agentloom.api.wire import Nullable, WireModel
 
@@ -370,6 +378,12 @@ _Stored: TypeAlias = (
     | Annotated[CustomToolCallOutput, Tag("~custom_tool_call_output")]
     | Annotated[ToolSearchCall, Tag("~tool_search_call")]
     | Annotated[ToolSearchOutput, Tag("~tool_search_output")]
+    | Annotated[ShellCall, Tag("~shell_call")]
+    | Annotated[ShellCallOutput, Tag("~shell_call_output")]
+    | Annotated[LocalShellCall, Tag("~local_shell_call")]
+    | Annotated[LocalShellCallOutput, Tag("~local_shell_call_output")]
+    | Annotated[ApplyPatchCall, Tag("~apply_patch_call")]
+    | Annotated[ApplyPatchCallOutput, Tag("~apply_patch_call_output")]
     | Annotated[Reasoning, Tag("~reasoning")]
     | Annotated[Compaction, Tag("~compaction")]
     | Annotated[FileSearchCall, Tag("~file_search_call")]
@@ -400,6 +414,9 @@ OutputItem: TypeAlias = Annotated[
     | Annotated[FunctionCall, Tag("~function_call")]
     | Annotated[CustomToolCall, Tag("~custom_tool_call")]
     | Annotated[ToolSearchCall, Tag("~tool_search_call")]
+    | Annotated[ShellCall, Tag("~shell_call")]
+    | Annotated[LocalShellCall, Tag("~local_shell_call")]
+    | Annotated[ApplyPatchCall, Tag("~apply_patch_call")]
     | Annotated[Reasoning, Tag("~reasoning")]
     | Annotated[Compaction, Tag("~compaction")]
     | Annotated[FileSearchCall, Tag("~file_search_call")]

@@ -93,6 +93,40 @@ class ToolSearchTool(WireModel):
     parameters: dict[str, object] | None = None
 
 
+ToolCallerKind = Literal["direct", "programmatic"]
+
+
+class ShellEnvironmentParam(WireModel):
+    """Where a ``shell`` tool's commands run: only the client's own machine (``local``) here."""
+
+    type: str = "local"
+
+
+class ShellTool(WireModel):
+    """A shell the client runs (the Agents SDK's ``ShellTool``, Codex): calls come back as
+    ``shell_call`` items of commands, answered with ``shell_call_output`` items. Chat backends
+    see it as a function (see :mod:`agentloom.engine.shell_tools`)."""
+
+    type: Literal["shell"] = "shell"
+    environment: ShellEnvironmentParam | None = None
+    allowed_callers: list[ToolCallerKind] | None = None
+
+
+class LocalShellTool(WireModel):
+    """The older shell the client runs: ``local_shell_call`` items of one argv each."""
+
+    type: Literal["local_shell"] = "local_shell"
+
+
+class ApplyPatchTool(WireModel):
+    """File edits the client applies (the Agents SDK's ``ApplyPatchTool``): calls come back as
+    ``apply_patch_call`` items (create, update or delete one file, with a V4A diff), answered
+    with ``apply_patch_call_output`` items."""
+
+    type: Literal["apply_patch"] = "apply_patch"
+    allowed_callers: list[ToolCallerKind] | None = None
+
+
 class HybridSearch(WireModel):
     """Weights of reciprocal rank fusion between embedding and keyword matches."""
 
@@ -209,6 +243,7 @@ class HostedTool(WireModel):
 
 _TOOL_TYPES = frozenset(
     {"function", "custom", "namespace", "tool_search", "file_search", "mcp", "code_interpreter"}
+    | {"shell", "local_shell", "apply_patch"}
 )
 ACCEPTED_TOOL_TYPES = _TOOL_TYPES | WEB_SEARCH_TYPES
 """Every tool ``type`` a request may offer (the tags of :data:`Tool` but ``hosted``)."""
@@ -228,6 +263,9 @@ Tool: TypeAlias = Annotated[
     | Annotated[CustomTool, Tag("~custom")]
     | Annotated[NamespaceTool, Tag("~namespace")]
     | Annotated[ToolSearchTool, Tag("~tool_search")]
+    | Annotated[ShellTool, Tag("~shell")]
+    | Annotated[LocalShellTool, Tag("~local_shell")]
+    | Annotated[ApplyPatchTool, Tag("~apply_patch")]
     | Annotated[FileSearchTool, Tag("~file_search")]
     | Annotated[WebSearchTool, Tag("~web_search")]
     | Annotated[McpTool, Tag("~mcp")]

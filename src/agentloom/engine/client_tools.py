@@ -12,6 +12,9 @@ chat backends see them: functions with JSON arguments and names of ``^[a-zA-Z0-9
 - A ``tool_search`` the client runs is offered as the function ``tool_search``; the call goes
   back as a ``tool_search_call``. The tools of the client's ``tool_search_output`` are offered
   from then on (see :meth:`agentloom.engine.tool_plan.ToolPlan.with_loaded`).
+- ``shell``, ``local_shell`` and ``apply_patch`` are offered as functions of their own names;
+  the calls go back as ``shell_call``, ``local_shell_call`` and ``apply_patch_call`` items (see
+  :mod:`agentloom.engine.shell_tools`).
 
 Replayed calls (``function_call`` with a namespace, ``custom_tool_call``) are shown to the
 backend under the same names (:func:`chat_call`), so a stateless client's history matches the
@@ -26,15 +29,20 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agentloom.api.items import CustomToolCall, FunctionCall, ToolSearchCall, ToolSearchOutput
+from agentloom.api.shell_items import ShellKindCall
 from agentloom.api.tools import (
+    ApplyPatchTool,
     CustomTool,
     FunctionTool,
     GrammarInputFormat,
+    LocalShellTool,
     NamespaceFunction,
     NamespaceTool,
+    ShellTool,
     Tool,
     ToolSearchTool,
 )
+from agentloom.engine.shell_tools import chat_arguments, shell_spec
 from agentloom.errors import InvalidRequestError
 from agentloom.inference import base as inf
 from agentloom.json_types import JSONObject
@@ -48,7 +56,7 @@ _SEARCH_PARAMETERS: JSONObject = {
     "properties": {"query": {"type": "string", "description": "What the tools should do."}},
     "required": ["query"],
 }
-ClientKind = Literal["function", "custom", "tool_search"]
+ClientKind = Literal["function", "custom", "tool_search", "shell", "local_shell", "apply_patch"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +87,22 @@ def chat_name(name: str, namespace: str | None) -> str:
     return f"{namespace}{separator}{name}"
 
 
-ClientToolParam = FunctionTool | CustomTool | NamespaceTool | ToolSearchTool
+ClientToolParam = (
+    FunctionTool
+    | CustomTool
+    | NamespaceTool
+    | ToolSearchTool
+    | ShellTool
+    | LocalShellTool
+    | ApplyPatchTool
+)
 
 
 def client_tools(tool: ClientToolParam, *, param: str) -> Iterator[ClientTool]:
     """The functions offered for one entry of a request's ``tools``."""
-    if isinstance(tool, ToolSearchTool):
+    if isinstance(tool, ShellTool | LocalShellTool | ApplyPatchTool):
+        yield _shell_kind(tool, param=param)
+    elif isinstance(tool, ToolSearchTool):
         yield _tool_search(tool, param=param)
     elif isinstance(tool, FunctionTool):
         spec = inf.FunctionSpec(
@@ -113,6 +131,17 @@ def _tool_search(tool: ToolSearchTool, *, param: str) -> ClientTool:
         parameters=tool.parameters or _SEARCH_PARAMETERS,  # type: ignore[arg-type]
     )
     return ClientTool("tool_search", TOOL_SEARCH, None, spec, param)
+
+
+def _shell_kind(tool: ShellTool | LocalShellTool | ApplyPatchTool, *, param: str) -> ClientTool:
+    if isinstance(tool, ShellTool) and tool.environment and tool.environment.type != "local":
+        raise InvalidRequestError(
+            "The shell tool runs on the client only here: its environment must be 'local' "
+            "(answer its calls with shell_call_output items).",
+            param=f"{param}.environment.type",
+        )
+    spec = shell_spec(tool.type)
+    return ClientTool(tool.type, tool.type, None, spec, param)
 
 
 def _members(namespace: NamespaceTool, *, param: str) -> Iterator[ClientTool]:
@@ -183,8 +212,15 @@ def custom_arguments(text: str) -> str:
     return json.dumps({INPUT_PARAMETER: text})
 
 
-def chat_call(item: FunctionCall | CustomToolCall | ToolSearchCall) -> inf.ToolCall:
+def chat_call(item: FunctionCall | CustomToolCall | ToolSearchCall | ShellKindCall) -> inf.ToolCall:
     """A client tool's call as the backend sees it (its flattened name, JSON arguments)."""
+    if isinstance(item, FunctionCall | CustomToolCall | ToolSearchCall):
+        return _named_call(item)
+    name, arguments = chat_arguments(item)
+    return inf.ToolCall(id=item.call_id, name=name, arguments=arguments)
+
+
+def _named_call(item: FunctionCall | CustomToolCall | ToolSearchCall) -> inf.ToolCall:
     if isinstance(item, ToolSearchCall):
         arguments = json.dumps(item.arguments)
         return inf.ToolCall(id=search_call_id(item), name=TOOL_SEARCH, arguments=arguments)

@@ -39,8 +39,9 @@ from agentloom.api.items import (
     ToolSearchOutput,
 )
 from agentloom.api.response import ResponseUsage
+from agentloom.api.shell_items import ShellKindCall, ShellKindOutput
 from agentloom.engine import mcp_history
-from agentloom.engine.client_tools import found_text
+from agentloom.engine.client_tools import chat_call, found_text
 from agentloom.engine.context import Context
 from agentloom.engine.items import with_id
 from agentloom.engine.messages import Summary, SummaryReader, visible
@@ -189,6 +190,13 @@ def _output_line(item: FunctionCallOutput | CustomToolCallOutput, read: SummaryR
     return f"TOOL RESULT ({item.call_id}): {item.output_text()}"
 
 
+def _shell_kind_line(item: ShellKindCall | ShellKindOutput, read: SummaryReader) -> str:
+    if isinstance(item, ShellKindOutput):
+        return f"TOOL RESULT ({item.call_id}): {item.output_text()}"
+    call = chat_call(item)
+    return f"TOOL CALL {call.name} ({item.call_id}): {call.arguments}"
+
+
 def _reasoning_line(item: Reasoning, read: SummaryReader) -> str:
     return f"ASSISTANT (thinking): {item.text()}"
 
@@ -215,6 +223,11 @@ _LINES: dict[str, Callable[[Any, SummaryReader], str]] = {
     "custom_tool_call_output": _output_line,
     "tool_search_call": _tool_search_line,
     "tool_search_output": _tool_search_line,
+    **dict.fromkeys(
+        ("shell_call", "local_shell_call", "apply_patch_call", "shell_call_output"),
+        _shell_kind_line,
+    ),
+    **dict.fromkeys(("local_shell_call_output", "apply_patch_call_output"), _shell_kind_line),
     "reasoning": _reasoning_line,
     "compaction": _summary_line,
     **dict.fromkeys(mcp_history.MCP_TYPES, _mcp_line),

@@ -39,6 +39,7 @@ from agentloom.api.response import (
     Response,
     ResponseModeration,
 )
+from agentloom.api.shell_items import ShellKindOutput
 from agentloom.engine.output_guard import OutputGuard, StreamWindow
 from agentloom.errors import InvalidRequestError
 from agentloom.inference import base as inf
@@ -165,7 +166,7 @@ def input_text(items: Sequence[StoredItem]) -> str:
     for item in items:
         if isinstance(item, Message) and item.role in _CHECKED_ROLES:
             texts.append(item.text())
-        elif isinstance(item, FunctionCallOutput | CustomToolCallOutput):
+        elif isinstance(item, FunctionCallOutput | CustomToolCallOutput | ShellKindOutput):
             texts.append(item.output_text())
     return "\n\n".join(text for text in texts if text)
 

@@ -31,6 +31,7 @@ from agentloom.api.items import (
     ToolSearchCall,
     ToolSearchOutput,
 )
+from agentloom.api.shell_items import ShellKindCall, ShellKindOutput
 from agentloom.engine import mcp_history
 from agentloom.engine.attachments import Attachment, FileImage, FileText
 from agentloom.engine.client_tools import chat_call, found_text
@@ -46,8 +47,26 @@ from agentloom.inference.base import (
 from agentloom.tools.items import Replayed
 from agentloom.tools.server_tools import TOOL_ITEMS
 
-_ClientCall: TypeAlias = FunctionCall | CustomToolCall | ToolSearchCall
-_ClientOutput: TypeAlias = FunctionCallOutput | CustomToolCallOutput | ToolSearchOutput
+_ClientCall: TypeAlias = FunctionCall | CustomToolCall | ToolSearchCall | ShellKindCall
+_ClientOutput: TypeAlias = (
+    FunctionCallOutput | CustomToolCallOutput | ToolSearchOutput | ShellKindOutput
+)
+_CALL_TYPES: tuple[str, ...] = (
+    "function_call",
+    "custom_tool_call",
+    "tool_search_call",
+    "shell_call",
+    "local_shell_call",
+    "apply_patch_call",
+)
+_OUTPUT_TYPES: tuple[str, ...] = (
+    "function_call_output",
+    "custom_tool_call_output",
+    "tool_search_output",
+    "shell_call_output",
+    "local_shell_call_output",
+    "apply_patch_call_output",
+)
 
 SUMMARY_HEADING = (
     "Summary of the earlier conversation (it stands in for the messages and tool results it "
@@ -284,11 +303,8 @@ _ADDERS: dict[str, _Adder] = {
     "message": _add_message,
     "reasoning": _add_reasoning,
     "compaction": _add_compaction,
-    **dict.fromkeys(("function_call", "custom_tool_call", "tool_search_call"), _add_call),
-    **dict.fromkeys(
-        ("function_call_output", "custom_tool_call_output", "tool_search_output"),
-        _add_tool_output,
-    ),
+    **dict.fromkeys(_CALL_TYPES, _add_call),
+    **dict.fromkeys(_OUTPUT_TYPES, _add_tool_output),
     **dict.fromkeys(mcp_history.MCP_TYPES, _add_mcp),
 }
 """How each kind the loop itself knows is told to the chat, by ``type``."""

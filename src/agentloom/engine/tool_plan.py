@@ -19,12 +19,15 @@ from agentloom.api.items import StoredItem, ToolSearchOutput
 from agentloom.api.tools import (
     AllowedToolRef,
     AllowedTools,
+    ApplyPatchTool,
     CustomTool,
     CustomToolChoice,
     FunctionTool,
     FunctionToolChoice,
     HostedToolChoice,
+    LocalShellTool,
     NamespaceTool,
+    ShellTool,
     Tool,
     ToolChoice,
     ToolSearchTool,
@@ -43,7 +46,16 @@ from agentloom.tools.server_tools import (
 )
 
 _Offer = ClientTool | ServerTool
-_CLIENT_TYPES = (FunctionTool, CustomTool, NamespaceTool, ToolSearchTool)
+_CLIENT_TYPES = (
+    FunctionTool,
+    CustomTool,
+    NamespaceTool,
+    ToolSearchTool,
+    ShellTool,
+    LocalShellTool,
+    ApplyPatchTool,
+)
+_SHELL_KINDS = frozenset({"shell", "local_shell", "apply_patch"})
 _LOADABLE = (FunctionTool, CustomTool, NamespaceTool)  # what a tool_search_output may load
 
 
@@ -238,9 +250,10 @@ def _ref_name(offers: dict[str, _Offer], ref: AllowedToolRef, *, param: str) -> 
 
 
 def _hosted_name(offers: dict[str, _Offer], kind: str, *, param: str) -> str:
-    """The function name of the request's hosted tool of type ``kind``."""
+    """The function name of the request's tool of type ``kind``: a hosted one, or the client's
+    ``shell`` / ``local_shell`` / ``apply_patch``."""
     for name, offer in offers.items():
-        if not isinstance(offer, ClientTool) and offer.kind == kind:
+        if offer.kind == kind and (not isinstance(offer, ClientTool) or kind in _SHELL_KINDS):
             return name
     raise InvalidRequestError(f"Tool choice '{kind}' not found in 'tools' parameter.", param=param)
 

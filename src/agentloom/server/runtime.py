@@ -45,6 +45,7 @@ from agentloom.services.jobs.schedules import Schedules
 from agentloom.services.jobs.webhooks import WebhooksService
 from agentloom.services.jobs.wiring import jobs
 from agentloom.services.managed_agents.wiring import ManagedAgentServices, managed_agent_services
+from agentloom.services.mcp_connectors import McpConnectors
 from agentloom.services.organization.admin_keys import AdminKeysService
 from agentloom.services.organization.projects import ProjectsService
 from agentloom.services.organization.rate_limits import RateLimiter
@@ -52,6 +53,7 @@ from agentloom.services.organization.usage import UsageLedger
 from agentloom.services.organization.wiring import Metering, metering, organization
 from agentloom.services.prompts import PromptsService
 from agentloom.services.readiness import CheckKind, Probe, ReadinessRounds
+from agentloom.services.sdk_traces import SdkTraces
 from agentloom.services.vector_stores.service import VectorStoresService
 from agentloom.services.vector_stores.wiring import vector_stores
 from agentloom.storage.blobs import build_blob_store
@@ -129,6 +131,8 @@ class Runtime:
     metrics: Metrics | None = None  # what GET /metrics shows
     shared_metrics: SharedMetrics | None = None  # with --workers: every worker's metrics
     stored_completions: StoredCompletions | None = None  # chat completions with store: true
+    sdk_traces: SdkTraces | None = None  # what the Agents SDK's trace exporter sent
+    mcp_connectors: McpConnectors | None = None  # the projects' configured MCP servers
     messages: MessagesGateway | None = None  # Anthropic's Messages API
     duties: Duties = field(default_factory=Duties)  # the background duties' states
     readiness: ReadinessRounds = field(default_factory=ReadinessRounds)  # GET /v1/health/ready
@@ -227,7 +231,8 @@ async def _services(settings: Settings, parts: _Parts) -> Runtime:
         files,
         idle_minutes=settings.code_interpreter.idle_minutes,
     )
-    tools = _tools(settings, stores, parts.web, containers)
+    connectors = McpConnectors(database.mcp_connectors, sealer)
+    tools = _tools(settings, stores, parts.web, containers, connectors)
     needs = Needs(
         catalog, sealer, Attachments(files), guardrails, tools, parts.metering.usage, work
     )
@@ -263,6 +268,8 @@ async def _services(settings: Settings, parts: _Parts) -> Runtime:
         metrics=metrics,
         shared_metrics=SharedMetrics.from_environment(metrics),
         stored_completions=gate.stored,
+        sdk_traces=SdkTraces(database.sdk_traces),
+        mcp_connectors=connectors,
         messages=gate.messages,
     )
 
@@ -277,6 +284,7 @@ def _tools(
     searcher: VectorStoresService,
     web: WebSearchSources,
     containers: ContainersService,
+    connectors: McpConnectors,
 ) -> ToolServices:
     """What the server-side tools run on: the vector stores (file_search), the search engines
     (web_search), the containers (code_interpreter), the MCP servers and their limits."""
@@ -287,6 +295,7 @@ def _tools(
         mcp_policy=mcp_policy(settings.mcp),
         mcp_limits=McpLimits(settings.mcp.connect_timeout, settings.mcp.call_timeout),
         mcp_servers=declared_servers(settings.mcp.servers),
+        mcp_connectors=connectors,
     )
 
 

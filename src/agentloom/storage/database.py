@@ -43,6 +43,7 @@ from agentloom.storage.events import SqlEventStore
 from agentloom.storage.files import SqlFileStore
 from agentloom.storage.jobs import SqlJobStore
 from agentloom.storage.managed_agents import SqlManagedAgentStore
+from agentloom.storage.mcp_connectors import SqlMcpConnectorStore
 from agentloom.storage.memories import SqlMemoryStore
 from agentloom.storage.projects import SqlProjectStore
 from agentloom.storage.prompts import SqlPromptStore
@@ -52,6 +53,7 @@ from agentloom.storage.retention import SqlRetentionStore
 from agentloom.storage.runner import AsyncRunner, Runner, TracedRunner
 from agentloom.storage.schedules import SqlScheduleStore
 from agentloom.storage.scoped import across_projects
+from agentloom.storage.sdk_traces import SqlSdkTraceStore
 from agentloom.storage.sqlite_runner import ThreadRunner
 from agentloom.storage.usage import SqlUsageStore
 from agentloom.storage.vector_chunks import SqlChunkStore
@@ -258,6 +260,8 @@ class Database:
         self.files = SqlFileStore(runner)
         self.containers = SqlContainerStore(runner)
         self.chat_completions = SqlChatCompletionStore(runner)
+        self.sdk_traces = SqlSdkTraceStore(runner)
+        self.mcp_connectors = SqlMcpConnectorStore(runner)
         self.projects = SqlProjectStore(runner)
         self.jobs = SqlJobStore(runner)
         self.events = SqlEventStore(runner)

@@ -275,6 +275,50 @@ chat_completions = sa.Table(
     sa.Index("ix_chat_completions_project_seq", "project_id", "seq"),
 )
 
+# Traces the Agents SDK exports (``POST /v1/traces/ingest``): a trace's name, group and
+# metadata, and its spans, each the SDK's exported object (JSON) with the response it names.
+sdk_traces = sa.Table(
+    "sdk_traces",
+    metadata,
+    _project(),
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("workflow_name", sa.String(512), nullable=True),
+    sa.Column("group_id", sa.String(256), nullable=True),
+    sa.Column("metadata", sa.Text, nullable=False),  # JSON object
+    sa.UniqueConstraint("project_id", "id", name="uq_sdk_traces_project_id"),
+    sa.Index("ix_sdk_traces_project_seq", "project_id", "seq"),
+)
+sdk_spans = sa.Table(
+    "sdk_spans",
+    metadata,
+    _project(),
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False),
+    sa.Column("trace_id", sa.String(96), nullable=False),
+    sa.Column("response_id", sa.String(96), nullable=True),  # a ``response`` span's
+    sa.Column("body", sa.Text, nullable=False),  # the span as the SDK exported it, JSON
+    sa.UniqueConstraint("project_id", "id", name="uq_sdk_spans_project_id"),
+    sa.Index("ix_sdk_spans_project_trace", "project_id", "trace_id"),
+    sa.Index("ix_sdk_spans_project_response", "project_id", "response_id"),
+)
+
+# MCP connectors a project configures (``/v1/mcp_connectors``): the server's URL, and its
+# headers and bearer token sealed (agentloom.sealing, purpose ``mcp_connector``).
+mcp_connectors = sa.Table(
+    "mcp_connectors",
+    metadata,
+    _project(),
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("server_url", sa.Text, nullable=False),
+    sa.Column("description", sa.Text, nullable=True),
+    sa.Column("credentials", sa.Text, nullable=False),  # sealed JSON: headers, authorization
+    sa.UniqueConstraint("project_id", "id", name="uq_mcp_connectors_project_id"),
+)
+
 # --- tenancy ------------------------------------------------------------------------------------
 # Projects own everything stored; ``project_id`` on each owned table names its project (the
 # default project holds what was written before projects existed, and everything while
@@ -361,6 +405,9 @@ OWNED: tuple[sa.Table, ...] = (
     vector_stores,
     containers,
     chat_completions,
+    sdk_traces,
+    sdk_spans,
+    mcp_connectors,
 )
 
 # The agent SDK's own state (agentloom.agents): sessions, tick records and memory notes. Names

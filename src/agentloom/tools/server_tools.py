@@ -23,6 +23,7 @@ from agentloom.tools.base import ServerTool, Toolset
 from agentloom.tools.code_interpreter import OUTPUTS, CodeInterpreter, CodeRunner
 from agentloom.tools.file_search import FileSearch, Searcher
 from agentloom.tools.items import ToolItem
+from agentloom.tools.mcp.connectors import ConnectorLookup
 from agentloom.tools.mcp.policy import UrlPolicy
 from agentloom.tools.mcp.toolset import McpLimits, McpToolset
 from agentloom.tools.web import WebSearchSources
@@ -41,6 +42,7 @@ class ToolServices:
     mcp_policy: UrlPolicy = field(default_factory=UrlPolicy)  # which MCP URLs may be reached
     mcp_limits: McpLimits = field(default_factory=McpLimits)
     mcp_servers: Mapping[str, McpServerSettings] = field(default_factory=dict)  # by label
+    mcp_connectors: ConnectorLookup | None = None  # the project's, by connector_id
     code: CodeRunner | None = None  # None: no code_interpreter here
 
 
@@ -128,6 +130,7 @@ def _mcp(request: ToolRequest, services: ToolServices) -> Toolset:
         services.mcp_limits,
         param=request.param,
         servers=services.mcp_servers,
+        connectors=services.mcp_connectors,
     )
 
 

@@ -5,7 +5,7 @@ import { get, post, all, events } from "../api.js";
 import { h, clear, time, seconds, badge, code, pretty } from "../dom.js";
 import { items as drawItems, usage } from "../render.js";
 import { newState, apply } from "../stream.js";
-import { waterfall, ms } from "../waterfall.js";
+import { waterfall, sdkWaterfall, ms } from "../waterfall.js";
 
 const RUNNING = new Set(["queued", "in_progress"]);
 const RESUMES = 5;
@@ -48,6 +48,20 @@ async function trace(id) {
   }
 }
 
+// The Agents SDK's traces with a span of this response (what its exporter sent to
+// /v1/traces/ingest), each with its spans; none (or unreadable) draws nothing.
+async function sdkTraces(id) {
+  try {
+    const listed = await get(`/v1/traces?response_id=${encodeURIComponent(id)}&limit=5`);
+    const traces = await Promise.all(listed.data.map((t) => get(`/v1/traces/${encodeURIComponent(t.id)}`)));
+    if (!traces.length) return null;
+    return h("section", { "aria-labelledby": "sdk-trace-h", class: "trace sdk-trace" },
+      h("h2", { id: "sdk-trace-h" }, "Agents SDK trace"), traces.map(sdkWaterfall));
+  } catch {
+    return null;
+  }
+}
+
 // Follows a running background response's stream, redrawing `output` as events arrive; a
 // stream cut short is resumed after the last event seen (starting_after), a few times at most.
 async function follow(r, output, liveStatus, ctx, done) {
@@ -72,7 +86,7 @@ async function follow(r, output, liveStatus, ctx, done) {
 
 export async function render(root, ctx, id) {
   const r = await get(`/v1/responses/${id}`);
-  const [input, traced] = await Promise.all([all(`/v1/responses/${id}/input_items`, { order: "asc" }).catch(() => null), trace(id)]);
+  const [input, traced, sdk] = await Promise.all([all(`/v1/responses/${id}/input_items`, { order: "asc" }).catch(() => null), trace(id), sdkTraces(id)]);
   const output = h("div", { class: "output" }, drawItems(r.output || []));
   const live = h("div", { class: "live" });
   clear(root,
@@ -83,7 +97,8 @@ export async function render(root, ctx, id) {
     h("section", { "aria-labelledby": "input-h" }, h("h2", { id: "input-h" }, "Input"),
       input ? drawItems(input) : h("p", { class: "muted" }, "The input items could not be read.")),
     h("section", { "aria-labelledby": "output-h" }, h("h2", { id: "output-h" }, "Output"), output),
-    h("section", { "aria-labelledby": "trace-h", class: "trace" }, h("h2", { id: "trace-h" }, "Trace"), traced.el));
+    h("section", { "aria-labelledby": "trace-h", class: "trace" }, h("h2", { id: "trace-h" }, "Trace"), traced.el),
+    sdk);
   if (r.background && RUNNING.has(r.status)) {
     const liveStatus = h("span", { "aria-live": "polite" }, badge(r.status));
     const cancel = h("button", { type: "button", class: "danger", onclick: async () => {

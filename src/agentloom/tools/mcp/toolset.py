@@ -32,6 +32,7 @@ from agentloom.tools.base import (
 )
 from agentloom.tools.mcp import rules
 from agentloom.tools.mcp.client import Connection, McpFailure, ServerAddress
+from agentloom.tools.mcp.connectors import ConnectorLookup
 from agentloom.tools.mcp.declared import McpServer, resolve
 from agentloom.tools.mcp.policy import UrlPolicy
 from agentloom.tools.mcp.schema import normalise
@@ -54,25 +55,20 @@ class McpToolset:
     limits: McpLimits
     param: str = "tools[0]"
     servers: Mapping[str, McpServerSettings] = field(default_factory=dict)  # declared, by label
+    connectors: ConnectorLookup | None = None  # the project's (``connector_id``)
 
     @property
     def kind(self) -> str:
         return "mcp"
 
     async def check(self) -> None:
-        if self.config.connector_id is not None:
-            raise InvalidRequestError(
-                "MCP connectors (connector_id) are not supported by this server yet; give "
-                "server_url.",
-                param=f"{self.param}.connector_id",
-            )
-        server = self._server()
+        server = await self._server()
         if server.declared is None:  # declared servers were chosen by the operator
             assert server.config.server_url is not None  # resolve() checked
             await self.policy.check(server.config.server_url, param=f"{self.param}.server_url")
 
     async def open(self, context: ToolsetContext) -> AsyncIterator[ToolsetStep]:
-        server = self._server()
+        server = await self._server()
         connection = Connection(self._address(server), context.stack)
         label = server.config.server_label
         earlier = earlier_listing(context.earlier, label)
@@ -95,8 +91,31 @@ class McpToolset:
         yield ev.OutputItemDone(sequence_number=context.seq(), item=item, **where)
         yield Listed(item, self._tools(server, item.tools, connection), label)
 
-    def _server(self) -> McpServer:
-        return resolve(self.config, self.servers, param=self.param)
+    async def _server(self) -> McpServer:
+        config = self.config
+        if config.connector_id is not None:
+            config = await self._connected(config.connector_id)
+        return resolve(config, self.servers, param=self.param)
+
+    async def _connected(self, connector_id: str) -> McpTool:
+        """The tool pointed at the project's connector: its URL, its headers under the
+        request's own."""
+        where = f"{self.param}.connector_id"
+        if self.config.server_url is not None:
+            raise InvalidRequestError(
+                "Give connector_id or server_url, not both.", param=where, code="invalid_value"
+            )
+        found = await self.connectors.target(connector_id) if self.connectors else None
+        if found is None:
+            raise InvalidRequestError(
+                f"No MCP connector '{connector_id}' is configured for this project "
+                "(POST /v1/mcp_connectors).",
+                param=where,
+                code="invalid_value",
+            )
+        headers = {**found.headers, **(self.config.headers or {})}
+        update = {"server_url": found.server_url, "headers": headers}
+        return self.config.model_copy(update=update)
 
     def _address(self, server: McpServer) -> ServerAddress | StdioAddress:
         config, declared, limits = server.config, server.declared, self.limits
