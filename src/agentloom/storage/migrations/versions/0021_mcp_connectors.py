@@ -1,8 +1,8 @@
 """MCP connectors a project configures once (``/v1/mcp_connectors``): the server's URL and its
 credentials, sealed; an ``mcp`` tool with ``connector_id`` uses them.
 
-Revision ID: 0023
-Revises: 0022
+Revision ID: 0021
+Revises: 0020
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0023"
-down_revision = "0022"
+revision = "0021"
+down_revision = "0020"
 branch_labels = None
 depends_on = None
 

@@ -1,7 +1,7 @@
 """Traces the Agents SDK exports to ``POST /v1/traces/ingest``: each trace and each span a row,
 a project's, the span's exported object kept whole (``/v1/traces`` list and retrieve).
 
-Revision ID: 0022
+Revision ID: 0020
 Revises: 0019
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0022"
+revision = "0020"
 down_revision = "0019"
 branch_labels = None
 depends_on = None
