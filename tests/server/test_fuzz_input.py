@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from agentloom.config import Settings
 from agentloom.server.app import create_app
+from agentloom.server.errors import DIALECTS
 from agentloom.server.spec import ApiRoute
 from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import audited_client, make_settings
@@ -38,6 +39,8 @@ ROUTES = [
     "/responses/compact",
     "/chat/completions",
     "/completions",
+    "/messages",
+    "/messages/count_tokens",
     "/embeddings",
     "/conversations",
     "/vector_stores",
@@ -81,12 +84,18 @@ def send(backend: FakeBackend, tmp_path: Path) -> Iterator[Send]:
         yield lambda method, path, body: portal.call(_send, client, method, path, body)
 
 
-def _answered(status: int, body: bytes) -> None:
-    """A success, or a client error in OpenAI's envelope: never a server error."""
+def _answered(status: int, body: bytes, path: str = "") -> None:
+    """A success, or a client error in its API's envelope (OpenAI's; Anthropic's on the
+    Messages API): never a server error."""
     assert status < 500, body[:500]
     if status >= 400:
-        error = json.loads(body)["error"]
-        assert set(error) == {"message", "type", "param", "code"}
+        answer = json.loads(body)
+        error = answer["error"]
+        if f"/v1{path}" in DIALECTS:
+            assert answer["type"] == "error"
+            assert set(error) == {"message", "type"}
+        else:
+            assert set(error) == {"message", "type", "param", "code"}
         assert isinstance(error["message"], str)
         assert error["message"]
 
@@ -94,13 +103,13 @@ def _answered(status: int, body: bytes) -> None:
 @FUZZ
 @given(path=st.sampled_from(ROUTES), value=json_values)
 def test_any_json_value_gets_an_answer(send: Send, path: str, value: Any) -> None:
-    _answered(*send("POST", path, json.dumps(value).encode()))
+    _answered(*send("POST", path, json.dumps(value).encode()), path)
 
 
 @FUZZ
 @given(path=st.sampled_from(ROUTES), raw=st.binary(max_size=300))
 def test_any_bytes_get_an_answer(send: Send, path: str, raw: bytes) -> None:
-    _answered(*send("POST", path, raw))
+    _answered(*send("POST", path, raw), path)
 
 
 def _json_bodies() -> list[tuple[str, list[str]]]:
@@ -127,7 +136,7 @@ BODIES = _json_bodies()
 def test_any_fields_of_any_json_body(send: Send, data: st.DataObject) -> None:
     path, names = data.draw(st.sampled_from(BODIES))
     body = data.draw(st.dictionaries(st.sampled_from(names), json_values, max_size=4))
-    _answered(*send("POST", path, json.dumps(body).encode()))
+    _answered(*send("POST", path, json.dumps(body).encode()), path)
 
 
 @FUZZ
