@@ -205,8 +205,10 @@ def test_any_input_item(send: Send, backend: FakeBackend, kind: str, extra: dict
 def test_any_nesting_depth(send: Send, depth: int, path: str) -> None:
     body = '{"metadata": ' + "[" * depth + "]" * depth + "}"
     status, reply = send("POST", path, body.encode())
-    _answered(status, reply)
-    if depth > 128:
+    _answered(status, reply, path)
+    if depth > 128 and f"/v1{path}" in DIALECTS:  # Anthropic's envelope has no code
+        assert json.loads(reply)["error"]["type"] == "invalid_request_error"
+    elif depth > 128:
         assert json.loads(reply)["error"]["code"] == "json_too_deep"
 
 
