@@ -104,12 +104,14 @@ def needed_scope(method: str, path: str) -> str:
     return group.read if reading else group.write
 
 
+_BY_PREFIX: Final = {prefix: group for group in ENDPOINT_GROUPS for prefix in group.prefixes}
+
+
 def _group(path: str) -> EndpointGroup | None:
-    for group in ENDPOINT_GROUPS:
-        for prefix in group.prefixes:
-            if path == prefix or path.startswith(prefix + "/"):
-                return group
-    return None
+    """The group of a path's first two segments after ``/v1`` (or its first: every prefix has
+    one or two)."""
+    parts = path.split("/", 5)
+    return _BY_PREFIX.get("/".join(parts[:4])) or _BY_PREFIX.get("/".join(parts[:3]))
 
 
 def grants(held: frozenset[str] | None, needed: str) -> bool:

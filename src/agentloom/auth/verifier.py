@@ -7,6 +7,11 @@ and drops its caches when the epoch moves, so a revoked key stops working in eve
 within one watch interval (and at once in the process that revoked it). A lookup that raced a
 revocation never stores its stale answer: answers are kept only if no drop happened meanwhile.
 
+A user's key resolves to the user with their groups, role names and permissions in the key's
+project (:meth:`agentloom.storage.roles.SqlRoleStore.access`), cached with the key: every change
+to users, groups, memberships and roles bumps the same epoch. A user with no access to the
+project left has no principal: their key is refused as a wrong one.
+
 The admin key (from the environment, never stored) is compared in constant time.
 """
 

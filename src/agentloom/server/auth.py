@@ -6,7 +6,9 @@ works in its project, and so does a JWT from the OIDC provider of ``[auth.jwt]``
 its claim names); the admin key manages the organization (``/v1/organization/...``) and
 works in a project only when it names one with the ``OpenAI-Project`` header. Without keys every
 request is the default project's and the organization routes are open (a server on loopback,
-run by one trusted person). ``/v1/health`` is always open.
+run by one trusted person). ``/v1/health`` is always open. A restricted key (or a user's key
+whose roles grant less) is refused what its scopes do not grant, with a 403 naming the scope
+(:mod:`agentloom.auth.scopes`).
 
 The edge (:mod:`agentloom.server.edge`) admits each request here and runs it in the context
 of its project (:func:`agentloom.tenancy.acting_for`): everything the request runs, including
