@@ -575,6 +575,7 @@ audit_logs = sa.Table(
     sa.Column("actor_id", sa.String(128), nullable=False),
     sa.Column("actor_user_id", sa.String(96), nullable=True),  # a user's key: its user
     sa.Column("body", sa.Text, nullable=False),  # the whole entry as JSON
+    sa.Index("ix_audit_logs_effective_at", "effective_at"),  # made by 0008
 )
 
 # Admin keys made through the admin API (beside the one from the environment): like project
