@@ -225,6 +225,56 @@ async def test_a_projects_groups_and_roles_through_the_sdk(
     assert removed.deleted
 
 
+async def test_the_rest_of_the_role_shapes_through_the_sdk(
+    raw: httpx2.AsyncClient, alpha: Tenant
+) -> None:
+    org = _admin(raw)
+    projects = org.projects
+    ada = await new_user(raw, "ada@example.com", [{"id": alpha.project_id, "role": "member"}])
+    group = await org.groups.create(name="ops")
+    role = await projects.roles.create(alpha.project_id, role_name="ops", permissions=[])
+
+    renamed = await projects.roles.update(
+        role.id, project_id=alpha.project_id, role_name="operators", description="they operate"
+    )
+    fetched = await projects.roles.retrieve(role.id, project_id=alpha.project_id)
+    await projects.groups.create(alpha.project_id, group_id=group.id, role="role_project_member")
+    in_project = await projects.groups.retrieve(group.id, project_id=alpha.project_id)
+    held = await projects.groups.roles.create(
+        group.id, project_id=alpha.project_id, role_id=role.id
+    )
+    listed = [r.id async for r in projects.groups.roles.list(group.id, project_id=alpha.project_id)]
+    one = await projects.groups.roles.retrieve(
+        role.id, project_id=alpha.project_id, group_id=group.id
+    )
+    mine = await projects.users.roles.create(ada, project_id=alpha.project_id, role_id=role.id)
+    again = await projects.users.roles.retrieve(role.id, project_id=alpha.project_id, user_id=ada)
+    promoted = await org.users.update(ada, role_id="role_org_owner")
+    org_held = await org.users.roles.create(ada, role_id="role_org_reader")
+    org_one = await org.users.roles.retrieve("role_org_reader", user_id=ada)
+
+    assert (renamed.name, fetched.description) == ("operators", "they operate")
+    assert (in_project.group_id, in_project.project_id) == (group.id, alpha.project_id)
+    assert held.group.id == group.id
+    assert listed == [role.id]
+    assert (one.id, one.permissions) == (role.id, [])
+    assert (mine.user.id, again.name) == (ada, "operators")
+    assert promoted.role == "owner"
+    assert org_held.role.predefined_role
+    assert org_one.resource_type == "api.organization"
+    with pytest.raises(openai.NotFoundError):  # an organization role is not a project's
+        await projects.users.roles.create(
+            ada, project_id=alpha.project_id, role_id="role_org_reader"
+        )
+    gone = await projects.groups.roles.delete(
+        role.id, project_id=alpha.project_id, group_id=group.id
+    )
+    assert gone.deleted
+    assert (await projects.roles.delete(role.id, project_id=alpha.project_id)).deleted
+    assert [r async for r in projects.users.roles.list(ada, project_id=alpha.project_id)] == []
+    assert (await org.groups.roles.list(group.id)).data == []
+
+
 # --- keys: a user's own, restricted ones ----------------------------------------------------
 
 
@@ -310,9 +360,7 @@ async def test_a_users_key_does_what_their_key_and_roles_both_grant(
 # --- the audit log ---------------------------------------------------------------------------
 
 
-async def test_the_audit_log_names_who_changed_what(
-    raw: httpx2.AsyncClient, alpha: Tenant
-) -> None:
+async def test_the_audit_log_names_who_changed_what(raw: httpx2.AsyncClient, alpha: Tenant) -> None:
     org = _admin(raw)
     ada = await new_user(raw, "ada@example.com", [{"id": alpha.project_id, "role": "member"}])
     made = await user_key(raw, alpha.project_id, ada)
