@@ -71,7 +71,7 @@ async def test_invites_and_users_through_the_sdk(raw: httpx2.AsyncClient, alpha:
     user = await _accept(raw, invite.id, "Ada")
     accepted = await org.invites.retrieve(invite.id)
     users = [u async for u in org.users.list()]
-    by_email = [u.id async for u in org.users.list(emails=["ada@example.com"])]
+    by_email = [u.id async for u in org.users.list(emails=["ADA@example.com"])]
     promoted = await org.users.update(user["id"], role="owner")
     in_project = await org.projects.users.retrieve(user["id"], project_id=alpha.project_id)
 

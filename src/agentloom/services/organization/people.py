@@ -59,7 +59,7 @@ class PeopleService:
     async def list_users(
         self, query: ListQuery, emails: tuple[str, ...]
     ) -> ListPage[api.OrganizationUser]:
-        page = await self._people.list_users(query, emails)
+        page = await self._people.list_users(query, tuple(e.lower() for e in emails))
         if page is None:
             raise _no_cursor("user", query.after)
         return ListPage[api.OrganizationUser].of(
