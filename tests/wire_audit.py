@@ -81,6 +81,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from tests import spec_oracle
 from tests.wire_nullability import nullable, required_fields
+from tests.wire_people import PEOPLE_ELEMENTS, PEOPLE_OBJECTS
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -123,10 +124,12 @@ _BY_OBJECT: dict[str, TypeAdapter[Any]] = {
         "webhook_endpoint": WebhookEndpointWithSecret | WebhookEndpoint,
         "webhook_endpoint.deleted": DeletedWebhookEndpoint,
         "webhook_endpoint.test": WebhookEndpointTestResult,
+        **PEOPLE_OBJECTS,
     }.items()
 }
 EVENT: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
 _ELEMENT_TYPES: tuple[tuple[re.Pattern[str], TypeAdapter[Any]], ...] = (
+    *PEOPLE_ELEMENTS,
     (re.compile(r"/v1/vector_stores/[^/]+/search$"), TypeAdapter(VectorStoreSearchResponse)),
     (re.compile(r"/v1/conversations/[^/]+/items(/[^/]+)?$"), TypeAdapter(ConversationItem)),
     (re.compile(r"/v1/(agents/)?responses/[^/]+/input_items$"), TypeAdapter(ResponseItem)),
@@ -160,6 +163,10 @@ _COMPACTED: TypeAdapter[Any] = TypeAdapter(CompactedResponse)
 
 OWN_EVENTS = "managed_agent."
 """The ``object`` prefix of streamed events OpenAI has no type for."""
+
+OWN_AUDIT_TYPES = frozenset({"resource.created", "resource.updated"})
+"""Audit log entry types of agentloom's own (changes to a project's data; OpenAI logs only
+``resource.deleted`` of the three): checked as that one."""
 
 TOLERATED_ERROR_CODES = frozenset({"context_length_exceeded"})
 """``error.code`` values OpenAI sends in a failed response although the package's enum lacks
@@ -289,6 +296,8 @@ def _tolerated(value: Any) -> Any:
     error = copy.get("error")
     if isinstance(error, dict) and error.get("code") in TOLERATED_ERROR_CODES:
         copy["error"] = {**error, "code": "server_error"}
+    if copy.get("object") == "organization.audit_log" and copy.get("type") in OWN_AUDIT_TYPES:
+        copy["type"] = "resource.deleted"  # OpenAI's one of the three, same shape
     return copy
 
 

@@ -5,7 +5,8 @@ column names the project it acts for, unless it is marked as work that serves ev
 Two projects do everything the tables hold through the real app and the official client
 (responses, background responses and their events, conversations, files, vector stores and
 their ingestion, containers, prompts, webhooks and deliveries, managed agents with their
-messages, runs, tasks and schedules, the admin API's accounts and keys), and one reads the
+messages, runs, tasks and schedules, the admin API's accounts and keys, a project's users,
+groups, roles and a user's key), and one reads the
 other's objects by id. Every statement is heard where the driver runs it (SQLite's trace
 callback; on PostgreSQL SQLAlchemy's cursor events and asyncpg's query logger for the hot
 path's own pool). A statement that touches a project's table unmarked must constrain each such
@@ -35,7 +36,8 @@ from agentloom.storage.scoped import ACROSS_PROJECTS
 from agentloom.tenancy import DEFAULT_PROJECT
 from agentloom.testing.backend import FakeBackend
 from tests.plugins import split
-from tests.plugins.tenants import Tenant, new_tenant
+from tests.plugins.tenants import ADMIN, Tenant, new_tenant, sdk
+from tests.server.test_people import new_user, user_key
 from tests.server.test_tenancy import make_everything
 
 PROJECT_TABLES = frozenset(t.name for t in schema.metadata.sorted_tables if "project_id" in t.c)
@@ -235,6 +237,25 @@ async def _scheduled_agent(tenant: Tenant, backend: FakeBackend) -> None:
     await tenant.client.delete(f"/managed-agents/{agent['id']}", cast_to=httpx2.Response)
 
 
+async def _people(raw: httpx2.AsyncClient, tenant: Tenant) -> None:
+    """A user in the project by name and through a group, with a project role, and a key of
+    theirs used (its principal resolved from memberships and assignments)."""
+    org = sdk(raw, admin_api_key=ADMIN).admin.organization
+    project = tenant.project_id
+    ada = await new_user(raw, "ada@example.com", [{"id": project, "role": "member"}])
+    group = await org.groups.create(name="g")
+    role = await org.projects.roles.create(project, role_name="r", permissions=["api.all.read"])
+    await org.projects.groups.create(project, group_id=group.id, role=role.id)
+    await org.projects.users.roles.create(ada, project_id=project, role_id=role.id)
+    key = await user_key(raw, project, ada)
+    assert (await sdk(raw, key["value"]).models.list()).data is not None
+    assert [u.id async for u in org.projects.users.list(project)] == [ada]
+    assert [g.group_id async for g in org.projects.groups.list(project)] == [group.id]
+    assert role.id in [r.id async for r in org.projects.roles.list(project)]
+    assert [r.id async for r in org.projects.users.roles.list(ada, project_id=project)]
+    await org.projects.users.delete(ada, project_id=project)
+
+
 async def _others_read(raw: httpx2.AsyncClient, reader: Tenant, ids: dict[str, str]) -> None:
     """``reader`` asks for another project's objects by id: each is a 404."""
     paths = [
@@ -275,6 +296,7 @@ async def test_every_statement_on_a_projects_table_names_the_project(
     owned.ids["trace_id"] = await _sdk_trace(alpha)
     owned.ids["connector_id"] = await _mcp_connector(alpha)
     await _others_read(raw, beta, owned.ids)
+    await _people(raw, alpha)
     await alpha.client.webhooks.delete(hook.id)
     await asyncio.sleep(0.05)  # asyncpg tells its query loggers on the next loop turns
 

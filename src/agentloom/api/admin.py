@@ -58,12 +58,12 @@ class CreateServiceAccountRequest(WireModel):
 
 
 class NewKey(WireModel):
-    """A key as made: the only time its value is shown."""
+    """A key as made: the only time its value is shown (a user's: agentloom's own object)."""
 
     id: str
-    object: Literal["organization.project.service_account.api_key"] = (
-        "organization.project.service_account.api_key"
-    )
+    object: Literal[
+        "organization.project.service_account.api_key", "organization.project.user.api_key"
+    ] = "organization.project.service_account.api_key"
     name: str
     value: str
     created_at: int
@@ -93,9 +93,18 @@ class KeyOwnerAccount(WireModel):
     created_at: int
 
 
+class KeyOwnerUser(WireModel):
+    id: str
+    email: str
+    name: str
+    role: str  # in the project: owner or member
+    created_at: int
+
+
 class KeyOwner(WireModel):
-    type: Literal["service_account"] = "service_account"
-    service_account: KeyOwnerAccount
+    type: Literal["service_account", "user"] = "service_account"
+    service_account: KeyOwnerAccount | None = None
+    user: KeyOwnerUser | None = None
 
 
 class ProjectKey(WireModel):
@@ -108,6 +117,7 @@ class ProjectKey(WireModel):
     expires_at: int | None = None
     owner: KeyOwner
     owner_project_access: Literal["active", "inactive"] = "active"
+    scopes: list[str] | None = None  # agentloom's: a restricted key's; null: every permission
 
 
 class Deleted(WireModel):

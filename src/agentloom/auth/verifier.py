@@ -7,12 +7,18 @@ and drops its caches when the epoch moves, so a revoked key stops working in eve
 within one watch interval (and at once in the process that revoked it). A lookup that raced a
 revocation never stores its stale answer: answers are kept only if no drop happened meanwhile.
 
+A user's key resolves to the user with their groups, role names and permissions in the key's
+project (:meth:`agentloom.storage.roles.SqlRoleStore.access`), cached with the key: every change
+to users, groups, memberships and roles bumps the same epoch. A user with no access to the
+project left has no principal: their key is refused as a wrong one.
+
 The admin key (from the environment, never stored) is compared in constant time.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from dataclasses import dataclass
@@ -21,11 +27,13 @@ import anyio
 
 from agentloom.auth.keys import KeyHasher, same_secret
 from agentloom.auth.policy import policy_of
+from agentloom.auth.scopes import grants
 from agentloom.storage.admin_keys import ADMIN_KEY_PREFIX as ADMIN_KEY_ID_PREFIX
 from agentloom.storage.admin_keys import SqlAdminKeyStore
 from agentloom.storage.connection_faults import DATABASE_FAULTS
-from agentloom.storage.projects import ProjectRow, SqlProjectStore
+from agentloom.storage.projects import KeyOwner, ProjectRow, SqlProjectStore
 from agentloom.storage.rate_limits import LimitRow, SqlRateLimitStore
+from agentloom.storage.roles import SqlRoleStore
 from agentloom.tenancy import OPEN, Policy
 
 log = logging.getLogger(__name__)
@@ -36,15 +44,36 @@ TOUCH_EVERY = 60.0  # seconds between two ``last_used_at`` writes of one key
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """Who a request comes from: a project's key, or the organization (the admin key)."""
+    """Who a request comes from: a project's key (a service account's or a user's, the user
+    with their groups and roles in the project), or the organization (the admin key).
+
+    What it may do is what both its key's ``scopes`` and its user's ``permissions`` grant
+    (:mod:`agentloom.auth.scopes`; ``None``: no limit from that side)."""
 
     project_id: str | None  # None: the admin key
     key_id: str | None = None
     expires_at: float | None = None
+    user_id: str | None = None  # a user's key; None: a service account's, the admin key
+    email: str | None = None  # the user's
+    service_account_id: str | None = None
+    group_ids: frozenset[str] = frozenset()
+    roles: frozenset[str] = frozenset()  # the names of the user's roles in the project
+    scopes: frozenset[str] | None = None  # a restricted key's
+    permissions: frozenset[str] | None = None  # what the user's roles grant
 
     @property
     def is_admin(self) -> bool:
         return self.project_id is None
+
+    def allows(self, scope: str) -> bool:
+        """Whether the key and its owner both grant ``scope``."""
+        return grants(self.scopes, scope) and grants(self.permissions, scope)
+
+    def missing(self, scope: str) -> str | None:
+        """Who lacks ``scope``: ``"key"``, ``"user"``, or ``None`` when it is granted."""
+        if not grants(self.scopes, scope):
+            return "key"
+        return None if grants(self.permissions, scope) else "user"
 
 
 ADMIN = Principal(project_id=None)
@@ -71,8 +100,10 @@ class KeyVerifier:
         admin_key: str | None,
         limits: SqlRateLimitStore | None = None,
         admins: SqlAdminKeyStore | None = None,
+        roles: SqlRoleStore | None = None,
     ) -> None:
         self._store = store
+        self._roles = roles  # a user's groups and roles, for their keys
         self._admins = admins
         self._limits = limits
         self._hasher = hasher
@@ -162,12 +193,8 @@ class KeyVerifier:
     async def _look_up(self, digest: str) -> Principal | None:
         generation = self._generation
         owner = await self._store.find_key(digest)
-        principal = (
-            None
-            if owner is None
-            else Principal(owner.key.project_id, owner.key.id, owner.key.expires_at)
-        )
-        if principal is None and self._admins is not None:
+        principal = None if owner is None else await self._principal(owner)
+        if owner is None and self._admins is not None:
             admin = await self._admins.find(digest)
             if admin is not None:
                 principal = Principal(None, admin.id, admin.expires_at)
@@ -177,6 +204,31 @@ class KeyVerifier:
             elif len(self._unknown) < MAX_UNKNOWN:
                 self._unknown.add(digest)
         return principal
+
+    async def _principal(self, owner: KeyOwner) -> Principal | None:
+        """The principal of a project key: a service account's, or a user's with their groups
+        and roles there (``None``: the user has no access to the project any more)."""
+        key = owner.key
+        scopes = None if key.scopes is None else frozenset(json.loads(key.scopes))
+        if key.user_id is None or self._roles is None:
+            account = None if owner.account is None else owner.account.id
+            return Principal(
+                key.project_id, key.id, key.expires_at, service_account_id=account, scopes=scopes
+            )
+        access = await self._roles.access(key.user_id, key.project_id)
+        if access is None:
+            return None
+        return Principal(
+            key.project_id,
+            key.id,
+            key.expires_at,
+            user_id=access.user.id,
+            email=access.user.email,
+            group_ids=access.group_ids,
+            roles=access.roles,
+            scopes=scopes,
+            permissions=access.permissions,
+        )
 
     async def _write_usage(self) -> None:
         used, self._used = self._used, {}

@@ -117,6 +117,8 @@ async def _service(url: str) -> AsyncIterator[ProjectsService]:
             limits=database.rate_limits,
             audit=AuditLog(database.audit, actor="cli"),
             models=list,
+            people=database.people,  # a user's keys are listed with their user
+            roles=database.roles,
         )
     finally:
         await database.aclose()

@@ -6,9 +6,13 @@ import { h, table, time } from "./dom.js";
 
 const SHOWN = 20;
 
+// The key (or session) that acted, and the user it is of when the entry names one.
 function actor(entry) {
   const a = entry.actor || {};
-  return a[a.type]?.id || a.type || "—";
+  const acted = a[a.type] || {};
+  const user = acted.user?.email || acted.user?.id;
+  const key = acted.id || a.type || "—";
+  return user && user !== key ? `${key} (${user})` : key;
 }
 
 // What the entry says of its subject: the object named by its type, the id first.

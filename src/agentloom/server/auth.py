@@ -6,7 +6,9 @@ works in its project, and so does a JWT from the OIDC provider of ``[auth.jwt]``
 its claim names); the admin key manages the organization (``/v1/organization/...``) and
 works in a project only when it names one with the ``OpenAI-Project`` header. Without keys every
 request is the default project's and the organization routes are open (a server on loopback,
-run by one trusted person). ``/v1/health`` is always open.
+run by one trusted person). ``/v1/health`` is always open. A restricted key (or a user's key
+whose roles grant less) is refused what its scopes do not grant, with a 403 naming the scope
+(:mod:`agentloom.auth.scopes`).
 
 The edge (:mod:`agentloom.server.edge`) admits each request here and runs it in the context
 of its project (:func:`agentloom.tenancy.acting_for`): everything the request runs, including
@@ -23,7 +25,9 @@ from typing import Final
 from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
+from agentloom.auth.actor import acting_as
 from agentloom.auth.jwt import looks_like_jwt
+from agentloom.auth.scopes import needed_scope
 from agentloom.auth.verifier import Principal
 from agentloom.errors import AgentloomError, AuthenticationError, PermissionDeniedError
 from agentloom.server.errors import error_response_for
@@ -33,7 +37,7 @@ from agentloom.tenancy import DEFAULT_PROJECT, Policy, acting_for
 __all__ = ["Admission", "admit", "principal_of", "refuse"]
 
 OPEN_PATHS: Final = frozenset({"/v1/health", "/v1/health/ready"})
-ADMIN_PREFIX: Final = "/v1/organization/"
+ADMIN_PREFIXES: Final = ("/v1/organization/", "/v1/projects/")  # a project's roles: OpenAI's path
 ADMIN_ACTOR: Final = "admin"  # the admin key, as usage and the audit log name it
 _STATE_KEY: Final = "principal"
 _NO_KEY: Final = (
@@ -63,7 +67,7 @@ class Admission:
         """Run the block as work of the request's project, asked for with its key."""
         principal = self.principal
         key_id = principal.key_id or (ADMIN_ACTOR if principal.is_admin else None)
-        with acting_for(self.project, self.policy, key_id=key_id):
+        with acting_for(self.project, self.policy, key_id=key_id), acting_as(principal):
             yield
 
 
@@ -79,6 +83,7 @@ async def admit(scope: Scope) -> Admission | None:
         return None
     principal = await _authenticate(runtime, scope)
     project = await _project(runtime, principal, scope, path)
+    _permitted(principal, scope, path)
     scope.setdefault("state", {})[_STATE_KEY] = principal
     return Admission(principal, project, await runtime.keys.policy(project))
 
@@ -107,7 +112,7 @@ async def _authenticate(runtime: Runtime, scope: Scope) -> Principal:
 async def _project(runtime: Runtime, principal: Principal, scope: Scope, path: str) -> str:
     """The project the request works in."""
     named = _header(scope, b"openai-project")
-    if path.startswith(ADMIN_PREFIX):
+    if path.startswith(ADMIN_PREFIXES):
         if not principal.is_admin and runtime.settings.auth.keys:
             raise PermissionDeniedError(
                 "The organization's routes need the admin key; this is a project key."
@@ -128,6 +133,25 @@ async def _project(runtime: Runtime, principal: Principal, scope: Scope, path: s
     if not await runtime.keys.project_active(named):
         raise AuthenticationError(f"No active project '{named}'.", code="invalid_project")
     return named
+
+
+def _permitted(principal: Principal, scope: Scope, path: str) -> None:
+    """Refuse what a restricted key, or its user's roles, do not grant (OpenAI's message)."""
+    if principal.scopes is None and principal.permissions is None:
+        return
+    needed = needed_scope(scope.get("method", "POST"), path)  # a WebSocket makes responses
+    lacking = principal.missing(needed)
+    if lacking is None:
+        return
+    why = (
+        "this API key is restricted to other scopes"
+        if lacking == "key"
+        else "the roles of this key's user in the project do not grant it"
+    )
+    raise PermissionDeniedError(
+        f"You have insufficient permissions for this operation. Missing scopes: {needed}. ({why}.)",
+        code="missing_scope",
+    )
 
 
 def _bearer(scope: Scope) -> str | None:

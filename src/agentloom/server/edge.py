@@ -1,7 +1,8 @@
 """The edge every HTTP request and WebSocket passes on its way in: its request id
 (:mod:`~agentloom.server.request_id`), its metrics and access log line
 (:mod:`~agentloom.server.http_metrics`), its admission and project
-(:mod:`~agentloom.server.auth`), and the headers its answer gets (``x-request-id``, the
+(:mod:`~agentloom.server.auth`), the audit log's record of a change to a project's data
+(:mod:`~agentloom.server.changes`), and the headers its answer gets (``x-request-id``, the
 ``x-ratelimit-*`` of a request admitted against limits).
 
 One pure ASGI middleware, so streamed responses pass untouched and error pages (a refusal
@@ -17,6 +18,7 @@ from agentloom.errors import AgentloomError
 from agentloom.metrics import Metrics
 from agentloom.server import request_id
 from agentloom.server.auth import admit, refuse
+from agentloom.server.changes import changed_resource, run_logged
 from agentloom.server.http_metrics import RequestWatch, websocket_open
 from agentloom.services.organization.rate_limits import noting_rates, rate_headers
 
@@ -75,5 +77,10 @@ class EdgeMiddleware:
         if admission is None:
             await self.app(scope, receive, send)
             return
+        resource = changed_resource(scope)
         with admission.acting():
-            await self.app(scope, receive, send)
+            if resource is None:
+                await self.app(scope, receive, send)
+            else:  # a change to the project's data: logged with who made it
+                audit = scope["app"].state.runtime.projects.audit
+                await run_logged(self.app, resource, audit, scope, receive, send)

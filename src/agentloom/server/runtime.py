@@ -50,7 +50,12 @@ from agentloom.services.organization.admin_keys import AdminKeysService
 from agentloom.services.organization.projects import ProjectsService
 from agentloom.services.organization.rate_limits import RateLimiter
 from agentloom.services.organization.usage import UsageLedger
-from agentloom.services.organization.wiring import Metering, metering, organization
+from agentloom.services.organization.wiring import (
+    Metering,
+    Organization,
+    metering,
+    organization,
+)
 from agentloom.services.prompts import PromptsService
 from agentloom.services.readiness import CheckKind, Probe, ReadinessRounds
 from agentloom.services.sdk_traces import SdkTraces
@@ -126,6 +131,7 @@ class Runtime:
     chat: ChatGateway
     native: ResponsesGateway  # /v1/responses passed through to a backend's own
     managed: ManagedAgentServices  # /v1/managed-agents
+    organization: Organization  # keys, projects, and its people, groups and roles
     containers: ContainersService | None = None
     jwt: JwtVerifier | None = None  # bearer JWTs, with [auth.jwt]
     metrics: Metrics | None = None  # what GET /metrics shows
@@ -264,6 +270,7 @@ async def _services(settings: Settings, parts: _Parts) -> Runtime:
         native=served.native,
         managed=managed,
         containers=containers,
+        organization=org,
         jwt=org.jwt,
         metrics=metrics,
         shared_metrics=SharedMetrics.from_environment(metrics),

@@ -26,6 +26,7 @@ class AuditRow:
     project_id: str | None
     actor_id: str
     body: str  # the entry as JSON
+    actor_user_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +61,7 @@ def _add(row: AuditRow, conn: Connection) -> None:
             effective_at=row.effective_at,
             project_id=row.project_id,
             actor_id=row.actor_id,
+            actor_user_id=row.actor_user_id,
             body=row.body,
         )
     )
@@ -73,7 +75,8 @@ def _list(query: AuditQuery, conn: Connection) -> Page[AuditRow] | None:
     if query.project_ids:
         select = select.where(A.c.project_id.in_(query.project_ids))
     if query.actor_ids:
-        select = select.where(A.c.actor_id.in_(query.actor_ids))
+        ids = query.actor_ids  # a key's, or a user's (any of their keys)
+        select = select.where(sa.or_(A.c.actor_id.in_(ids), A.c.actor_user_id.in_(ids)))
     if query.since is not None:
         select = select.where(A.c.effective_at >= query.since)
     if query.until is not None:

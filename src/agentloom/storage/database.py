@@ -45,11 +45,13 @@ from agentloom.storage.jobs import SqlJobStore
 from agentloom.storage.managed_agents import SqlManagedAgentStore
 from agentloom.storage.mcp_connectors import SqlMcpConnectorStore
 from agentloom.storage.memories import SqlMemoryStore
+from agentloom.storage.people import SqlPeopleStore
 from agentloom.storage.projects import SqlProjectStore
 from agentloom.storage.prompts import SqlPromptStore
 from agentloom.storage.rate_limits import SqlRateLimitStore
 from agentloom.storage.responses import SqlResponseStore
 from agentloom.storage.retention import SqlRetentionStore
+from agentloom.storage.roles import SqlRoleStore
 from agentloom.storage.runner import AsyncRunner, Runner, TracedRunner
 from agentloom.storage.schedules import SqlScheduleStore
 from agentloom.storage.scoped import across_projects
@@ -263,6 +265,8 @@ class Database:
         self.sdk_traces = SqlSdkTraceStore(runner)
         self.mcp_connectors = SqlMcpConnectorStore(runner)
         self.projects = SqlProjectStore(runner)
+        self.people = SqlPeopleStore(runner)  # users, invites, groups, project members
+        self.roles = SqlRoleStore(runner)
         self.jobs = SqlJobStore(runner)
         self.events = SqlEventStore(runner)
         self.admin_keys = SqlAdminKeyStore(runner)

@@ -12,6 +12,7 @@ processes watch the epoch and drop their caches when it moves.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any
@@ -60,21 +61,24 @@ class ServiceAccountRow:
 class KeyRow:
     id: str
     project_id: str
-    service_account_id: str
+    service_account_id: str | None  # its owner: a service account, or
     name: str
     digest: str
     redacted: str
     created_at: float
     expires_at: float | None = None
     last_used_at: float | None = None
+    user_id: str | None = None  # a user of the organization
+    scopes: str | None = None  # JSON list of scopes (a restricted key); None: all
 
 
 @dataclass(frozen=True, slots=True)
 class KeyOwner:
-    """A key found by its digest, with what a request needs to know about it."""
+    """A key found by its digest, with what a request needs to know about it: the service
+    account that owns it (``None``: a user's key, :attr:`KeyRow.user_id`)."""
 
     key: KeyRow
-    account: ServiceAccountRow
+    account: ServiceAccountRow | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +159,13 @@ class SqlProjectStore:
         return await self._runner.read(partial(_list_keys, project_id, query))
 
     async def set_key_expiry(self, project_id: str, key_id: str, expires_at: float) -> bool:
-        return await self._runner.write(partial(_set_key_expiry, project_id, key_id, expires_at))
+        return await self._runner.write(
+            partial(_set_key(expires_at=expires_at), project_id, key_id)
+        )
+
+    async def set_key_scopes(self, project_id: str, key_id: str, scopes: str | None) -> bool:
+        """Restrict the key to ``scopes`` (JSON list); ``None``: every permission again."""
+        return await self._runner.write(partial(_set_key(scopes=scopes), project_id, key_id))
 
     async def delete_key(self, project_id: str, key_id: str) -> bool:
         return await self._runner.write(partial(_delete_key, project_id, key_id))
@@ -319,8 +329,10 @@ _KEY_COLUMNS = (
     K.c.created_at,
     K.c.expires_at,
     K.c.last_used_at,
+    K.c.user_id,
+    K.c.scopes,
 )
-_KEYS = sa.select(*_KEY_COLUMNS, *(c.label(f"a_{c.name}") for c in _ACCOUNT_COLUMNS)).join(
+_KEYS = sa.select(*_KEY_COLUMNS, *(c.label(f"a_{c.name}") for c in _ACCOUNT_COLUMNS)).outerjoin(
     SA, sa.and_(SA.c.id == K.c.service_account_id, SA.c.project_id == K.c.project_id)
 )
 # Authentication: which project a key is of.
@@ -333,6 +345,8 @@ _FIND = across_projects(
 
 def _owner(row: Any) -> KeyOwner:
     key = KeyRow(*(getattr(row, c.name) for c in _KEY_COLUMNS))
+    if row.a_id is None:  # a user's key
+        return KeyOwner(key, None)
     account = ServiceAccountRow(*(getattr(row, f"a_{c.name}") for c in _ACCOUNT_COLUMNS))
     return KeyOwner(key, account)
 
@@ -360,12 +374,15 @@ def _delete_key(project_id: str, key_id: str, conn: Connection) -> bool:
     return deleted
 
 
-def _set_key_expiry(project_id: str, key_id: str, expires_at: float, conn: Connection) -> bool:
-    mine = sa.and_(K.c.id == key_id, K.c.project_id == project_id)
-    updated = conn.execute(K.update().where(mine).values(expires_at=expires_at)).rowcount > 0
-    if updated:
-        _bump(conn)
-    return updated
+def _set_key(**values: float | str | None) -> Callable[[str, str, Connection], bool]:
+    def set_(project_id: str, key_id: str, conn: Connection) -> bool:
+        mine = sa.and_(K.c.id == key_id, K.c.project_id == project_id)
+        updated = conn.execute(K.update().where(mine).values(**values)).rowcount > 0
+        if updated:
+            _bump(conn)
+        return updated
+
+    return set_
 
 
 def _find_key(digest: str, conn: Connection) -> KeyOwner | None:

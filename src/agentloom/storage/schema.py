@@ -369,12 +369,14 @@ api_keys = sa.Table(
         sa.ForeignKey("projects.id", ondelete="CASCADE"),
         nullable=False,
     ),
-    sa.Column(
+    sa.Column(  # its owner: a service account of the project, or a user (one of the two)
         "service_account_id",
         sa.String(96),
         sa.ForeignKey("service_accounts.id", ondelete="CASCADE"),
-        nullable=False,
+        nullable=True,
     ),
+    sa.Column("user_id", sa.String(96), sa.ForeignKey("users.id", ondelete="CASCADE")),
+    sa.Column("scopes", sa.Text, nullable=True),  # JSON list (a restricted key); null: all
     sa.Column("name", sa.String(256), nullable=False),
     sa.Column("digest", sa.String(64), nullable=False, unique=True),
     sa.Column("redacted", sa.String(64), nullable=False),
@@ -392,6 +394,113 @@ auth_state = sa.Table(
     sa.Column("id", sa.Integer, primary_key=True),
     sa.Column("secret", sa.String(128), nullable=False),
     sa.Column("epoch", sa.BigInteger, nullable=False),
+)
+
+# --- people ---------------------------------------------------------------------------------
+# The organization's users (made when an invite is accepted), its invites, groups of users,
+# roles (each a set of permissions, the scopes' words) and who holds which role where. Every
+# change here bumps ``auth_state.epoch``: a user's keys are resolved with their groups and roles.
+users = sa.Table(
+    "users",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False, unique=True),
+    sa.Column("email", sa.String(320), nullable=False, unique=True),
+    sa.Column("name", sa.String(256), nullable=False),
+    sa.Column("role", sa.String(16), nullable=False),  # in the organization: owner or reader
+    sa.Column("added_at", sa.Float, nullable=False),
+)
+
+invites = sa.Table(
+    "invites",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False, unique=True),
+    sa.Column("email", sa.String(320), nullable=False),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("projects", sa.Text, nullable=False),  # JSON [{"id", "role"}] joined on accepting
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("expires_at", sa.Float, nullable=False),
+    sa.Column("accepted_at", sa.Float, nullable=True),
+)
+
+groups = sa.Table(
+    "groups",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False, unique=True),
+    sa.Column("name", sa.String(256), nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+)
+
+group_users = sa.Table(
+    "group_users",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column(
+        "group_id", sa.String(96), sa.ForeignKey("groups.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column(
+        "user_id", sa.String(96), sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.UniqueConstraint("group_id", "user_id", name="uq_group_users"),
+    sa.Index("ix_group_users_user", "user_id"),
+)
+
+# A role of the organization (``project_id`` null, ``resource_type`` api.organization), of one
+# project, or predefined for every project (``project_id`` null, api.project).
+roles = sa.Table(
+    "roles",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(96), nullable=False, unique=True),
+    sa.Column(
+        "project_id", sa.String(96), sa.ForeignKey("projects.id", ondelete="CASCADE"), nullable=True
+    ),
+    sa.Column("resource_type", sa.String(32), nullable=False),
+    sa.Column("name", sa.String(256), nullable=False),
+    sa.Column("description", sa.Text, nullable=True),
+    sa.Column("permissions", sa.Text, nullable=False),  # JSON list of scopes
+    sa.Column("predefined", sa.Boolean, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
+)
+
+# Who is in a project: a user with role owner or member, or a group with a project role's id.
+project_members = sa.Table(
+    "project_members",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column(
+        "project_id",
+        sa.String(96),
+        sa.ForeignKey("projects.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("principal_type", sa.String(16), nullable=False),  # user or group
+    sa.Column("principal_id", sa.String(96), nullable=False),
+    sa.Column("role", sa.String(96), nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.UniqueConstraint("project_id", "principal_type", "principal_id", name="uq_project_members"),
+    sa.Index("ix_project_members_principal", "principal_id"),
+)
+
+# A role held by a user or a group, in the organization (``project_id`` null) or in a project.
+role_assignments = sa.Table(
+    "role_assignments",
+    metadata,
+    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
+    sa.Column(
+        "role_id", sa.String(96), sa.ForeignKey("roles.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("principal_type", sa.String(16), nullable=False),
+    sa.Column("principal_id", sa.String(96), nullable=False),
+    sa.Column(
+        "project_id", sa.String(96), sa.ForeignKey("projects.id", ondelete="CASCADE"), nullable=True
+    ),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Index("ix_role_assignments_principal", "principal_id"),
 )
 
 # The tables whose rows belong to a project, each with a ``project_id`` column.
@@ -511,7 +620,9 @@ audit_logs = sa.Table(
     sa.Column("effective_at", sa.Float, nullable=False),
     sa.Column("project_id", sa.String(96), nullable=True),
     sa.Column("actor_id", sa.String(128), nullable=False),
+    sa.Column("actor_user_id", sa.String(96), nullable=True),  # a user's key: its user
     sa.Column("body", sa.Text, nullable=False),  # the whole entry as JSON
+    sa.Index("ix_audit_logs_effective_at", "effective_at"),  # made by 0008
 )
 
 # Admin keys made through the admin API (beside the one from the environment): like project

@@ -1,4 +1,5 @@
-"""The audit log: every change an administrator makes, with who made it (OpenAI's shapes)."""
+"""The audit log: every change an administrator makes, and every change to a project's data,
+with who made it: the key, and the user or service account it is of (OpenAI's shapes)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ from collections.abc import Mapping
 
 from agentloom.api.admin import AuditLogEntry
 from agentloom.api.lists import ListPage
+from agentloom.auth.actor import actor_of, current_principal
 from agentloom.errors import NotFoundError
 from agentloom.ids import new_id
 from agentloom.storage.audit import AuditQuery, AuditRow, SqlAuditStore
-from agentloom.tenancy import current_key
 
 __all__ = ["AuditLog"]
 
@@ -26,28 +27,30 @@ class AuditLog:
         kind: str,
         *,
         subject: str,
-        project: tuple[str, str] | None = None,
+        project: tuple[str, str | None] | None = None,
         details: Mapping[str, object] | None = None,
     ) -> None:
         """Log ``kind`` (``project.created`` ...) done to ``subject`` (an id), in ``project``
-        (id, name); ``details`` go in the entry's ``<kind>`` object beside the id."""
+        (id, name if known); ``details`` go in the entry's ``<kind>`` object beside the id."""
         now = time.time()
-        actor = current_key() or self._actor
+        actor = actor_of(current_principal(), self._actor)
         entry: dict[str, object] = {
             "id": new_id("audit_log"),
             "type": kind,
             "effective_at": int(now),
-            "actor": {"type": "api_key", "api_key": {"id": actor}},
+            "actor": actor.body,
             kind: {"id": subject, **(details or {})},
         }
         if project is not None:
-            entry["project"] = {"id": project[0], "name": project[1]}
+            named = {} if project[1] is None else {"name": project[1]}
+            entry["project"] = {"id": project[0], **named}
         row = AuditRow(
             id=str(entry["id"]),
             type=kind,
             effective_at=now,
             project_id=None if project is None else project[0],
-            actor_id=actor,
+            actor_id=actor.id,
+            actor_user_id=actor.user_id,
             body=json.dumps(entry),
         )
         await self._store.add(row)

@@ -10,6 +10,7 @@ key is seen by every server process through the verifier's epoch (see
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from collections.abc import Callable, Mapping
 from typing import TypeVar
@@ -22,7 +23,9 @@ from agentloom.auth.policy import model_policy_text, policy_of, tool_policy_text
 from agentloom.errors import InvalidRequestError, NotFoundError
 from agentloom.ids import new_id
 from agentloom.services.organization.audit import AuditLog
+from agentloom.services.organization.people import scopes_text
 from agentloom.storage.base import Page
+from agentloom.storage.people import SqlPeopleStore
 from agentloom.storage.projects import (
     KeyOwner,
     KeyRow,
@@ -32,6 +35,7 @@ from agentloom.storage.projects import (
     SqlProjectStore,
 )
 from agentloom.storage.rate_limits import LimitRow, SqlRateLimitStore
+from agentloom.storage.roles import SqlRoleStore
 from agentloom.tenancy import DEFAULT_PROJECT, HOSTED_TOOLS
 
 __all__ = ["ProjectsService"]
@@ -50,8 +54,12 @@ class ProjectsService:
         limits: SqlRateLimitStore,
         audit: AuditLog,
         models: Callable[[], list[str]],
+        people: SqlPeopleStore | None = None,
+        roles: SqlRoleStore | None = None,
     ) -> None:
         self._store = store
+        self._people = people  # the users whose keys a project holds
+        self._roles = roles
         self._hasher = hasher
         self._changed = changed  # this process's key cache must forget what it knew
         self._limits = limits
@@ -247,7 +255,7 @@ class ProjectsService:
     async def create_key(
         self, project_id: str, account_id: str, request: admin.CreateKeyRequest
     ) -> admin.NewKey:
-        _no_scopes(request.scopes)
+        scopes = scopes_text(request.scopes)
         project = await self._active(project_id)
         account = await self._store.get_account(project_id, account_id)
         if account is None:
@@ -256,9 +264,10 @@ class ProjectsService:
                 param="service_account_id",
             )
         value, row = self._new_key(account, request.name, request.expires_in_seconds)
+        row = dataclasses.replace(row, scopes=scopes)
         await self._store.add_key(row)
         self._changed()
-        await self._log("api_key.created", project, row.id)
+        await self._log("api_key.created", project, row.id, {"data": _scopes_data(scopes)})
         return _new_key(row, value)
 
     async def get_key(self, project_id: str, key_id: str) -> admin.ProjectKey:
@@ -266,18 +275,45 @@ class ProjectsService:
         found = await self._store.get_key(project_id, key_id)
         if found is None:
             raise _key_not_found(project_id, key_id)
-        return _key(found)
+        return await self._key(found)
 
     async def list_keys(self, project_id: str, query: ListQuery) -> ListPage[admin.ProjectKey]:
         await self._project(project_id)
         page = await self._store.list_keys(project_id, query)
-        return _list(page, _key, "API key", query.after)
+        if page is None:
+            raise NotFoundError(f"No API key with id '{query.after}' to page from.", param="after")
+        data = [await self._key(found) for found in page.data]
+        return ListPage[admin.ProjectKey].of(data, has_more=page.has_more)
+
+    async def _key(self, found: KeyOwner) -> admin.ProjectKey:
+        """A key as listed: a user's names the user, their project role and whether they still
+        have access to the project."""
+        key = found.key
+        if key.user_id is None or self._people is None:
+            return _key(found)
+        user = await self._people.get_user(key.user_id)
+        member = await self._people.get_member(key.project_id, "user", key.user_id)
+        access = await self._people_access(key.user_id, key.project_id)
+        owner = admin.KeyOwnerUser(
+            id=key.user_id,
+            email="" if user is None else user.email,
+            name="" if user is None else user.name,
+            role="member" if member is None else member.role,
+            created_at=0 if user is None else int(user.added_at),
+        )
+        shaped = _key(found).model_copy(
+            update={
+                "owner": admin.KeyOwner(type="user", user=owner),
+                "owner_project_access": "active" if access else "inactive",
+            }
+        )
+        return shaped
 
     async def update_key(
         self, project_id: str, key_id: str, request: admin.UpdateKeyRequest
     ) -> admin.ProjectKey:
-        """A new lifetime from now (scopes are refused, as at creation)."""
-        _no_scopes(request.scopes)
+        """A new lifetime from now, and/or new scopes (an empty list: every permission)."""
+        scopes = scopes_text(request.scopes)
         project = await self._project(project_id)
         current = await self.get_key(project_id, key_id)
         if current.expires_at is not None and current.expires_at <= time.time():
@@ -292,6 +328,12 @@ class ProjectsService:
             self._changed()
             changes = {"expires_in_seconds": request.expires_in_seconds}
             await self._log("api_key.updated", project, key_id, {"changes_requested": changes})
+        if request.scopes is not None:
+            if not await self._store.set_key_scopes(project_id, key_id, scopes):
+                raise _key_not_found(project_id, key_id)
+            self._changed()
+            asked = {"changes_requested": _scopes_data(scopes)}
+            await self._log("api_key.updated", project, key_id, asked)
         return await self.get_key(project_id, key_id)
 
     async def revoke_key(self, project_id: str, key_id: str) -> admin.Deleted:
@@ -331,6 +373,9 @@ class ProjectsService:
             expires_at=None if expires_in is None else now + expires_in,
         )
         return value, row
+
+    async def _people_access(self, user_id: str, project_id: str) -> bool:
+        return self._roles is not None and await self._roles.access(user_id, project_id) is not None
 
     async def _project(self, project_id: str) -> ProjectRow:
         row = await self._store.get_project(project_id)
@@ -391,8 +436,12 @@ def _new_key(row: KeyRow, value: str) -> admin.NewKey:
 
 def _key(found: KeyOwner) -> admin.ProjectKey:
     key, account = found.key, found.account
-    owner = admin.KeyOwnerAccount(
-        id=account.id, name=account.name, role=account.role, created_at=int(account.created_at)
+    owner = (
+        None
+        if account is None
+        else admin.KeyOwnerAccount(
+            id=account.id, name=account.name, role=account.role, created_at=int(account.created_at)
+        )
     )
     return admin.ProjectKey(
         id=key.id,
@@ -402,6 +451,7 @@ def _key(found: KeyOwner) -> admin.ProjectKey:
         last_used_at=None if key.last_used_at is None else int(key.last_used_at),
         expires_at=None if key.expires_at is None else int(key.expires_at),
         owner=admin.KeyOwner(service_account=owner),
+        scopes=None if key.scopes is None else json.loads(key.scopes),
     )
 
 
@@ -431,13 +481,9 @@ def _rate_limit(row: LimitRow) -> admin.RateLimit:
     )
 
 
-def _no_scopes(scopes: list[str] | None) -> None:
-    if scopes:
-        raise InvalidRequestError(
-            "API key scopes are not supported yet: a key has every permission of its project. "
-            "Leave 'scopes' out.",
-            param="scopes",
-        )
+def _scopes_data(scopes: str | None) -> dict[str, object]:
+    """A key's scopes as its audit entries show them (empty: every permission)."""
+    return {"scopes": [] if scopes is None else json.loads(scopes)}
 
 
 def _key_not_found(project_id: str, key_id: str) -> NotFoundError:

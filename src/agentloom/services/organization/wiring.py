@@ -15,8 +15,11 @@ from agentloom.config import Settings
 from agentloom.metrics import Metrics
 from agentloom.services.organization.admin_keys import AdminKeysService
 from agentloom.services.organization.audit import AuditLog
+from agentloom.services.organization.groups import GroupsService
+from agentloom.services.organization.people import PeopleService
 from agentloom.services.organization.projects import ProjectsService
 from agentloom.services.organization.rate_limits import RateLimiter
+from agentloom.services.organization.roles import RolesService
 from agentloom.services.organization.usage import UsageLedger
 from agentloom.storage.database import Database
 
@@ -34,6 +37,9 @@ class Organization:
     keys: KeyVerifier
     projects: ProjectsService
     admin_keys: AdminKeysService
+    people: PeopleService  # users, invites, a project's users and users' keys
+    groups: GroupsService
+    roles: RolesService
     jwt: JwtVerifier | None = None  # bearer JWTs, with [auth.jwt]
 
 
@@ -51,6 +57,7 @@ async def organization(
     """The default project ensured and the keys checked; ``models``: the names a project's
     model rules may name."""
     await database.projects.ensure_default(time.time())
+    await database.roles.ensure_predefined(time.time())
     hasher = KeyHasher(await database.projects.secret())
     keys = KeyVerifier(
         database.projects,
@@ -58,6 +65,7 @@ async def organization(
         admin_key=settings.auth.admin_key(),
         limits=database.rate_limits,
         admins=database.admin_keys,
+        roles=database.roles,
     )
     await keys.check()
     audit = AuditLog(database.audit)
@@ -68,9 +76,20 @@ async def organization(
         limits=database.rate_limits,
         audit=audit,
         models=models,
+        people=database.people,
+        roles=database.roles,
     )
     admin_keys = AdminKeysService(database.admin_keys, hasher, audit, changed=keys.drop)
-    return Organization(keys, projects, admin_keys, await _jwt_verifier(settings, keys, stack))
+    people, roles, found = database.people, database.roles, database.projects
+    return Organization(
+        keys,
+        projects,
+        admin_keys,
+        PeopleService(people, roles, found, hasher, audit=audit, changed=keys.drop),
+        GroupsService(people, roles, found, audit=audit, changed=keys.drop),
+        RolesService(roles, people, found, audit=audit, changed=keys.drop),
+        await _jwt_verifier(settings, keys, stack),
+    )
 
 
 async def _jwt_verifier(
