@@ -32,9 +32,12 @@ _NOT_CHANGES: Final = frozenset(
         "/v1/responses/input_tokens",
         "/v1/chat/completions",
         "/v1/completions",
+        "/v1/messages",
+        "/v1/messages/count_tokens",
         "/v1/embeddings",
         "/v1/moderations",
         "/v1/safety/run-shield",
+        "/v1/traces/ingest",  # the SDK's telemetry, kept as such
     }
 )
 _NOT_DATA: Final = ("/v1/organization/", "/v1/projects/")  # logged by their services
