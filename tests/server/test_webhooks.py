@@ -92,7 +92,7 @@ async def test_endpoints_are_made_read_listed_changed_and_deleted(
 @pytest.mark.parametrize(
     ("url", "types", "param", "says"),
     [
-        ("{hook}", ["batch.completed"], "event_types", "does not send"),
+        ("{hook}", ["eval.run.succeeded"], "event_types", "does not send"),
         ("{hook}", ["response.done"], "event_types", "not a webhook event type"),
         ("{hook}", [], "event_types", ""),
         ("http://169.254.169.254/hook", RESPONSE_TYPES, "url", "metadata"),
@@ -277,7 +277,7 @@ async def test_a_test_of_an_event_type_it_does_not_send_is_refused(
     made = await endpoint(client, receiver)
 
     with pytest.raises(openai.BadRequestError) as refused:
-        await client.webhooks.test(made.id, event_type="batch.completed")
+        await client.webhooks.test(made.id, event_type="eval.run.succeeded")
 
     assert refused.value.param == "event_type"
     assert receiver.received == []
