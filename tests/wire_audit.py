@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openai.types import (
+    Batch,
     Completion,
     CreateEmbeddingResponse,
     FileDeleted,
@@ -123,6 +124,7 @@ _BY_OBJECT: dict[str, TypeAdapter[Any]] = {
         "webhook_endpoint": WebhookEndpointWithSecret | WebhookEndpoint,
         "webhook_endpoint.deleted": DeletedWebhookEndpoint,
         "webhook_endpoint.test": WebhookEndpointTestResult,
+        "batch": Batch,
     }.items()
 }
 EVENT: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
