@@ -7,6 +7,8 @@ the queue for a moment (``retry_later``). Each request's result is written as it
 is taken over by another process, which runs only the requests without a result: none is lost
 and none that ended runs again. The requests that were running at the kill (at most ``[batches]
 requests``) had no result yet: they run once more (their first run's answer was never kept).
+A result the database failed to keep is the same: the batch goes on, and its job runs again a
+moment later for the requests without a result.
 
 The batch expires at ``expires_at``: its requests still running are stopped, the ones that
 never ran go to its error file as ``batch_expired``.
@@ -14,6 +16,7 @@ never ran go to its error file as ``batch_expired``.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 
@@ -27,7 +30,10 @@ from agentloom.config import BatchSettings
 from agentloom.errors import NotFoundError
 from agentloom.services.files import FilesService
 from agentloom.storage.batch_api import BATCH_JOB, BatchRow, Result, SqlBatchStore
+from agentloom.storage.connection_faults import DATABASE_FAULTS
 from agentloom.storage.jobs import JobRow
+
+log = logging.getLogger(__name__)
 
 TURN_WAIT = 1.0  # seconds a batch waits for its project's turn before it asks again
 
@@ -59,23 +65,41 @@ class BatchJobs:
         expired = time.time() >= batch.expires_at
         if not expired and await self._store.ahead(job.id, BATCH_JOB) >= self._settings.per_project:
             return time.time() + TURN_WAIT
-        await self._run(batch)
-        return None
+        return await self._run(batch)
 
-    async def _run(self, batch: BatchRow) -> None:
+    async def _run(self, batch: BatchRow) -> float | None:
+        """Run the batch to its end; the time to run it again from when a request's result
+        could not be kept (the database failed: the requests without one run then)."""
         checked = await self._input(batch)
         if checked.errors:
-            await self._endings.end(batch, "failed", errors=checked.errors)
-            return
+            await self._end(batch, "failed", errors=checked.errors)
+            return None
         started = await self._started(batch, checked)
         if started is None:
             await self._cancelled(batch.id)
-            return
-        unrun = await self._requests(started, checked.requests)
-        if unrun:
-            await self._endings.end(started, "expired", unrun=unrun)
-            return
-        await self._finish(started)
+            return None
+        expired = await self._requests(started, checked.requests)
+        ended = await self._store.ended_lines(batch.id)
+        unrun = [r for r in checked.requests if r.line not in ended]
+        if expired:
+            await self._end(started, "expired", unrun=unrun)
+        elif unrun:
+            return time.time() + TURN_WAIT
+        else:
+            await self._finish(started)
+        return None
+
+    async def _end(
+        self,
+        batch: BatchRow,
+        status: str,
+        *,
+        errors: Sequence[BatchError] = (),
+        unrun: Sequence[BatchRequest] = (),
+    ) -> None:
+        """End the batch as ``status``, or as cancelled if a cancel came first."""
+        if await self._endings.end(batch, status, errors=errors, unrun=unrun) is None:
+            await self._cancelled(batch.id)
 
     async def _cancelled(self, batch_id: str) -> None:
         """The batch moved on meanwhile (a cancel): end it so, if it is ``cancelling``."""
@@ -107,21 +131,18 @@ class BatchJobs:
             batch.id, values, statuses=frozenset({"validating", "in_progress"})
         )
 
-    async def _requests(
-        self, batch: BatchRow, requests: Sequence[BatchRequest]
-    ) -> list[BatchRequest]:
+    async def _requests(self, batch: BatchRow, requests: Sequence[BatchRequest]) -> bool:
         """Run the requests without a result, ``[batches] requests`` at once, until the batch
-        expires; those that did not end by then."""
+        expires; whether it did."""
         ended = await self._store.ended_lines(batch.id)
         pending = [r for r in requests if r.line not in ended]
         slots = anyio.Semaphore(self._settings.requests)
-        with anyio.move_on_after(max(0.0, batch.expires_at - time.time())):
+        with anyio.move_on_after(max(0.0, batch.expires_at - time.time())) as window:
             async with anyio.create_task_group() as tasks:
                 for request in pending:
                     await slots.acquire()
                     tasks.start_soon(self._request, batch, request, slots)
-        ended = await self._store.ended_lines(batch.id)
-        return [r for r in pending if r.line not in ended]
+        return window.cancelled_caught
 
     async def _request(
         self, batch: BatchRow, request: BatchRequest, slots: anyio.Semaphore
@@ -131,6 +152,8 @@ class BatchJobs:
             line = output_line(batch.id, request, status=answer.status, body=answer.body)
             result = Result(request.line, answer.status >= 400, line)
             await self._store.record(batch.id, result, answer.tokens)
+        except DATABASE_FAULTS:  # its result is not kept: it runs again, the batch goes on
+            log.warning("could not keep the result of line %d of %s", request.line, batch.id)
         finally:
             slots.release()
 
@@ -144,7 +167,7 @@ class BatchJobs:
                 await self._cancelled(batch.id)
                 return
             batch = moved
-        await self._endings.end(batch, "completed")
+        await self._end(batch, "completed")
 
     async def stopped(self, job: JobRow) -> None:
         """Cancelled: the batch ends ``cancelled`` with the requests that ended."""
@@ -158,4 +181,4 @@ class BatchJobs:
         if batch is None:
             return
         error = BatchError(code="server_error", message=message)
-        await self._endings.end(batch, "failed", errors=[error])
+        await self._end(batch, "failed", errors=[error])
