@@ -115,10 +115,10 @@ class SqlBatchStore:
         """The batch's results, by line."""
         return await self._runner.read(partial(_results, batch_id))
 
-    async def ahead(self, job_seq_of: str, kind: str) -> int:
-        """Jobs of ``kind`` of the project running (in any process) that were queued before the
-        job ``job_seq_of``: how many of the project's batches go first."""
-        return await self._runner.read(partial(_ahead, job_seq_of, kind))
+    async def ahead(self, job_id: str, kind: str) -> int:
+        """How many of the project's batch jobs (of ``kind``) running in any process go before
+        the job ``job_id``."""
+        return await self._runner.read(partial(_ahead, job_id, kind))
 
 
 def _row(row: Any) -> BatchRow:
@@ -201,6 +201,13 @@ def _results(batch_id: str, project: Project, conn: Connection) -> list[Result]:
 
 
 def _ahead(job_id: str, kind: str, project: Project, conn: Connection) -> int:
+    """The project's running jobs of ``kind`` queued before ``job_id``, and those queued after
+    it whose batch started already: the oldest job never waits for a younger one that has not
+    started (two claimed at once do not both step back), nor does one run beside a younger one
+    that did."""
     mine = sa.select(J.c.seq).where(project.rows(J, J.c.id == job_id)).scalar_subquery()
-    running = project.rows(J, J.c.kind == kind, J.c.status == "running", J.c.seq < mine)
-    return int(conn.scalar(sa.select(sa.func.count()).select_from(J).where(running)) or 0)
+    started = sa.select(B.c.id).where(project.rows(B, B.c.status != "validating"))
+    others = project.rows(J, J.c.kind == kind, J.c.status == "running", J.c.id != job_id)
+    first = sa.or_(J.c.seq < mine, J.c.subject.in_(started))
+    query = sa.select(sa.func.count()).select_from(J).where(others, first)
+    return int(conn.scalar(query) or 0)
