@@ -28,6 +28,7 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "safety": ("engine", "services", "responses", "server", "cli"),
     "services": ("responses", "server", "cli"),
     "responses": ("server", "cli"),
+    "batches": ("server", "cli"),
     "api": ("engine", "services", "responses", "server", "storage", "inference", "tools"),
 }
 # the feature groups of services/ that another group may use (every other pair is kept apart)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openai.types import (
+    Batch,
     Completion,
     CreateEmbeddingResponse,
     FileDeleted,
@@ -125,6 +126,7 @@ _BY_OBJECT: dict[str, TypeAdapter[Any]] = {
         "webhook_endpoint.deleted": DeletedWebhookEndpoint,
         "webhook_endpoint.test": WebhookEndpointTestResult,
         **PEOPLE_OBJECTS,
+        "batch": Batch,
     }.items()
 }
 EVENT: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)

@@ -196,6 +196,7 @@ class JobPools(_Strict):
     agent_run: int | None = Field(default=None, ge=1, le=256)  # managed agents' runs
     agent_tick: int | None = Field(default=None, ge=1, le=256)  # managed agents' scheduled ticks
     retention: int | None = Field(default=None, ge=1, le=256)  # [retention]'s sweep (unset: 1)
+    batch: int | None = Field(default=None, ge=1, le=256)  # /v1/batches' batches
 
     def size(self, kind: str) -> int | None:
         """The pool set for ``kind`` (``None``: not set, or not a kind named here)."""
@@ -219,6 +220,19 @@ class JobSettings(_Strict):
 
 
 DAY = 86_400.0  # seconds
+
+
+class BatchSettings(_Strict):
+    """``[batches]``: the Batch API (``/v1/batches``). A batch runs as one job (``[jobs.pools]
+    batch`` of them at once in a process), ``requests`` of its requests at once; a project has
+    at most ``per_project`` batches running at once, every process counted (the others wait
+    their turn in the queue). ``window`` is how long a batch's ``completion_window`` of "24h"
+    gives it before it expires."""
+
+    requests: int = Field(default=4, ge=1, le=256)  # requests of one batch running at once
+    per_project: int = Field(default=2, ge=1, le=1000)  # batches of a project running at once
+    max_requests: int = Field(default=50_000, ge=1)  # requests in one input file, at most
+    window: float = Field(default=DAY, gt=0)  # seconds "24h" stands for
 
 
 class RetentionSettings(_Strict):
@@ -595,6 +609,7 @@ class Settings(_Strict):
     safety: SafetySettings = Field(default_factory=SafetySettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
+    batches: BatchSettings = Field(default_factory=BatchSettings)
 
     @model_validator(mode="after")
     def _unique_provider_names(self) -> Settings:
@@ -709,6 +724,7 @@ _ENV_SCALARS: dict[str, tuple[str, str]] = {
     "AGENTLOOM_JOBS_CONCURRENCY": ("jobs", "concurrency"),
     "AGENTLOOM_JOBS_LEASE_SECONDS": ("jobs", "lease_seconds"),
     "AGENTLOOM_JOBS_DRAIN_SECONDS": ("jobs", "drain_seconds"),
+    "AGENTLOOM_BATCH_REQUESTS": ("batches", "requests"),
     "AGENTLOOM_WEBHOOK_ALLOW_LOOPBACK": ("webhooks", "allow_loopback"),
     "AGENTLOOM_WEBHOOK_RETRY_DELAYS": ("webhooks", "retry_delays"),
     "AGENTLOOM_MAX_MODEL_CALLS": ("engine", "max_model_calls"),

@@ -28,6 +28,7 @@ TAKES: dict[str, tuple[str, ...]] = {
     "rate_limits.max_tokens_per_1_minute": ("UpdateRateLimitRequest.max_tokens_per_1_minute",),
     "rate_limits.max_requests_per_1_day": ("UpdateRateLimitRequest.max_requests_per_1_day",),
     "containers.expires_minutes": ("ContainerExpiry.minutes",),
+    "batches.output_expires_after": ("CreateBatchRequest.output_expires_after",),
     "prompts.version": (
         "PromptParam.version",
         "UpdatePromptRequest.version",
@@ -65,6 +66,9 @@ COUNTED = {  # written by the server only: row keys, positions, counters, tokens
     *(f"usage_records.{name}" for name in ("file_search_calls", "web_search_calls")),
     *(f"usage_records.{n}" for n in ("code_interpreter_sessions", "embedding_requests")),
     "usage_records.embedding_tokens",
+    *(f"batches.{name}" for name in ("total", "completed", "failed", "input_tokens")),
+    *(f"batches.{name}" for name in ("cached_tokens", "output_tokens", "reasoning_tokens")),
+    "batch_results.line",
 }
 RANGES = {  # what each column type holds on PostgreSQL (SQLite's INTEGER holds 64 bits)
     sa.SmallInteger: (-(2**15), 2**15 - 1),

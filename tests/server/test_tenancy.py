@@ -226,6 +226,18 @@ async def make_everything(tenant: Tenant, backend: FakeBackend) -> Owned:
     await _json(client, f"/managed-agents/{agent['id']}/messages", {"content": "hello"})
     run = await _json(client, f"/managed-agents/{agent['id']}/run", {})
     task = await _json(client, f"/managed-agents/{agent['id']}/tasks", {"description": "do it"})
+    request = {
+        "custom_id": "a",
+        "method": "POST",
+        "url": "/v1/responses",
+        "body": {"model": backend.model, "input": "Hi", "store": False},
+    }
+    batch_input = await client.files.create(
+        file=("batch.jsonl", json.dumps(request).encode()), purpose="batch"
+    )
+    api_batch = await client.batches.create(
+        input_file_id=batch_input.id, endpoint="/v1/responses", completion_window="24h"
+    )
     return Owned(
         {
             "response_id": response.id,
@@ -241,6 +253,7 @@ async def make_everything(tenant: Tenant, backend: FakeBackend) -> Owned:
             "managed_agent_id": agent["id"],
             "run_id": run["id"],
             "task_id": task["id"],
+            "api_batch_id": api_batch.id,  # the Batch API's (batch_id: a vector store's)
         }
     )
 
@@ -280,6 +293,8 @@ def _filled(path: str, ids: dict[str, str]) -> str:
     names = dict(ids)
     if path.startswith("/v1/containers/"):
         names["file_id"] = ids["container_file_id"]
+    if path.startswith("/v1/batches/"):
+        names["batch_id"] = ids["api_batch_id"]
     for name, value in names.items():
         path = path.replace("{" + name + "}", value)
     return path.removeprefix("/v1")
@@ -327,6 +342,7 @@ async def test_every_route_answers_404_for_another_projects_ids(
     await alpha.client.vector_stores.retrieve(owned.ids["vector_store_id"])
     await alpha.client.containers.retrieve(owned.ids["container_id"])
     await alpha.client.webhooks.retrieve(owned.ids["webhook_endpoint_id"])
+    await alpha.client.batches.retrieve(owned.ids["api_batch_id"])
     agent = f"/managed-agents/{owned.ids['managed_agent_id']}"
     for path in (
         agent,
@@ -342,7 +358,9 @@ async def test_lists_show_only_the_callers_project(
     await make_everything(alpha, backend)
     mine = await make_everything(beta, backend)
 
-    assert [f.id for f in (await beta.client.files.list()).data] == [mine.ids["file_id"]]
+    files = await beta.client.files.list(purpose="user_data")
+    assert [f.id for f in files.data] == [mine.ids["file_id"]]
+    assert [b.id for b in (await beta.client.batches.list()).data] == [mine.ids["api_batch_id"]]
     assert [v.id for v in (await beta.client.vector_stores.list()).data] == [
         mine.ids["vector_store_id"]
     ]

@@ -34,6 +34,7 @@ RESPONSE_TYPES = [
     "response.cancelled",
     "response.incomplete",
 ]
+BATCH_TYPES = ["batch.completed", "batch.failed", "batch.expired", "batch.cancelled"]
 
 
 @pytest.fixture
@@ -79,7 +80,7 @@ async def test_endpoints_are_made_read_listed_changed_and_deleted(
         ["response.completed", "response.cancelled"],
     )
     types = await client.webhooks.event_types.list()
-    assert types.data == RESPONSE_TYPES
+    assert types.data == [*RESPONSE_TYPES, *BATCH_TYPES]
 
     deleted = await client.webhooks.delete(made.id)
     assert (deleted.id, deleted.deleted) == (made.id, True)
@@ -92,7 +93,7 @@ async def test_endpoints_are_made_read_listed_changed_and_deleted(
 @pytest.mark.parametrize(
     ("url", "types", "param", "says"),
     [
-        ("{hook}", ["batch.completed"], "event_types", "does not send"),
+        ("{hook}", ["eval.run.succeeded"], "event_types", "does not send"),
         ("{hook}", ["response.done"], "event_types", "not a webhook event type"),
         ("{hook}", [], "event_types", ""),
         ("http://169.254.169.254/hook", RESPONSE_TYPES, "url", "metadata"),
@@ -277,7 +278,7 @@ async def test_a_test_of_an_event_type_it_does_not_send_is_refused(
     made = await endpoint(client, receiver)
 
     with pytest.raises(openai.BadRequestError) as refused:
-        await client.webhooks.test(made.id, event_type="batch.completed")
+        await client.webhooks.test(made.id, event_type="eval.run.succeeded")
 
     assert refused.value.param == "event_type"
     assert receiver.received == []

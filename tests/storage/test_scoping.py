@@ -5,8 +5,8 @@ column names the project it acts for, unless it is marked as work that serves ev
 Two projects do everything the tables hold through the real app and the official client
 (responses, background responses and their events, conversations, files, vector stores and
 their ingestion, containers, prompts, webhooks and deliveries, managed agents with their
-messages, runs, tasks and schedules, the admin API's accounts and keys, a project's users,
-groups, roles and a user's key), and one reads the
+messages, runs, tasks and schedules, batches and their results, the admin API's accounts and
+keys, a project's users, groups, roles and a user's key), and one reads the
 other's objects by id. Every statement is heard where the driver runs it (SQLite's trace
 callback; on PostgreSQL SQLAlchemy's cursor events and asyncpg's query logger for the hot
 path's own pool). A statement that touches a project's table unmarked must constrain each such
@@ -181,6 +181,18 @@ async def _background(tenant: Tenant, backend: FakeBackend) -> None:
     assert replay.status_code == 200
 
 
+async def _batch(tenant: Tenant, batch_id: str) -> None:
+    """The batch run to its end (its job, its results, its output file), read and listed."""
+    for _ in range(200):
+        batch = await tenant.client.batches.retrieve(batch_id)
+        if batch.status in ("completed", "failed"):
+            break
+        await asyncio.sleep(0.02)
+    assert batch.status == "completed", batch.errors
+    await tenant.client.files.content(batch.output_file_id or "")
+    await tenant.client.batches.list(after=batch_id)
+
+
 async def _conversation_turns(tenant: Tenant, backend: FakeBackend, conversation: str) -> None:
     """Items added, a response run on the conversation (its lock, its turn), one deleted."""
     added = await tenant.client.conversations.items.create(
@@ -274,6 +286,7 @@ async def _others_read(raw: httpx2.AsyncClient, reader: Tenant, ids: dict[str, s
         f"/chat/completions/{ids['chat_completion_id']}/messages",
         f"/traces/{ids['trace_id']}",
         f"/mcp_connectors/{ids['connector_id']}",
+        f"/batches/{ids['api_batch_id']}",
     ]
     for path in paths:
         reply = await raw.get(path, headers=reader.headers)
@@ -290,6 +303,7 @@ async def test_every_statement_on_a_projects_table_names_the_project(
     )
     owned = await make_everything(alpha, backend)
     await _background(alpha, backend)
+    await _batch(alpha, owned.ids["api_batch_id"])
     await _conversation_turns(alpha, backend, owned.ids["conversation_id"])
     await _scheduled_agent(alpha, backend)
     owned.ids["chat_completion_id"] = await _stored_completion(alpha, backend)

@@ -9,20 +9,18 @@ from pydantic import Field
 
 from agentloom.api.wire import WireModel
 
-# The event types agentloom sends (OpenAI has more: batches, evals, fine-tuning ...).
+# The event types agentloom sends (OpenAI has more: evals, fine-tuning ...).
 RESPONSE_EVENTS = (
     "response.completed",
     "response.failed",
     "response.cancelled",
     "response.incomplete",
 )
+BATCH_EVENTS = ("batch.completed", "batch.failed", "batch.expired", "batch.cancelled")
+SENT_EVENTS = RESPONSE_EVENTS + BATCH_EVENTS
 # OpenAI's other types, which this server never sends: asking for them is refused by name.
 OPENAI_ONLY_EVENTS = frozenset(
     {
-        "batch.completed",
-        "batch.failed",
-        "batch.expired",
-        "batch.cancelled",
         "eval.run.succeeded",
         "eval.run.failed",
         "eval.run.canceled",

@@ -19,6 +19,7 @@ from agentloom.retrieval.embeddings import Embedder
 from agentloom.server import banner, errors, process
 from agentloom.server.edge import EdgeMiddleware
 from agentloom.server.routes import (
+    batches,
     chat_completions,
     console,
     containers,
@@ -119,6 +120,7 @@ def create_app(
             *people.routes,
             *safety.routes,
             *webhooks.routes,
+            *batches.routes,
             *managed_agents.routes,
             *metrics_routes.routes,
             *traces.routes,

@@ -73,6 +73,18 @@ def error_body(exc: errors.AgentloomError) -> bytes:
     return json.dumps(body).encode()
 
 
+class HttpErrorShapes:
+    """The answers above, for what answers without a route: a batch's requests
+    (:class:`agentloom.batches.dispatch.ErrorShapes`)."""
+
+    def answer(self, exc: errors.AgentloomError) -> tuple[int, dict[str, object]]:
+        status, kind = status_and_type(exc)
+        return status, envelope(exc.stated(), type=kind, param=exc.param, code=exc.code)
+
+    def invalid(self, exc: ValidationError, data: object) -> errors.AgentloomError:
+        return validation_error(exc, data)
+
+
 def error_response(exc: errors.AgentloomError) -> JSONResponse:
     status, kind = status_and_type(exc)
     if isinstance(exc, errors.RateLimitedError):

@@ -14,6 +14,9 @@ from starlette.requests import HTTPConnection
 
 from agentloom.auth.jwt import JwtVerifier
 from agentloom.auth.verifier import KeyVerifier
+from agentloom.batches.dispatch import Services as BatchServices
+from agentloom.batches.service import BatchesService
+from agentloom.batches.wiring import batches
 from agentloom.config import Settings
 from agentloom.engine.attachments import Attachments
 from agentloom.engine.guardrails import Guardrails, StreamWindow
@@ -32,6 +35,7 @@ from agentloom.retrieval.embeddings import Embedder, build_embedder
 from agentloom.safety.service import SafetyService
 from agentloom.safety.shield_types import build_safety
 from agentloom.sealing import Sealer, SealingKey
+from agentloom.server.errors import HttpErrorShapes
 from agentloom.services.containers import ContainersService
 from agentloom.services.conversations import ConversationsService
 from agentloom.services.files import FilesService
@@ -140,6 +144,7 @@ class Runtime:
     sdk_traces: SdkTraces | None = None  # what the Agents SDK's trace exporter sent
     mcp_connectors: McpConnectors | None = None  # the projects' configured MCP servers
     messages: MessagesGateway | None = None  # Anthropic's Messages API
+    batches: BatchesService | None = None  # /v1/batches
     duties: Duties = field(default_factory=Duties)  # the background duties' states
     readiness: ReadinessRounds = field(default_factory=ReadinessRounds)  # GET /v1/health/ready
 
@@ -246,6 +251,8 @@ async def _services(settings: Settings, parts: _Parts) -> Runtime:
     managed = managed_agent_services(
         settings, database, catalog, parts.metering.usage, work.runner, work.wakeups
     )
+    ran = BatchServices(served.service, served.native, gate.chat, gate.embeddings)
+    batch_api = batches(settings, database, files, ran, HttpErrorShapes(), work)
     return Runtime(
         settings=settings,
         database=database,
@@ -278,6 +285,7 @@ async def _services(settings: Settings, parts: _Parts) -> Runtime:
         sdk_traces=SdkTraces(database.sdk_traces),
         mcp_connectors=connectors,
         messages=gate.messages,
+        batches=batch_api,
     )
 
 

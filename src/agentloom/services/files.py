@@ -98,6 +98,31 @@ class FilesService:
         await self._insert(row)
         return file_object(row)
 
+    async def write(
+        self, data: bytes, *, file_id: str, filename: str, purpose: str, expires_in: float | None
+    ) -> FileObject:
+        """A file the server writes itself (a batch's output, purpose ``batch_output``) under
+        an id its writer derived (:func:`derived_file_id`), so that writing it again (its
+        writer ran again after its process stopped) keeps the one file."""
+        now = time.time()
+        existing = await self._store.get(file_id, now=now)
+        if existing is not None:
+            return file_object(existing)
+        await self._blobs.put(file_id, data)
+        row = FileRow(
+            id=file_id,
+            created_at=now,
+            filename=sanitize_filename(filename),
+            purpose=purpose,
+            bytes=len(data),
+            content_type="application/jsonl",
+            sha256=hashlib.sha256(data).hexdigest(),
+            expires_at=None if expires_in is None else now + expires_in,
+            blob_key=file_id,
+        )
+        await self._insert(row)
+        return file_object(row)
+
     async def get(self, file_id: str) -> FileObject:
         return file_object(await self._row(file_id))
 
@@ -290,3 +315,9 @@ def _extract(content: FileContent) -> str:
 
 def _not_found(file_id: str) -> NotFoundError:
     return NotFoundError(f"No such File object: {file_id[:100]}", param="file_id")
+
+
+def derived_file_id(*parts: str) -> str:
+    """A file id (``file-`` and 48 hex digits) that ``parts`` always give, for
+    :meth:`FilesService.write`."""
+    return "file-" + hashlib.sha256("/".join(parts).encode()).hexdigest()[:48]

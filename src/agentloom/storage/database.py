@@ -34,6 +34,7 @@ from agentloom.storage.agent_runs import SqlAgentRunStore
 from agentloom.storage.agent_sessions import SqlAgentSessionStore
 from agentloom.storage.agent_tasks import SqlAgentTaskStore
 from agentloom.storage.audit import SqlAuditStore
+from agentloom.storage.batch_api import SqlBatchStore
 from agentloom.storage.chat_completions import SqlChatCompletionStore
 from agentloom.storage.chunks_base import ChunkStore
 from agentloom.storage.connection_faults import guard_pool
@@ -281,6 +282,7 @@ class Database:
         self.managed_agents = SqlManagedAgentStore(runner)  # /v1/managed-agents
         self.agent_runs = SqlAgentRunStore(runner)
         self.agent_tasks = SqlAgentTaskStore(runner)
+        self.batches = SqlBatchStore(runner)  # /v1/batches
 
     @classmethod
     async def connect(

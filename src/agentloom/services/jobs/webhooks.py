@@ -3,9 +3,9 @@
 An endpoint's URL passes the same policy as an MCP server's (no link-local or metadata hosts;
 loopback only when allowed) and must be ``https`` unless the server allows plain ``http``. Its
 signing secret is shown when it is made or rotated, and kept sealed: the server signs every
-delivery with it. A background response that ends is announced as ``response.<status>``: a
-delivery per endpoint that wants that type, queued as a durable job
-(:mod:`agentloom.services.jobs.webhook_delivery` sends it and retries it).
+delivery with it. A background response that ends is announced as ``response.<status>``, a
+batch as ``batch.<status>``: a delivery per endpoint that wants that type, queued as a durable
+job (:mod:`agentloom.services.jobs.webhook_delivery` sends it and retries it).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from agentloom.api.response import Response
 from agentloom.api.webhooks import (
     OPENAI_ONLY_EVENTS,
     RESPONSE_EVENTS,
+    SENT_EVENTS,
     CreateWebhookEndpointRequest,
     DeletedWebhookEndpoint,
     DeliveryAttempt,
@@ -184,7 +185,7 @@ class WebhooksService:
         return ListPage.of([delivery_wire(row) for row in page.data], has_more=page.has_more)
 
     def event_types(self) -> WebhookEventTypeList:
-        return WebhookEventTypeList(data=list(RESPONSE_EVENTS))
+        return WebhookEventTypeList(data=list(SENT_EVENTS))
 
     # --- for deliveries ----------------------------------------------------------------------
 
@@ -219,13 +220,18 @@ class WebhooksService:
         event_type = f"response.{response.status}"
         if not response.background or event_type not in RESPONSE_EVENTS:
             return
-        digest = hashlib.sha256(f"{response.id}/{event_type}".encode()).hexdigest()
+        await self.announce_event(event_type, response.id, response.completed_at)
+
+    async def announce_event(self, event_type: str, subject: str, at: float | None) -> None:
+        """``subject`` (a response, a batch) ended as ``event_type``: queue the event for the
+        endpoints that want it. Announced again (its job ran again), it adds nothing."""
+        digest = hashlib.sha256(f"{subject}/{event_type}".encode()).hexdigest()
         now = time.time()
         event = WebhookEvent(
             id="evt_" + digest[:32],
-            created_at=int(response.completed_at or now),
+            created_at=int(at or now),
             type=event_type,
-            data=EventData(id=response.id),
+            data=EventData(id=subject),
         )
         stored = Event(event.id, event_type, event.model_dump_json(), now)
         if await self._store.announce(stored, current_key()):
@@ -268,9 +274,9 @@ def _event_types(types: list[str], param: str = "event_types") -> list[str]:
     """The types asked for, once each, in the order given; a type this server never sends is
     refused by name."""
     for event_type in types:
-        if event_type in RESPONSE_EVENTS:
+        if event_type in SENT_EVENTS:
             continue
-        sent = ", ".join(RESPONSE_EVENTS)
+        sent = ", ".join(SENT_EVENTS)
         why = (
             "is an OpenAI event type this server does not send"
             if event_type in OPENAI_ONLY_EVENTS
