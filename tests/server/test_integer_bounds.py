@@ -61,6 +61,7 @@ COUNTED = {  # written by the server only: row keys, positions, counters, tokens
     *("schedules.runs", "vector_stores.dimensions", "vector_stores.epoch"),
     *("items.kind", "items.position", "vector_store_chunks.position"),
     *("vector_store_files.usage_bytes", "vector_store_files.attempts"),
+    *("vector_store_files.chunks_total", "vector_store_files.chunks_embedded"),
     *(f"usage_records.{name}" for name in ("requests", "input_tokens", "cached_tokens")),
     *(f"usage_records.{name}" for name in ("output_tokens", "reasoning_tokens", "mcp_calls")),
     *(f"usage_records.{name}" for name in ("file_search_calls", "web_search_calls")),

@@ -188,13 +188,13 @@ class TokenCount(WireModel):
     input_tokens: int
 
 
-class ErrorDetail(WireModel):
+class AnthropicErrorDetail(WireModel):
     type: str
     message: str
 
 
-class ErrorEnvelope(WireModel):
+class AnthropicError(WireModel):
     """Anthropic's error body (its ``request_id`` is the ``request-id`` header)."""
 
     type: Literal["error"] = "error"
-    error: ErrorDetail
+    error: AnthropicErrorDetail

@@ -12,6 +12,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from agentloom import errors
+from agentloom.api.anthropic import AnthropicError, AnthropicErrorDetail
 from agentloom.api.errors import ErrorDetail, ErrorEnvelope
 from agentloom.api.limits import TOO_LONG
 from agentloom.server.request_id import headers_for
@@ -110,8 +111,8 @@ def anthropic_error_response(exc: errors.AgentloomError) -> JSONResponse:
 
 def anthropic_error_body(exc: errors.AgentloomError) -> dict[str, Any]:
     status, _ = status_and_type(exc)
-    detail = {"type": anthropic_error_type(status), "message": exc.stated()}
-    return {"type": "error", "error": detail}
+    detail = AnthropicErrorDetail(type=anthropic_error_type(status), message=exc.stated())
+    return AnthropicError(error=detail).model_dump()
 
 
 def anthropic_error_type(status: int) -> str:

@@ -154,7 +154,7 @@ def _operation(
     body = _request_body(op, schemas)
     if body:
         operation["requestBody"] = body
-    operation["responses"] = {"200": _success(op, schemas), "default": _error(schemas)}
+    operation["responses"] = {"200": _success(op, schemas), "default": _error(op, schemas)}
     if op.open:
         operation["security"] = []
     return operation
@@ -242,11 +242,12 @@ def _link(link: Link) -> JsonSchema:
     return {"operationId": link.operation, "parameters": dict(link.parameters)}
 
 
-def _error(schemas: _Schemas) -> JsonSchema:
+def _error(op: Op, schemas: _Schemas) -> JsonSchema:
+    envelope = "OpenAI's" if op.errors is ErrorEnvelope else "its API's"
     return {
-        "description": "An error, in OpenAI's envelope.",
+        "description": f"An error, in {envelope} envelope.",
         "headers": {"x-request-id": {"$ref": "#/components/headers/RequestId"}},
-        "content": {"application/json": {"schema": schemas.of(ErrorEnvelope, "serialization")}},
+        "content": {"application/json": {"schema": schemas.of(op.errors, "serialization")}},
     }
 
 
@@ -367,6 +368,8 @@ def _renamed(value: Any, names: dict[str, str]) -> Any:
 def _types(ops: Sequence[Op]) -> Iterable[tuple[Any, Mode]]:
     yield ErrorEnvelope, "serialization"
     for op in ops:
+        if op.errors is not ErrorEnvelope:
+            yield op.errors, "serialization"
         if op.returns is not None:
             yield op.returns, "serialization"
         if op.stream is not None:

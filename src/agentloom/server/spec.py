@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 from starlette.routing import Route
 
+from agentloom.api.errors import ErrorEnvelope
 from agentloom.api.requests import KNOWN_INCLUDES
 from agentloom.server.query import MAX_UNIX_SECONDS
 from agentloom.server.routes.methods import Endpoint, by_method
@@ -66,7 +67,8 @@ class Op:
     (with ``body`` too, either is taken). ``stream``: the type of each event's ``data`` when the
     operation can answer with ``text/event-stream``. ``content``: a 200 that is not JSON, by
     media type. ``headers``: response headers of a 200, by name (their schemas). ``links``: the
-    operations a 200 leads to, by name. ``open``: no API key needed, even with keys on."""
+    operations a 200 leads to, by name. ``open``: no API key needed, even with keys on.
+    ``errors``: the envelope of its error answers (Anthropic's on its Messages API)."""
 
     handler: Endpoint
     returns: Any = None
@@ -81,6 +83,7 @@ class Op:
     summary: str | None = None
     description: str | None = None
     open: bool = False
+    errors: type[BaseModel] = ErrorEnvelope  # the error answers' envelope (OpenAI's)
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,10 +54,16 @@ routes = [
             returns=a.Message,
             stream=dict[str, object],
             summary="Anthropic's Messages API, served by any backend",
+            errors=a.AnthropicError,
         ),
     ),
     ApiRoute(
         "/v1/messages/count_tokens",
-        POST=Op(count_tokens, body=a.CountTokensRequest, returns=a.TokenCount),
+        POST=Op(
+            count_tokens,
+            body=a.CountTokensRequest,
+            returns=a.TokenCount,
+            errors=a.AnthropicError,
+        ),
     ),
 ]
