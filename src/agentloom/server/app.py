@@ -35,6 +35,7 @@ from agentloom.server.routes import (
     prompts,
     responses,
     safety,
+    signin,
     traces,
     vector_stores,
     webhooks,
@@ -123,6 +124,7 @@ def create_app(
             *mcp_connectors.routes,
             *docs.routes,
             *console.routes,
+            *signin.routes,
         ],
         lifespan=lifespan,
     )
