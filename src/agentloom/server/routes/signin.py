@@ -184,7 +184,7 @@ def _failed(exc: AgentloomError) -> Response:
     log.warning("a console sign-in failed (%d): %s", status, exc.message)
     page = (
         "<!doctype html><meta charset=utf-8><title>Sign-in failed · agentloom</title>"
-        f"<h1>Sign-in failed</h1><p id=reason>{html.escape(exc.message)}</p>"
+        f"<h1>Sign-in failed</h1><p id=reason>{html.escape(exc.message, quote=False)}</p>"
         f'<p><a href="{CONSOLE}">Back to the console</a></p>'
     )
     return HTMLResponse(page, status_code=status, headers=HEADERS)
