@@ -5,12 +5,15 @@ misaddressed ID token, a missing CSRF header, a tampered cookie, an issuer that 
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
+from pydantic import ValidationError
 
 from agentloom.auth.sessions import (
     CSRF_COOKIE,
@@ -20,7 +23,7 @@ from agentloom.auth.sessions import (
     Session,
     Sessions,
 )
-from agentloom.config import AuthSettings, JwtSettings, OidcSettings, Settings
+from agentloom.config import AuthSettings, JwtSettings, OidcSettings, Settings, load_settings
 from agentloom.errors import AuthenticationError, PermissionDeniedError
 from agentloom.sealing import Sealer, SealingKey
 from agentloom.testing.backend import FakeBackend
@@ -376,3 +379,48 @@ async def test_a_session_checks_its_csrf_token_only_for_changes() -> None:
     assert (await sessions.principal(sealed, "token", changes=True)).key_id == "jwt:u"
     with pytest.raises(PermissionDeniedError, match="X-CSRF-Token"):
         await sessions.principal(sealed, None, changes=True)
+
+
+# --- the settings ----------------------------------------------------------------------------
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "auth.md"
+
+
+def test_the_documented_settings_load(tmp_path: Path) -> None:
+    section = DOCS.read_text().split("## Signing in to the console (OIDC)")[1]
+    example = section.split("```toml\n")[1].split("```")[0]
+    path = tmp_path / "agentloom.toml"
+    path.write_text(example)
+
+    oidc = load_settings(path, env={}).auth.oidc
+
+    assert oidc is not None
+    assert oidc.secure
+    assert oidc.client_id == "agentloom-console"
+
+
+JWT = {"issuer": "https://idp.example.com", "audience": "a", "jwks_url": "https://idp/jwks"}
+OIDC = {"client_id": "c", "redirect_url": "https://a.example/auth/callback"}
+WRONG_SETTINGS: dict[str, tuple[dict[str, Any], str]] = {
+    "no [auth.jwt]": ({"mode": "keys", "oidc": OIDC}, "needs [auth.jwt]"),
+    "an http issuer": (
+        {"mode": "keys", "jwt": {**JWT, "issuer": "http://idp.example.com"}, "oidc": OIDC},
+        "issuer, with [auth.oidc], must be an https URL",
+    ),
+    "no openid scope": (
+        {"mode": "keys", "jwt": JWT, "oidc": {**OIDC, "scopes": ["email"]}},
+        "must include 'openid'",
+    ),
+    "a relative redirect": (
+        {"mode": "keys", "jwt": JWT, "oidc": {**OIDC, "redirect_url": "/auth/callback"}},
+        "absolute http(s) URL",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(WRONG_SETTINGS))
+def test_wrong_settings_say_what_is_wrong(case: str) -> None:
+    given, message = WRONG_SETTINGS[case]
+
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        AuthSettings.model_validate(given)
