@@ -149,16 +149,46 @@ class JwtSettings(_Strict):
         return self
 
 
-def _check_jwks_url(url: str) -> None:
+def _check_jwks_url(url: str, what: str = "[auth.jwt] jwks_url") -> None:
     parts = urlsplit(url)
     if parts.scheme == "https" and parts.hostname:
         return
     if parts.scheme == "http" and parts.hostname in _LOOPBACK_HOSTS:
         return
     raise ValueError(
-        "[auth.jwt] jwks_url must be an https URL (http only on a loopback host): "
-        f"{redact_url(url)!r}"
+        f"{what} must be an https URL (http only on a loopback host): {redact_url(url)!r}"
     )
+
+
+class OidcSettings(_Strict):
+    """``[auth.oidc]``: people sign in to the console with the issuer of ``[auth.jwt]``
+    (authorization code with PKCE); the session is a sealed cookie."""
+
+    client_id: str = Field(min_length=1)
+    client_secret: SecretStr | None = None  # unset: a public client (PKCE alone)
+    redirect_url: str = Field(min_length=1)  # this server's /auth/callback, as the issuer knows it
+    scopes: list[str] = Field(default_factory=lambda: ["openid", "email", "profile"])
+    display_name: str | None = None  # "Sign in with <display_name>" (default: the issuer's host)
+    session_seconds: int = Field(default=8 * 3600, ge=60)  # a session lasts this long
+    login_seconds: int = Field(default=600, ge=30)  # from /auth/login to the callback, at most
+    timeout: float = Field(default=10.0, gt=0)  # each call to the issuer, at most
+    secure_cookies: bool | None = None  # unset: Secure when redirect_url is https
+
+    @model_validator(mode="after")
+    def _checked(self) -> OidcSettings:
+        if "openid" not in self.scopes:
+            raise ValueError("[auth.oidc] scopes must include 'openid'")
+        parts = urlsplit(self.redirect_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("[auth.oidc] redirect_url must be an absolute http(s) URL")
+        return self
+
+    @property
+    def secure(self) -> bool:
+        """Whether the cookies are marked Secure (sent over https only)."""
+        if self.secure_cookies is not None:
+            return self.secure_cookies
+        return urlsplit(self.redirect_url).scheme == "https"
 
 
 class AuthSettings(_Strict):
@@ -169,11 +199,16 @@ class AuthSettings(_Strict):
     admin_key_env: str = "AGENTLOOM_ADMIN_KEY"  # the variable holding the admin key
     watch_interval: float = Field(default=0.5, gt=0)  # seconds between revocation checks
     jwt: JwtSettings | None = None  # bearer JWTs beside the API keys
+    oidc: OidcSettings | None = None  # signing in to the console with the JWTs' issuer
 
     @model_validator(mode="after")
     def _jwt_needs_keys(self) -> AuthSettings:
         if self.jwt is not None and self.mode != "keys":
             raise ValueError('[auth.jwt] needs [auth] mode = "keys" (JWTs are checked beside keys)')
+        if self.oidc is not None:
+            if self.jwt is None:
+                raise ValueError("[auth.oidc] needs [auth.jwt] (its issuer, keys and claim)")
+            _check_jwks_url(self.jwt.issuer, "[auth.jwt] issuer, with [auth.oidc],")
         return self
 
     @property

@@ -22,7 +22,7 @@ from agentloom.auth.verifier import Principal
 from agentloom.config import JwtSettings
 from agentloom.errors import AuthenticationError
 
-__all__ = ["JwtVerifier", "build_jwt_verifier", "looks_like_jwt"]
+__all__ = ["JwtVerifier", "build_jwt_verifier", "key_id_of", "looks_like_jwt", "refusal_reason"]
 
 MAX_VERIFIED: Final = 10_000  # tokens remembered as valid
 MAX_SHOWN: Final = 40  # characters of a header value an error message repeats
@@ -80,6 +80,11 @@ class JwtVerifier:
             raise _refused(f"its project '{principal.project_id}' does not exist or is archived")
         return principal
 
+    @property
+    def keys(self) -> SigningKeys:
+        """The provider's signing keys (the console's sign-in checks ID tokens with them)."""
+        return self._keys
+
     def forget(self) -> None:
         """Drop every remembered token (the provider withdrew a key)."""
         self._generation += 1
@@ -129,14 +134,14 @@ class JwtVerifier:
         except jwt.MissingRequiredClaimError as exc:
             raise _refused(f"the token has no {exc.claim!r} claim") from None
         except jwt.InvalidTokenError as exc:
-            raise _refused(_reason(exc)) from None
+            raise _refused(refusal_reason(exc)) from None
 
     def _principal(self, claims: dict[str, Any]) -> Principal:
         name = self._settings.project_claim
         project = claims.get(name)
         if not isinstance(project, str) or not project:
             raise _refused(f"the token has no {name!r} claim naming its project")
-        return Principal(project, _key_id(claims.get("sub")), float(claims["exp"]))
+        return Principal(project, key_id_of(claims.get("sub")), float(claims["exp"]))
 
     def _remember(self, token: str, found: tuple[Principal, float]) -> None:
         if len(self._verified) >= MAX_VERIFIED:
@@ -151,7 +156,7 @@ class JwtVerifier:
             self._verified = dict(kept)
 
 
-def _key_id(subject: object) -> str | None:
+def key_id_of(subject: object) -> str | None:
     """``jwt:<sub>``, the caller as usage and audit records name it (a long subject hashed)."""
     if not isinstance(subject, str) or not subject:
         return None
@@ -160,7 +165,8 @@ def _key_id(subject: object) -> str | None:
     return f"jwt:{subject}"
 
 
-def _reason(exc: jwt.InvalidTokenError) -> str:
+def refusal_reason(exc: jwt.InvalidTokenError) -> str:
+    """Why PyJWT refused a token, in a few words."""
     for kind in type(exc).__mro__:
         if kind in _REASONS:
             return _REASONS[kind]

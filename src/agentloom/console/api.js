@@ -1,4 +1,5 @@
-// The API client: every call goes to this server's public /v1 API, with the signed-in key.
+// The API client: every call goes to this server's public /v1 API, with the signed-in key
+// (or the session cookie of a sign-in with the OIDC issuer).
 
 import { jsonEvents, sseEvents } from "./sse.js";
 
@@ -32,9 +33,17 @@ export class ApiError extends Error {
 let onUnauthorized = () => {};
 export function whenUnauthorized(handler) { onUnauthorized = handler; }
 
+// Signed in with the OIDC issuer instead, the session is an HttpOnly cookie the browser sends
+// itself; what changes anything carries the session's CSRF token, read from its own cookie.
+export function csrfToken() {
+  const found = document.cookie.split("; ").find((c) => c.startsWith("agentloom_csrf="));
+  return found ? decodeURIComponent(found.slice("agentloom_csrf=".length)) : "";
+}
+
 export function headers(extra = {}, { project = true } = {}) {
   const sent = { ...extra };
   if (session.key) sent.Authorization = `Bearer ${session.key}`;
+  else if (csrfToken()) sent["X-CSRF-Token"] = csrfToken();
   if (project && session.project) sent["OpenAI-Project"] = session.project;
   return sent;
 }

@@ -1,7 +1,7 @@
 // The console's shell: finds out whether the server wants keys, signs in, and routes #/page/id
 // to a page module (loaded when first shown, so the first paint needs only this and two modules).
 
-import { session, get, whenUnauthorized, ApiError } from "./api.js";
+import { session, get, post, whenUnauthorized, ApiError } from "./api.js";
 import { h, clear } from "./dom.js";
 
 const ROUTES = {
@@ -24,8 +24,9 @@ const nav = document.getElementById("nav");
 const sessionBox = document.getElementById("session");
 const bannerBox = document.getElementById("banner");
 
-// What the server and the key allow: keys on?, the admin key?, signed in?
-const access = { keys: false, admin: false, signedIn: false };
+// What the server and the key allow: keys on?, the admin key?, signed in? With [auth.oidc]:
+// the issuer offered (oidc) and the person signed in with it (person), by the session cookie.
+const access = { keys: false, admin: false, signedIn: false, oidc: null, person: null };
 let leaving = [];
 
 export function banner(error) {
@@ -36,11 +37,20 @@ export function banner(error) {
 }
 
 async function detect() {
-  const reply = await fetch("/v1/models");
+  const reply = await fetch("/v1/models", { credentials: "omit" });
   access.keys = reply.status === 401;
   access.signedIn = !access.keys;
   access.admin = false;
-  if (!access.keys || !session.key) return;
+  access.oidc = null;
+  access.person = null;
+  if (!access.keys) return;
+  const known = await (await fetch("/auth/session")).json();
+  access.oidc = known.oidc;
+  if (!session.key) {
+    access.person = known.session;
+    access.signedIn = Boolean(known.session);
+    return;
+  }
   try {
     await get("/v1/organization/projects?limit=1", { project: false });
     access.admin = true;
@@ -63,6 +73,12 @@ function drawNav(current) {
 async function drawSession() {
   if (!access.keys || !access.signedIn) { sessionBox.replaceChildren(); return; }
   const signOut = h("button", { type: "button", class: "link", onclick: () => { session.forget(); start(); } }, "Sign out");
+  if (access.person) {
+    const leave = async () => { await post("/auth/logout"); start(); };
+    clear(sessionBox, h("span", { class: "muted" }, `${access.person.name} · ${access.person.project_id}`),
+      h("button", { type: "button", class: "link", onclick: leave }, "Sign out"));
+    return;
+  }
   if (!access.admin) { clear(sessionBox, h("span", { class: "muted" }, "project key"), signOut); return; }
   const projects = (await get("/v1/organization/projects?limit=100", { project: false })).data;
   const picker = h("select", { "aria-label": "Project", onchange: (e) => { session.project = e.target.value; route(); } },
@@ -77,7 +93,7 @@ function signIn(reason) {
   clear(main);
   nav.replaceChildren();
   sessionBox.replaceChildren();
-  import("./pages/signin.js").then(({ render }) => render(main, { reason, done: start }));
+  import("./pages/signin.js").then(({ render }) => render(main, { reason, done: start, oidc: access.oidc }));
 }
 
 // The page of #/name/id: a name of no page is the not-found page; no name, or a page this key

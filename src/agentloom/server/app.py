@@ -37,6 +37,7 @@ from agentloom.server.routes import (
     prompts,
     responses,
     safety,
+    signin,
     traces,
     vector_stores,
     webhooks,
@@ -127,6 +128,7 @@ def create_app(
             *mcp_connectors.routes,
             *docs.routes,
             *console.routes,
+            *signin.routes,
         ],
         lifespan=lifespan,
     )

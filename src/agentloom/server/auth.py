@@ -4,11 +4,13 @@ and runs as its project.
 With ``[auth] mode = "keys"`` a request needs ``Authorization: Bearer <key>``: a project key
 works in its project, and so does a JWT from the OIDC provider of ``[auth.jwt]`` (in the project
 its claim names); the admin key manages the organization (``/v1/organization/...``) and
-works in a project only when it names one with the ``OpenAI-Project`` header. Without keys every
-request is the default project's and the organization routes are open (a server on loopback,
-run by one trusted person). ``/v1/health`` is always open. A restricted key (or a user's key
-whose roles grant less) is refused what its scopes do not grant, with a 403 naming the scope
-(:mod:`agentloom.auth.scopes`).
+works in a project only when it names one with the ``OpenAI-Project`` header. With
+``[auth.oidc]``, a request without a key may carry the console's session cookie instead (the
+person signed in with the issuer; a request that changes anything needs its CSRF header too).
+Without keys every request is the default project's and the organization routes are open (a
+server on loopback, run by one trusted person). ``/v1/health`` is always open. A restricted key
+(or a user's key whose roles grant less) is refused what its scopes do not grant, with a 403
+naming the scope (:mod:`agentloom.auth.scopes`).
 
 The edge (:mod:`agentloom.server.edge`) admits each request here and runs it in the context
 of its project (:func:`agentloom.tenancy.acting_for`): everything the request runs, including
@@ -22,12 +24,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Final
 
+from starlette.requests import cookie_parser
 from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
 from agentloom.auth.actor import acting_as
 from agentloom.auth.jwt import looks_like_jwt
 from agentloom.auth.scopes import needed_scope
+from agentloom.auth.sessions import SAFE_METHODS, SESSION_COOKIE
 from agentloom.auth.verifier import Principal
 from agentloom.errors import AgentloomError, AuthenticationError, PermissionDeniedError
 from agentloom.server.errors import error_response_for
@@ -97,7 +101,10 @@ async def _authenticate(runtime: Runtime, scope: Scope) -> Principal:
         return Principal(DEFAULT_PROJECT)
     token = _bearer(scope)
     if token is None:
-        raise AuthenticationError(_NO_KEY)
+        signed_in = await _signed_in(runtime, scope)
+        if signed_in is None:
+            raise AuthenticationError(_NO_KEY)
+        return signed_in
     if runtime.jwt is not None and looks_like_jwt(token):
         return await runtime.jwt.verify(token)
     principal = await runtime.keys.verify(token)
@@ -107,6 +114,19 @@ async def _authenticate(runtime: Runtime, scope: Scope) -> Principal:
             "your agentloom administrator (agentloom keys list)."
         )
     return principal
+
+
+async def _signed_in(runtime: Runtime, scope: Scope) -> Principal | None:
+    """The principal of the console's session cookie (:mod:`agentloom.auth.sessions`), for an
+    HTTP request that has one; a WebSocket is never admitted by a cookie."""
+    if runtime.oidc is None or scope["type"] != "http":
+        return None
+    sealed = cookie_parser(_header(scope, b"cookie") or "").get(SESSION_COOKIE)
+    if not sealed:
+        return None
+    changes = scope["method"] not in SAFE_METHODS
+    csrf = _header(scope, b"x-csrf-token")
+    return await runtime.oidc.sessions.principal(sealed, csrf, changes=changes)
 
 
 async def _project(runtime: Runtime, principal: Principal, scope: Scope, path: str) -> str:

@@ -13,6 +13,7 @@ from anyio.abc import TaskGroup
 from starlette.requests import HTTPConnection
 
 from agentloom.auth.jwt import JwtVerifier
+from agentloom.auth.oidc import OidcSignIn, build_sign_in
 from agentloom.auth.verifier import KeyVerifier
 from agentloom.batches.dispatch import Services as BatchServices
 from agentloom.batches.service import BatchesService
@@ -138,6 +139,7 @@ class Runtime:
     organization: Organization  # keys, projects, and its people, groups and roles
     containers: ContainersService | None = None
     jwt: JwtVerifier | None = None  # bearer JWTs, with [auth.jwt]
+    oidc: OidcSignIn | None = None  # signing in to the console, with [auth.oidc]
     metrics: Metrics | None = None  # what GET /metrics shows
     shared_metrics: SharedMetrics | None = None  # with --workers: every worker's metrics
     stored_completions: StoredCompletions | None = None  # chat completions with store: true
@@ -279,6 +281,7 @@ async def _services(settings: Settings, parts: _Parts) -> Runtime:
         containers=containers,
         organization=org,
         jwt=org.jwt,
+        oidc=_sign_in(settings, org.jwt, org.keys, sealer, stack),
         metrics=metrics,
         shared_metrics=SharedMetrics.from_environment(metrics),
         stored_completions=gate.stored,
@@ -287,6 +290,22 @@ async def _services(settings: Settings, parts: _Parts) -> Runtime:
         messages=gate.messages,
         batches=batch_api,
     )
+
+
+def _sign_in(
+    settings: Settings,
+    verifier: JwtVerifier | None,
+    keys: KeyVerifier,
+    sealer: Sealer,
+    stack: AsyncExitStack,
+) -> OidcSignIn | None:
+    """The console's sign-in with the JWTs' issuer, if ``[auth.oidc]`` is set."""
+    auth = settings.auth
+    if auth.oidc is None or auth.jwt is None or verifier is None:
+        return None
+    sign_in = build_sign_in(auth.oidc, auth.jwt, verifier.keys, sealer, keys)
+    stack.push_async_callback(sign_in.client.aclose)
+    return sign_in
 
 
 def _files(settings: Settings, database: Database) -> FilesService:

@@ -120,10 +120,11 @@ class ApiRoute(Route):
 class PageRoute(Route):
     """A route of the console (:mod:`agentloom.server.routes.console`): pages and their assets
     for a browser, no API operation, so the OpenAPI document leaves it out (its description
-    says where the console is). ``GET`` only (``HEAD`` answered as ``GET``)."""
+    says where the console is). ``GET`` (``HEAD`` answered as ``GET``) unless ``method`` says
+    otherwise (signing out is a ``POST``)."""
 
-    def __init__(self, path: str, handler: Endpoint) -> None:
-        super().__init__(path, by_method(GET=handler), methods=["GET"])
+    def __init__(self, path: str, handler: Endpoint, *, method: str = "GET") -> None:
+        super().__init__(path, by_method(**{method: handler}), methods=[method])
 
 
 # --- parameters shared by list endpoints ---------------------------------------------------------
