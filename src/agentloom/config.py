@@ -211,6 +211,7 @@ class JobSettings(_Strict):
     max_queued: int = Field(default=10_000, ge=1)  # queued jobs past which a create is a 429
     drain_seconds: float = Field(default=10.0, ge=0)  # on shutdown, to finish before handing back
     max_attempts: int = Field(default=3, ge=1)  # runs of one job before it fails
+    poll_seconds: float = Field(default=1.0, gt=0)  # between claims when nothing wakes the runner
 
     def pool(self, kind: str, default: int | None = None) -> int:
         """How many jobs of ``kind`` one process runs at once: its ``[jobs.pools]`` entry, else
