@@ -9,7 +9,7 @@ disconnect) is finalised as ``cancelled``.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 
@@ -77,6 +77,37 @@ class _Timed:
     def ended(self, loop: AgentLoop) -> None:
         self.metrics.responses_in_flight.dec()
         self.metrics.response_done(self.model, loop.elapsed())
+
+
+class _Run:
+    """One response's run as the service follows it: what it writes, what it times, and
+    whether its end was written."""
+
+    __slots__ = ("finished", "loop", "prepared", "timed", "writer")
+
+    def __init__(
+        self,
+        prepared: Prepared,
+        loop: AgentLoop,
+        writer: ResponseWriter | None,
+        timed: _Timed | None,
+    ) -> None:
+        self.prepared, self.loop, self.writer, self.timed = prepared, loop, writer, timed
+        self.finished = False
+
+    def events(self) -> AsyncGenerator[ev.StreamEvent, None]:
+        """The loop's events (in the run's ``invoke_agent`` span when tracing is on)."""
+        loop = self.loop
+        return agent_run(loop.run(), lambda: loop.response, loop.timeline)
+
+    def saw(self, event: ev.StreamEvent) -> Response | None:
+        """The response of a terminal event (``None`` for any other); the first output timed."""
+        timed = self.timed
+        if timed is not None and timed.waiting:
+            timed.saw(event, self.loop)
+        if isinstance(event, _TERMINAL_EVENTS):
+            return event.response
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,21 +210,37 @@ class ResponsesService:
         """The response's events. ``released()`` true when the stream is stopped: its job was
         let go (handed back or taken over), so its end is not written (the job's next run
         writes one)."""
-        async for event in self._run(prepared, self._loop(prepared), released):
-            yield event
+        run = self._start(prepared, self._loop(prepared))
+        try:
+            # closed here, in this task, when the consumer goes away: the loop's connections
+            # (MCP sessions) close with it
+            async with aclosing(run.events()) as events:
+                async for event in events:
+                    ended = run.saw(event)
+                    if ended is not None:
+                        await self._ended(run, ended)
+                    yield event
+        finally:
+            await self._stopped(run, released)
 
     async def collect(self, prepared: Prepared) -> Response:
         """The non-streaming reply: the same stream, collected. A failed response (stored as
         such) is the caller's error, as OpenAI answers: 429 for rate limits, 400 for a context
         that does not fit, 502/504 for the backend failing or timing out."""
-        loop = self._loop(prepared, collected=True)
+        run = self._start(prepared, self._loop(prepared, collected=True))
         final: Response | None = None
-        async for event in self._run(prepared, loop):
-            if isinstance(event, _TERMINAL_EVENTS):
-                final = event.response
+        try:
+            async with aclosing(run.events()) as events:
+                async for event in events:
+                    ended = run.saw(event)
+                    if ended is not None:
+                        final = ended
+                        await self._ended(run, ended)
+        finally:
+            await self._stopped(run, None)
         assert final is not None, "the loop always ends with a terminal event"
-        if loop.failure is not None:
-            raise _caller_error(loop.failure, final, stored=prepared.store)
+        if run.loop.failure is not None:
+            raise _caller_error(run.loop.failure, final, stored=prepared.store)
         return final
 
     def _loop(self, prepared: Prepared, *, collected: bool = False) -> AgentLoop:
@@ -201,9 +248,8 @@ class ResponsesService:
             prepared.response, prepared.loop, collected=collected, observer=self._metrics
         )
 
-    async def _run(
-        self, prepared: Prepared, loop: AgentLoop, released: Callable[[], bool] | None = None
-    ) -> AsyncIterator[ev.StreamEvent]:
+    def _start(self, prepared: Prepared, loop: AgentLoop) -> _Run:
+        """The run begins: its conversation turn taken, its writer and metrics set up."""
         if prepared.hold is not None:
             if prepared.hold.started:
                 raise InternalError("a prepared response runs once")
@@ -218,32 +264,29 @@ class ResponsesService:
                 queued=prepared.response.background,  # its row exists since it was queued
                 lost=self.lost_writes,
             )
-        finished = False
         timed = None if self._metrics is None else _Timed(self._metrics, prepared.response.model)
-        try:
-            # closed here, in this task, when the consumer goes away: the loop's connections
-            # (MCP sessions) close with it
-            running = agent_run(loop.run(), lambda: loop.response, loop.timeline)
-            async with aclosing(running) as events:
-                async for event in events:
-                    if timed is not None and timed.waiting:
-                        timed.saw(event, loop)
-                    if isinstance(event, _TERMINAL_EVENTS):
-                        finished = True  # a final write that fails is not made again as cancelled
-                        await self._finish(writer, prepared, event.response, loop)
-                        self._record(prepared, event.response, loop)
-                    yield event
-        finally:
-            if not finished and released is not None and released():
-                finished = True  # let go: the job's next run ends it
-                if prepared.hold is not None:  # its conversation is not held meanwhile
-                    await self._conversations.release(prepared.hold.turn)
-            if not finished:
-                abandoned = loop.abandoned()
-                await self._finish(writer, prepared, abandoned, loop)
-                self._record(prepared, abandoned, loop)
-            if timed is not None:
-                timed.ended(loop)
+        return _Run(prepared, loop, writer, timed)
+
+    async def _ended(self, run: _Run, response: Response) -> None:
+        """The terminal event: the response is stored (before the event is released)."""
+        run.finished = True  # a final write that fails is not made again as cancelled
+        await self._finish(run.writer, run.prepared, response, run.loop)
+        self._record(run.prepared, response, run.loop)
+
+    async def _stopped(self, run: _Run, released: Callable[[], bool] | None) -> None:
+        """The run's events stopped: ended, abandoned by the consumer (finalised
+        ``cancelled``), or let go (``released``: not finished here)."""
+        prepared, loop = run.prepared, run.loop
+        if not run.finished and released is not None and released():
+            run.finished = True  # let go: the job's next run ends it
+            if prepared.hold is not None:  # its conversation is not held meanwhile
+                await self._conversations.release(prepared.hold.turn)
+        if not run.finished:
+            abandoned = loop.abandoned()
+            await self._finish(run.writer, prepared, abandoned, loop)
+            self._record(prepared, abandoned, loop)
+        if run.timed is not None:
+            run.timed.ended(loop)
 
     async def _finish(
         self,
