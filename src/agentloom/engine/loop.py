@@ -194,8 +194,11 @@ class AgentLoop:
     # --- steps -------------------------------------------------------------------------------
 
     async def _steps(self) -> AsyncGenerator[ev.StreamEvent, None]:
-        async for event in self._before_model():
-            yield event
+        if self._guard is None and self._config.compaction is None and not self._tools.toolsets:
+            self._assemble()  # nothing else comes before the model (most requests)
+        else:
+            async for event in self._before_model():
+                yield event
         if self._refused:
             self._end_completed()  # the input was blocked: a refusal, the model not called
             return

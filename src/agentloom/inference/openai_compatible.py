@@ -351,8 +351,7 @@ class OpenAICompatibleProvider:
         """POST the JSON ``payload``, read the whole JSON answer (``None`` if it is not JSON)."""
         assert self._pool is not None
         try:
-            async with self._pool.post(path, payload, root=root) as response:
-                raw = await response.read(_ANSWER_LIMIT)
+            response, raw = await self._pool.fetch(path, payload, root=root, limit=_ANSWER_LIMIT)
         except HTTPError as exc:
             raise self._lean_error(exc, started=False) from exc
         if not 200 <= response.status < 300:
