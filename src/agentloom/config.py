@@ -250,6 +250,9 @@ class EngineSettings(_Strict):
     max_model_calls: int = Field(default=10, ge=1, le=1000)
     truncation_retries: int = Field(default=4, ge=0, le=20)
     compaction_max_tokens: int = Field(default=2048, ge=64, le=65536)
+    # seconds from a stored response's start to its in_progress row (one ending sooner is
+    # written once, at its end)
+    in_progress_after: float = Field(default=0.05, gt=0)
 
 
 class EmbeddingSettings(_Strict):

@@ -28,7 +28,7 @@ from agentloom.engine.context import History
 from agentloom.engine.guardrails import Guardrails
 from agentloom.engine.items import ItemFinder
 from agentloom.engine.loop import AgentLoop, Failure
-from agentloom.engine.persist import LostWrites, ResponseWriter
+from agentloom.engine.persist import DEFAULT_BEGIN_DELAY, LostWrites, ResponseWriter
 from agentloom.engine.prepare import EngineLimits, LocalChain, Prepared, Preparer
 from agentloom.engine.reasoning import SealedReasoning
 from agentloom.engine.spans import agent_run, run_trace
@@ -136,10 +136,13 @@ class ResponsesService:
         usage: UsageLedger | None = None,
         log_content: bool = False,
         metrics: Metrics | None = None,
+        in_progress_after: float = DEFAULT_BEGIN_DELAY,
     ) -> None:
         """``log_content``: each ended response's log line holds its input and output text;
-        ``metrics``: responses, their first tokens and model calls timed."""
+        ``metrics``: responses, their first tokens and model calls timed;
+        ``in_progress_after``: seconds to a stored response's in-progress row."""
         self._metrics = metrics
+        self._in_progress_after = in_progress_after
         self._catalog = catalog
         self._log_content = log_content
         self._usage = usage
@@ -261,6 +264,7 @@ class ResponsesService:
                 self._store,
                 prepared.response,
                 prepared.input_items,
+                begin_delay=self._in_progress_after,
                 queued=prepared.response.background,  # its row exists since it was queued
                 lost=self.lost_writes,
             )

@@ -287,6 +287,7 @@ async def _services(
         usage=usage,
         log_content=settings.logging.content,
         metrics=metrics,
+        in_progress_after=settings.engine.in_progress_after,
     )
     sender = WebhookSender(settings.webhooks.timeout)
     stack.push_async_callback(sender.aclose)
