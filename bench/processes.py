@@ -44,12 +44,13 @@ def wait_ready(port: int, path: str, proc: subprocess.Popen[bytes], timeout: flo
 
 @contextlib.contextmanager
 def process(
-    args: list[str], port: int, ready: str, env: dict[str, str]
+    args: list[str], port: int, ready: str, env: dict[str, str], *, within: float = 60.0
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """``args`` running with ``env`` added to ours, once ``ready`` answers on ``port``."""
+    """``args`` running with ``env`` added to ours, once ``ready`` answers on ``port`` (in
+    ``within`` seconds)."""
     proc = subprocess.Popen(args, env={**os.environ, **env})
     try:
-        wait_ready(port, ready, proc)
+        wait_ready(port, ready, proc, within)
         yield proc
     finally:
         proc.terminate()

@@ -26,7 +26,17 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agentloom.testing.serving import serve_async
-from bench import hostile, ingestion, instructions, postgres, retrieval, scenarios, sdk, soak
+from bench import (
+    baseline,
+    hostile,
+    ingestion,
+    instructions,
+    postgres,
+    retrieval,
+    scenarios,
+    sdk,
+    soak,
+)
 from bench.backend import MODEL
 from bench.corpus import retrieval as retrieval_corpus
 from bench.processes import HOST, free_port, process
@@ -81,15 +91,16 @@ def backend(delay_ms: float = 0.0) -> Iterator[int]:
         yield port
 
 
-def _config(folder: Path, backend_port: int) -> Path:
+def _config(folder: Path, backend_port: int, extra: str = "") -> Path:
     """The server's TOML: containers in ``folder``, web search at the fake backend's SearXNG
-    stand-in (``[web_search]`` has no environment variables)."""
+    stand-in (``[web_search]`` has no environment variables); ``extra`` added."""
     path = folder / "agentloom.toml"
     path.write_text(
         f"[code_interpreter]\ndirectory = {str(folder / 'containers')!r}\n\n"
         f'[web_search.live]\nprovider = "searxng"\nbase_url = "http://{HOST}:{backend_port}"\n\n'
         + SHIELDS
         + ROUTED_MODEL
+        + extra
     )
     return path
 
@@ -124,15 +135,17 @@ def server(
     keyed: bool = False,
     extra_env: dict[str, str] | None = None,
     under: Sequence[str] = (),
+    extra_toml: str = "",
 ) -> Iterator[int]:
     """The server on ``database_url``; ``keyed``: with API keys on (admin key ``ADMIN_KEY``);
-    ``extra_env`` added to its environment; ``under``: the command it runs under (valgrind)."""
+    ``extra_env`` added to its environment; ``under``: the command it runs under (valgrind);
+    ``extra_toml``: added to its configuration file."""
     port = free_port()
     args = [*under, sys.executable, "-m", "agentloom.cli.main", "serve", "--port", str(port)]
     with tempfile.TemporaryDirectory(prefix="agentloom-bench-") as tmp:
         folder = Path(tmp)
         (folder / "files").mkdir()
-        args += ["--config", str(_config(folder, backend_port))]
+        args += ["--config", str(_config(folder, backend_port, extra_toml))]
         env = {
             "AGENTLOOM_DATABASE_URL": database_url,
             "AGENTLOOM_INFERENCE_BASE_URL": f"http://{HOST}:{backend_port}/v1",
@@ -143,7 +156,11 @@ def server(
         if keyed:
             env |= {"AGENTLOOM_AUTH": "keys", "AGENTLOOM_ADMIN_KEY": ADMIN_KEY}
         env |= extra_env or {}
-        with process([*args, "--log-level", "warning"], port, "/v1/health", env) as proc:
+        # under valgrind the start-up is some 30 times slower: minutes on a busy host
+        within = 600.0 if under else 60.0
+        with process(
+            [*args, "--log-level", "warning"], port, "/v1/health", env, within=within
+        ) as proc:
             PIDS[port] = proc.pid
             yield port
 
@@ -772,21 +789,60 @@ async def _throughput_row(
     return Row(title, direct, measured, f"{share:.0%} of direct", target, passed)
 
 
+INSTRUCTIONS_ROW = "instructions a stored response"
+
+
 def _instructions_row(database_url: str) -> Row:
     """Instructions a stored response costs the server (``bench.instructions``): the measure
-    of server work that the host's drift does not move."""
+    of server work that the host's drift does not move, checked against its baseline
+    (``bench.baseline``)."""
     title = (
-        f"instructions a stored response, {instructions.REQUESTS} in sequence"
-        " (callgrind; the host's speed does not move it)"
+        f"{INSTRUCTIONS_ROW}, {instructions.REQUESTS} in sequence"
+        " (callgrind, the server's duties taken off; the host's speed does not move it)"
     )
-    if not instructions.available():
+    counted = measure_instructions(database_url)
+    if counted is None:
         return Row(title, "", "valgrind not installed: not measured", "", "", None)
+    base = baseline.baseline_of(database_url)
+    return Row(
+        title,
+        "",
+        f"{counted / 1e6:.2f} million",
+        f"{counted / base.instructions - 1:+.1%} of the baseline",
+        f"<= {base.limit / 1e6:.2f} million (bench/baseline.py + {baseline.TOLERANCE:.0%})",
+        base.verdict(counted) is None,
+    )
+
+
+def measure_instructions(database_url: str) -> float | None:
+    """Instructions a stored response on ``database_url`` (``None`` without valgrind)."""
+    if not instructions.available():
+        return None
     with tempfile.TemporaryDirectory() as tmp, backend() as backend_port:
         out = Path(tmp) / "callgrind.out"
-        with server(backend_port, database_url, under=instructions.prefix(out)) as port:
-            instructions.count(HOST, port, PIDS[port])
-        counted = instructions.total(out) / instructions.REQUESTS
-    return Row(title, "", f"{counted / 1e6:.2f} million", "", "", None)
+        under = instructions.prefix(out)
+        with server(backend_port, database_url, under=under, extra_toml=instructions.QUIET) as port:
+            window = instructions.count(HOST, port, PIDS[port])
+        return instructions.result(out, instructions.REQUESTS, window).per_request
+
+
+@contextlib.contextmanager
+def scratch_sqlite() -> Iterator[str]:
+    """A fresh SQLite database's URL, removed afterwards."""
+    with tempfile.TemporaryDirectory() as tmp:
+        yield f"sqlite:///{Path(tmp) / 'bench.db'}"
+
+
+def _over_baseline(sections: list[Section]) -> list[str]:
+    """The instruction rows that failed their baseline, as their scenario names them."""
+    return [
+        f"{title}: {row.scenario}"
+        for title, rows, _ in sections
+        for row in rows
+        if isinstance(row, Row)
+        and row.scenario.startswith(INSTRUCTIONS_ROW)
+        and row.passed is False
+    ]
 
 
 CROWD = 64  # clients of the no-collapse row
@@ -915,6 +971,12 @@ def report(sections: list[Section], opts: Options) -> str:
         f" {opts.chains} conversations of {opts.conversation_turns} turns; throughput over"
         f" {opts.seconds:.0f} s (the stored-response throughput rows: medians of {ROUNDS} runs"
         " of each load compared, taken in turn).",
+        "",
+        "The instruction rows (`bench/instructions.py`: callgrind, the server's own duties put"
+        " off and taken off) are checked against `bench/baseline.py`: more than"
+        f" {baseline.TOLERANCE:.0%} above it is a FAIL and `make bench` exits non-zero. A change"
+        " that legitimately costs more measures the row alone (`python -m bench.baseline`) and"
+        " moves the baseline there, with the date and why, in the same commit.",
     ]
     for title, rows, header in sections:
         parts += ["", f"## {title}", "", table(rows, header)]
@@ -1057,6 +1119,13 @@ def main() -> None:
             retrieval.write(section)
     if not args.no_write:
         print(f"\nwritten to {RESULTS}")
+    over = _over_baseline(sections)
+    if over:
+        print("\nFAIL: instructions a stored response above the baseline", file=sys.stderr)
+        for row in over:
+            print(f"  {row}", file=sys.stderr)
+        print("see bench/baseline.py: find the cost, or move the baseline", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

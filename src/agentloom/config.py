@@ -247,6 +247,7 @@ class JobSettings(_Strict):
     max_queued: int = Field(default=10_000, ge=1)  # queued jobs past which a create is a 429
     drain_seconds: float = Field(default=10.0, ge=0)  # on shutdown, to finish before handing back
     max_attempts: int = Field(default=3, ge=1)  # runs of one job before it fails
+    poll_seconds: float = Field(default=1.0, gt=0)  # between claims when nothing wakes the runner
 
     def pool(self, kind: str, default: int | None = None) -> int:
         """How many jobs of ``kind`` one process runs at once: its ``[jobs.pools]`` entry, else
@@ -298,6 +299,9 @@ class EngineSettings(_Strict):
     max_model_calls: int = Field(default=10, ge=1, le=1000)
     truncation_retries: int = Field(default=4, ge=0, le=20)
     compaction_max_tokens: int = Field(default=2048, ge=64, le=65536)
+    # seconds from a stored response's start to its in_progress row (one ending sooner is
+    # written once, at its end)
+    in_progress_after: float = Field(default=0.05, gt=0)
 
 
 class EmbeddingSettings(_Strict):

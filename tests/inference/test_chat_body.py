@@ -294,3 +294,40 @@ def test_metadata_and_extra_body_are_sent_extra_body_last() -> None:
     assert body["metadata"] == {"run": "42"}
     assert (body["seed"], body["temperature"]) == (7, 0.1)
     assert "metadata" not in chat_body(ChatRequest(model="m", messages=request.messages))
+
+
+def test_a_model_calls_request_keeps_every_other_field() -> None:
+    """``ChatRequest.calling`` (the agent loop's request of each model call) is
+    ``dataclasses.replace`` of its three fields: every other field, set or not, is kept."""
+    full = ChatRequest(
+        model="m",
+        messages=(ChatMessage(role="user", content="Hi"),),
+        tools=(WEATHER,),
+        tool_choice=NamedToolChoice("get_weather"),
+        parallel_tool_calls=False,
+        temperature=0.5,
+        top_p=0.9,
+        presence_penalty=0.1,
+        frequency_penalty=0.2,
+        max_tokens=7,
+        top_logprobs=2,
+        response_format="json_object",
+        reasoning_effort="low",
+        user="u",
+        prompt_cache_key="k",
+        safety_identifier="s",
+        service_tier="flex",
+        stop=("END",),
+        metadata={"run": "1"},
+        extra_body={"seed": 7},
+    )
+    messages = (ChatMessage(role="user", content="Again"),)
+    for request in (full, ChatRequest(model="m", messages=())):
+        made = request.calling(messages, 42, True)
+        assert made == dataclasses.replace(
+            request, messages=messages, max_tokens=42, collected=True
+        )
+    assert {f.name for f in dataclasses.fields(ChatRequest)} == {
+        *(f.name for f in dataclasses.fields(full) if getattr(full, f.name) != f.default),
+        "collected",
+    }, "a field of ChatRequest the test does not set: set it above (and in `calling`)"

@@ -9,6 +9,7 @@ collected stream. When it ends, :attr:`AgentLoop.response` holds the final Respo
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
@@ -49,7 +50,7 @@ from agentloom.errors import (
 )
 from agentloom.ids import new_id
 from agentloom.inference import base as inf
-from agentloom.inference.deadlines import StreamDeadlines, Which, bounded
+from agentloom.inference.deadlines import Deadline, Which
 from agentloom.timeline import Timeline
 from agentloom.tools.base import Listed, ToolCallContext, ToolResult, Toolset, ToolsetContext
 from agentloom.tools.mcp.approvals import approved_calls
@@ -154,8 +155,22 @@ class AgentLoop:
         yield ev.ResponseInProgress(sequence_number=self._seq(), response=self.response)
         async with self._stack:  # errors are caught inside: none crosses the sessions' tasks
             try:
-                async for event in self._within_budget(self._steps()):
-                    yield event
+                # The steps under the response budget: one timer, counting only while they run
+                # (not while the consumer holds an event), no generator of its own.
+                deadline, steps = self._deadline(), self._steps()
+                try:
+                    deadline.waiting()
+                    async for event in steps:
+                        deadline.done()
+                        yield event
+                        deadline.waiting()
+                except asyncio.CancelledError:
+                    if deadline.expired():
+                        raise self._budget_spent() from None
+                    raise
+                finally:
+                    deadline.close()
+                    await steps.aclose()  # in this task: the toolsets' sessions close here
             except (UpstreamError, DatabaseUnavailableError) as exc:
                 for event in self._interrupt():
                     yield event
@@ -165,21 +180,25 @@ class AgentLoop:
             self.response = await self._guard.report(self.response)
         yield self._terminal_event()
 
-    def _within_budget(
-        self, steps: AsyncGenerator[ev.StreamEvent, None]
-    ) -> AsyncGenerator[ev.StreamEvent, None]:
-        """``steps``, ended by an :class:`UpstreamTimeoutError` past the budget: whatever the
-        run waits on (a model, a tool's server), the response ends ``failed``."""
+    def _deadline(self) -> Deadline:
+        """The response budget's: whatever the run waits on past it (a model, a tool's
+        server), the response ends ``failed``."""
         budget = self._config.budget
-        if budget is None:
-            return steps
-        return bounded(steps, StreamDeadlines.only_total(budget.seconds), budget.spent)
+        return Deadline(None if budget is None else budget.seconds)
+
+    def _budget_spent(self) -> UpstreamTimeoutError:
+        budget = self._config.budget
+        assert budget is not None, "only a budget's deadline expires"
+        return budget.spent("total_timeout", budget.seconds)
 
     # --- steps -------------------------------------------------------------------------------
 
     async def _steps(self) -> AsyncGenerator[ev.StreamEvent, None]:
-        async for event in self._before_model():
-            yield event
+        if self._guard is None and self._config.compaction is None and not self._tools.toolsets:
+            self._assemble()  # nothing else comes before the model (most requests)
+        else:
+            async for event in self._before_model():
+                yield event
         if self._refused:
             self._end_completed()  # the input was blocked: a refusal, the model not called
             return
@@ -367,10 +386,16 @@ class AgentLoop:
                 if self._guard is not None:
                     hosted = self._tools.policy.hosted
                     chunks = self._guard.output(chunks, hosted, turn.keep_refusal_only)
-                async for event in turn.run(chunks):
+                # the turn's events made here, not by a generator of its own (one level less
+                # for each of them)
+                async for chunk in chunks:
+                    for event in turn.on_chunk(chunk):
+                        if not started:
+                            started, call.first_output = True, time.perf_counter()
+                        yield event
+                for event in turn.close():
                     if not started:
-                        started = True
-                        call.first_output = time.perf_counter()
+                        started, call.first_output = True, time.perf_counter()
                     yield event
                 return
             except ContextLengthExceededError:
@@ -388,12 +413,7 @@ class AgentLoop:
         return True
 
     def _chat_request(self, budget: int | None) -> inf.ChatRequest:
-        request = dataclasses.replace(
-            self._config.request,
-            messages=tuple(self._messages),
-            max_tokens=budget,
-            collected=self._collected,
-        )
+        request = self._config.request.calling(tuple(self._messages), budget, self._collected)
         if self._tools is self._config.tools:
             return request
         tools = self._tools  # server tools withdrawn (max_tool_calls)

@@ -126,7 +126,7 @@ class TurnStreamer:
 
     async def run(self, chunks: AsyncIterator[inf.Chunk]) -> AsyncIterator[ev.StreamEvent]:
         async for chunk in chunks:
-            for event in self._on_chunk(chunk):
+            for event in self.on_chunk(chunk):
                 yield event
         for event in self.close():
             yield event
@@ -153,7 +153,8 @@ class TurnStreamer:
 
     # --- chunk dispatch ----------------------------------------------------------------------
 
-    def _on_chunk(self, chunk: inf.Chunk) -> list[ev.StreamEvent]:
+    def on_chunk(self, chunk: inf.Chunk) -> list[ev.StreamEvent]:
+        """The events one chunk makes (:meth:`close` makes the last ones)."""
         if isinstance(chunk, inf.TextDelta):
             return self._on_text(chunk)
         if isinstance(chunk, inf.ReasoningDelta):

@@ -76,6 +76,52 @@ class _Watch:
         self._task.cancel()
 
 
+class Deadline:
+    """One deadline over the waits of a run that is not a stream of its own (the agent loop's
+    response budget): one timer, no generator around the run. The caller marks where it waits
+    (:meth:`waiting`, :meth:`done`); the task is cancelled only while it waits, once the
+    deadline has passed, and :meth:`expired` tells that cancellation from any other."""
+
+    __slots__ = ("_due", "_loop", "_task", "_timer", "_waiting", "fired")
+
+    def __init__(self, seconds: float | None) -> None:
+        """``seconds``: ``None`` for no deadline (then nothing is ever cancelled)."""
+        self._loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+        self._waiting = False
+        self._due = False  # the deadline passed (while the task did something else)
+        self.fired = False
+        self._timer: asyncio.Handle | None = None
+        if seconds is not None:
+            self._timer = self._loop.call_later(seconds, self._passed)
+
+    def waiting(self) -> None:
+        self._waiting = True
+        if self._due and self._timer is None:  # passed meanwhile: cancel the wait now
+            self._timer = self._loop.call_soon(self._check)
+
+    def done(self) -> None:
+        self._waiting = False
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def expired(self) -> bool:
+        """Whether a cancellation the waiting task got was this deadline's (and only its)."""
+        return self.fired and self._task is not None and self._task.uncancel() == 0
+
+    def _passed(self) -> None:
+        self._due = True
+        self._check()
+
+    def _check(self) -> None:
+        self._timer = None
+        if self._waiting and self._task is not None and not self.fired:
+            self.fired = True
+            self._task.cancel()
+
+
 async def bounded(
     pieces: AsyncGenerator[T, None], deadlines: StreamDeadlines, expired: Expired
 ) -> AsyncGenerator[T, None]:

@@ -104,46 +104,53 @@ class Response:
     _remaining: int = 0
     _buf: bytearray = field(default_factory=bytearray)
     complete: bool = False
+    _last_chunk: bool = False  # chunked: the last chunk (size 0) was read
 
     async def iter_bytes(self) -> AsyncIterator[bytes]:
         """The body as it arrives."""
-        if self._mode == "chunked":
-            async for piece in self._chunked():
-                yield piece
-        elif self._mode == "length":
-            while self._remaining > 0:
-                piece = await self._read()
-                if not piece:
-                    raise HTTPProtocolError("the connection closed before the body was complete")
-                piece = piece[: self._remaining]
-                self._remaining -= len(piece)
-                yield piece
-        else:
-            while piece := await self._read():
-                yield piece
-        self.complete = self._mode != "close"
+        while (piece := await self._piece()) is not None:
+            yield piece
 
     async def read(self, limit: int = 1024 * 1024) -> bytes:
-        """The whole body (at most ``limit`` bytes are kept)."""
+        """The whole body (at most ``limit`` bytes are kept); no generator of its own."""
         body = bytearray()
-        async for piece in self.iter_bytes():
+        while (piece := await self._piece()) is not None:
             if len(body) < limit:
                 body += piece[: limit - len(body)]
         return bytes(body)
 
-    async def _chunked(self) -> AsyncIterator[bytes]:
+    async def _piece(self) -> bytes | None:
+        """The next piece of the body as it arrives; ``None`` at its end (:attr:`complete`
+        then says whether the connection can be kept)."""
+        if self._mode == "chunked":
+            return await self._chunks()
+        if self._mode == "length":
+            if self._remaining <= 0:
+                self.complete = True
+                return None
+            piece = await self._read()
+            if not piece:
+                raise HTTPProtocolError("the connection closed before the body was complete")
+            piece = piece[: self._remaining]
+            self._remaining -= len(piece)
+            return piece
+        return await self._read() or None
+
+    async def _chunks(self) -> bytes | None:
         """The data of the chunks each network read completed, joined: a stream whose events
         arrive together is handled once, not once per chunk."""
         buf = self._buf
-        while True:
-            data, ended = _take_chunks(buf)
+        while not self._last_chunk:
+            data, self._last_chunk = _take_chunks(buf)
             if data:
-                yield data
-            if ended:
-                while await self._line():  # the trailer section ends with an empty line
-                    pass
-                return
-            await self._fill()
+                return data
+            if not self._last_chunk:
+                await self._fill()
+        if not self.complete:
+            while await self._line():  # the trailer section ends with an empty line
+                pass
+            self.complete = True
+        return None
 
     async def _line(self) -> bytes:
         buf = self._buf
@@ -227,6 +234,19 @@ class Pool:
         response = await self._exchange(request)
         try:
             yield response
+        finally:
+            self._release(response)
+
+    async def fetch(
+        self, path: str, body: bytes, *, root: bool = False, limit: int = 1024 * 1024
+    ) -> tuple[Response, bytes]:
+        """:meth:`post` with the whole body read (at most ``limit`` bytes kept): the response
+        and its body, the connection back in the pool (a whole answer's way, without a
+        context manager's generator)."""
+        request = self._request(path if root else self.origin.base_path + path, body)
+        response = await self._exchange(request)
+        try:
+            return response, await response.read(limit)
         finally:
             self._release(response)
 

@@ -192,18 +192,13 @@ class OpenAICompatibleProvider:
     def stream(self, request: ChatRequest) -> AsyncGenerator[Chunk, None]:
         """The answer's chunks, each delta the backend's own piece, under the provider's
         deadlines (:mod:`.deadlines`). A ``collected`` answer (no one sees its deltas) is asked
-        for whole, not streamed: one JSON document to read instead of a chunk per token, and
-        the same chunks made of it."""
-        deadlines = self.config.deadlines
+        for whole, not streamed: one JSON document to read (under the total deadline only)
+        instead of a chunk per token, and the same chunks made of it."""
         if request.collected:
-            deadlines = deadlines.whole()
-        return bounded(self._stream(request), deadlines, self._deadline_passed)
+            return self._whole(request)
+        return bounded(self._stream(request), self.config.deadlines, self._deadline_passed)
 
     async def _stream(self, request: ChatRequest) -> AsyncGenerator[Chunk, None]:
-        if request.collected:
-            async for chunk in self._whole(request):
-                yield chunk
-            return
         if self._pool is None:
             batches = self._sdk_events(await _built(request, chat_body))
         else:
@@ -229,12 +224,15 @@ class OpenAICompatibleProvider:
         if usage is not None:
             yield usage
 
-    async def _whole(self, request: ChatRequest) -> AsyncIterator[Chunk]:
-        if self._pool is None:
-            answer = await self._sdk_post("/chat/completions", await _built(request, chat_body))
-        else:
-            payload = await _built(request, _encoded_body)
-            answer = await self._lean_post("/chat/completions", payload)
+    async def _whole(self, request: ChatRequest) -> AsyncGenerator[Chunk, None]:
+        seconds = self.config.deadlines.total
+        try:
+            async with asyncio.timeout(seconds) as scope:
+                answer = await self._answer(request)
+        except TimeoutError:
+            if not scope.expired():
+                raise
+            raise self._deadline_passed("total_timeout", seconds) from None
         if isinstance(answer, dict) and answer.get("error"):
             raise _reported_error(answer["error"])
         try:
@@ -246,6 +244,13 @@ class OpenAICompatibleProvider:
             yield calls.of(chunk) if isinstance(chunk, ToolCallDelta) else chunk
         if usage is not None:
             yield usage
+
+    async def _answer(self, request: ChatRequest) -> object:
+        """The whole chat completion, decoded."""
+        if self._pool is None:
+            return await self._sdk_post("/chat/completions", await _built(request, chat_body))
+        payload = await _built(request, _encoded_body)
+        return await self._lean_post("/chat/completions", payload)
 
     # --- Chat Completions passed through (agentloom's /v1/chat/completions) ------------------
 
@@ -346,8 +351,7 @@ class OpenAICompatibleProvider:
         """POST the JSON ``payload``, read the whole JSON answer (``None`` if it is not JSON)."""
         assert self._pool is not None
         try:
-            async with self._pool.post(path, payload, root=root) as response:
-                raw = await response.read(_ANSWER_LIMIT)
+            response, raw = await self._pool.fetch(path, payload, root=root, limit=_ANSWER_LIMIT)
         except HTTPError as exc:
             raise self._lean_error(exc, started=False) from exc
         if not 200 <= response.status < 300:

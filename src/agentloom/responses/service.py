@@ -9,7 +9,7 @@ A stream abandoned by its consumer (client disconnect) is finalised as ``cancell
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 
@@ -43,7 +43,7 @@ from agentloom.inference import base as inf
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.logs import RESPONSES, response_ended, set_response_id
 from agentloom.metrics import Metrics
-from agentloom.responses.persist import LostWrites, ResponseWriter
+from agentloom.responses.persist import DEFAULT_BEGIN_DELAY, LostWrites, ResponseWriter
 from agentloom.services.conversations import ConversationsService, appended, turn_row
 from agentloom.services.organization.usage import UsageLedger
 from agentloom.services.prompts import PromptsService
@@ -79,6 +79,37 @@ class _Timed:
         self.metrics.response_done(self.model, loop.elapsed())
 
 
+class _Run:
+    """One response's run as the service follows it: what it writes, what it times, and
+    whether its end was written."""
+
+    __slots__ = ("finished", "loop", "prepared", "timed", "writer")
+
+    def __init__(
+        self,
+        prepared: Prepared,
+        loop: AgentLoop,
+        writer: ResponseWriter | None,
+        timed: _Timed | None,
+    ) -> None:
+        self.prepared, self.loop, self.writer, self.timed = prepared, loop, writer, timed
+        self.finished = False
+
+    def events(self) -> AsyncGenerator[ev.StreamEvent, None]:
+        """The loop's events (in the run's ``invoke_agent`` span when tracing is on)."""
+        loop = self.loop
+        return agent_run(loop.run(), lambda: loop.response, loop.timeline)
+
+    def saw(self, event: ev.StreamEvent) -> Response | None:
+        """The response of a terminal event (``None`` for any other); the first output timed."""
+        timed = self.timed
+        if timed is not None and timed.waiting:
+            timed.saw(event, self.loop)
+        if isinstance(event, _TERMINAL_EVENTS):
+            return event.response
+        return None
+
+
 @dataclass(frozen=True, slots=True)
 class ItemPageQuery:
     after: str | None = None
@@ -105,10 +136,13 @@ class ResponsesService:
         usage: UsageLedger | None = None,
         log_content: bool = False,
         metrics: Metrics | None = None,
+        in_progress_after: float = DEFAULT_BEGIN_DELAY,
     ) -> None:
         """``log_content``: each ended response's log line holds its input and output text;
-        ``metrics``: responses, their first tokens and model calls timed."""
+        ``metrics``: responses, their first tokens and model calls timed;
+        ``in_progress_after``: seconds to a stored response's in-progress row."""
         self._metrics = metrics
+        self._in_progress_after = in_progress_after
         self._catalog = catalog
         self._log_content = log_content
         self._usage = usage
@@ -179,21 +213,37 @@ class ResponsesService:
         """The response's events. ``released()`` true when the stream is stopped: its job was
         let go (handed back or taken over), so its end is not written (the job's next run
         writes one)."""
-        async for event in self._run(prepared, self._loop(prepared), released):
-            yield event
+        run = self._start(prepared, self._loop(prepared))
+        try:
+            # closed here, in this task, when the consumer goes away: the loop's connections
+            # (MCP sessions) close with it
+            async with aclosing(run.events()) as events:
+                async for event in events:
+                    ended = run.saw(event)
+                    if ended is not None:
+                        await self._ended(run, ended)
+                    yield event
+        finally:
+            await self._stopped(run, released)
 
     async def collect(self, prepared: Prepared) -> Response:
         """The non-streaming reply: the same stream, collected. A failed response (stored as
         such) is the caller's error, as OpenAI answers: 429 for rate limits, 400 for a context
         that does not fit, 502/504 for the backend failing or timing out."""
-        loop = self._loop(prepared, collected=True)
+        run = self._start(prepared, self._loop(prepared, collected=True))
         final: Response | None = None
-        async for event in self._run(prepared, loop):
-            if isinstance(event, _TERMINAL_EVENTS):
-                final = event.response
+        try:
+            async with aclosing(run.events()) as events:
+                async for event in events:
+                    ended = run.saw(event)
+                    if ended is not None:
+                        final = ended
+                        await self._ended(run, ended)
+        finally:
+            await self._stopped(run, None)
         assert final is not None, "the loop always ends with a terminal event"
-        if loop.failure is not None:
-            raise _caller_error(loop.failure, final, stored=prepared.store)
+        if run.loop.failure is not None:
+            raise _caller_error(run.loop.failure, final, stored=prepared.store)
         return final
 
     def _loop(self, prepared: Prepared, *, collected: bool = False) -> AgentLoop:
@@ -201,9 +251,8 @@ class ResponsesService:
             prepared.response, prepared.loop, collected=collected, observer=self._metrics
         )
 
-    async def _run(
-        self, prepared: Prepared, loop: AgentLoop, released: Callable[[], bool] | None = None
-    ) -> AsyncIterator[ev.StreamEvent]:
+    def _start(self, prepared: Prepared, loop: AgentLoop) -> _Run:
+        """The run begins: its conversation turn taken, its writer and metrics set up."""
         if prepared.hold is not None:
             if prepared.hold.started:
                 raise InternalError("a prepared response runs once")
@@ -215,35 +264,33 @@ class ResponsesService:
                 self._store,
                 prepared.response,
                 prepared.input_items,
+                begin_delay=self._in_progress_after,
                 queued=prepared.response.background,  # its row exists since it was queued
                 lost=self.lost_writes,
             )
-        finished = False
         timed = None if self._metrics is None else _Timed(self._metrics, prepared.response.model)
-        try:
-            # closed here, in this task, when the consumer goes away: the loop's connections
-            # (MCP sessions) close with it
-            running = agent_run(loop.run(), lambda: loop.response, loop.timeline)
-            async with aclosing(running) as events:
-                async for event in events:
-                    if timed is not None and timed.waiting:
-                        timed.saw(event, loop)
-                    if isinstance(event, _TERMINAL_EVENTS):
-                        finished = True  # a final write that fails is not made again as cancelled
-                        await self._finish(writer, prepared, event.response, loop)
-                        self._record(prepared, event.response, loop)
-                    yield event
-        finally:
-            if not finished and released is not None and released():
-                finished = True  # let go: the job's next run ends it
-                if prepared.hold is not None:  # its conversation is not held meanwhile
-                    await self._conversations.release(prepared.hold.turn)
-            if not finished:
-                abandoned = loop.abandoned()
-                await self._finish(writer, prepared, abandoned, loop)
-                self._record(prepared, abandoned, loop)
-            if timed is not None:
-                timed.ended(loop)
+        return _Run(prepared, loop, writer, timed)
+
+    async def _ended(self, run: _Run, response: Response) -> None:
+        """The terminal event: the response is stored (before the event is released)."""
+        run.finished = True  # a final write that fails is not made again as cancelled
+        await self._finish(run.writer, run.prepared, response, run.loop)
+        self._record(run.prepared, response, run.loop)
+
+    async def _stopped(self, run: _Run, released: Callable[[], bool] | None) -> None:
+        """The run's events stopped: ended, abandoned by the consumer (finalised
+        ``cancelled``), or let go (``released``: not finished here)."""
+        prepared, loop = run.prepared, run.loop
+        if not run.finished and released is not None and released():
+            run.finished = True  # let go: the job's next run ends it
+            if prepared.hold is not None:  # its conversation is not held meanwhile
+                await self._conversations.release(prepared.hold.turn)
+        if not run.finished:
+            abandoned = loop.abandoned()
+            await self._finish(run.writer, prepared, abandoned, loop)
+            self._record(prepared, abandoned, loop)
+        if run.timed is not None:
+            run.timed.ended(loop)
 
     async def _finish(
         self,

@@ -82,6 +82,7 @@ def responses(
         usage=needs.usage,
         log_content=settings.logging.content,
         metrics=metrics,
+        in_progress_after=settings.engine.in_progress_after,
     )
     background = _background(settings, database, service, needs.jobs)
     native = ResponsesGateway(

@@ -36,8 +36,6 @@ from agentloom.tracing import active
 
 log = logging.getLogger(__name__)
 
-CLAIM_POLL = 1.0  # seconds between claims when nothing wakes the workers
-
 
 class JobHandler(Protocol):
     """What jobs of one kind do. Each method runs as the job's project."""
@@ -150,7 +148,7 @@ class JobRunner:
             self._queued = anyio.Event()  # what happens from here on wakes the next wait
             job = await self._claim()
             if job is None:
-                with anyio.move_on_after(CLAIM_POLL):
+                with anyio.move_on_after(self._settings.poll_seconds):
                     await self._queued.wait()
                 continue
             tasks.start_soon(self._run, job)
@@ -248,7 +246,7 @@ class JobRunner:
                     self._queued.set()
             except DATABASE_FAULTS:
                 log.warning("job maintenance failed; retrying", exc_info=True)
-            await anyio.sleep(min(every, CLAIM_POLL))
+            await anyio.sleep(min(every, self._settings.poll_seconds))
 
     async def _renew(self) -> None:
         mine = list(self._running.values())  # jobs claimed meanwhile are not judged here

@@ -1,0 +1,101 @@
+"""The checked instruction count of a stored response (issue 37).
+
+``make bench`` measures it (:mod:`bench.instructions`: 1000 sequential stored responses under
+callgrind, the server's duties taken off) and fails, after writing its results, when a count is
+more than :data:`TOLERANCE` above the baseline of its database here: a regression shows as a
+failed row and a non-zero exit, not as a number nobody compares.
+
+Moving a baseline: a change that legitimately costs more (or saves) measures the row alone with
+``python -m bench.baseline`` (both databases, about two minutes each), and writes the new count
+here with the date and what changed, in the same commit as the change that moved it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass
+
+TOLERANCE = 0.02  # above the baseline by more than this fails
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    instructions: int  # a stored response, as bench.instructions counts it
+    measured: str  # when, and on what
+    why: str  # what set it
+
+    @property
+    def limit(self) -> float:
+        return self.instructions * (1 + TOLERANCE)
+
+    def verdict(self, counted: float) -> str | None:
+        """Why ``counted`` fails the baseline (``None``: it passes)."""
+        if counted <= self.limit:
+            return None
+        over = counted / self.instructions - 1
+        return (
+            f"{counted / 1e6:.3f} million instructions a stored response is {over:.1%} above the"
+            f" baseline of {self.instructions / 1e6:.3f} million ({self.measured}; tolerance"
+            f" {TOLERANCE:.0%}): find the cost (callgrind_annotate, a Python profile), or move"
+            " the baseline in bench/baseline.py with the change that legitimately costs it"
+        )
+
+
+BASELINES: dict[str, Baseline] = {
+    "sqlite": Baseline(
+        2_565_000,
+        "2026-12-01, 2-core AMD EPYC, CPython 3.11.7, SQLite (the writer on the event loop)",
+        "issue 37: fewer generator levels an event passes (the budget one timer, the collected"
+        " answer one generator), the server's duties taken off the count (2.79 M before;"
+        " measured 2.560 and 2.570)",
+    ),
+    "postgresql": Baseline(
+        2_585_000,
+        "2026-12-01, 2-core AMD EPYC, CPython 3.11.7, PostgreSQL on 127.0.0.1 (asyncpg)",
+        "issue 37, as SQLite's (2.78 M before)",
+    ),
+}
+
+
+def dialect(database_url: str) -> str:
+    return database_url.split(":", 1)[0].split("+", 1)[0]
+
+
+def baseline_of(database_url: str) -> Baseline:
+    return BASELINES[dialect(database_url)]
+
+
+def main() -> None:
+    """Measure the instruction row on each database and check it against its baseline."""
+    from bench import postgres, run  # the servers, only when measuring
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--no-postgres", action="store_true")
+    args = parser.parse_args()
+    failed = False
+    with run.scratch_sqlite() as sqlite:
+        failed |= _checked(run.measure_instructions(sqlite), sqlite)
+    pg_admin = os.environ.get("AGENTLOOM_BENCH_POSTGRES_URL", postgres.DEFAULT)
+    if not args.no_postgres and postgres.reachable(pg_admin):
+        with postgres.scratch(pg_admin) as pg:
+            failed |= _checked(run.measure_instructions(pg), pg)
+    sys.exit(1 if failed else 0)
+
+
+def _checked(counted: float | None, database_url: str) -> bool:
+    if counted is None:
+        print("valgrind not installed: not measured")
+        return False
+    base = baseline_of(database_url)
+    verdict = base.verdict(counted)
+    shown = f"{counted / 1e6:.3f} million (baseline {base.instructions / 1e6:.3f})"
+    print(f"{dialect(database_url)}: {shown}")
+    if verdict is not None:
+        print(f"FAIL: {verdict}", file=sys.stderr)
+    return verdict is not None
+
+
+if __name__ == "__main__":
+    main()
