@@ -4,11 +4,11 @@ and the ``projects`` ones); agentloom's request log rows (``organization.request
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field
 
-from agentloom.api.integers import Int64
+from agentloom.api.integers import INT64_MAX
 from agentloom.api.wire import Nullable, WireModel
 
 __all__ = [
@@ -22,7 +22,7 @@ __all__ = [
     "UpdateSpendLimitRequest",
 ]
 
-Scope = Literal["organization", "project"]
+Cents: TypeAlias = Annotated[int, Field(ge=0, le=INT64_MAX)]
 
 
 class Enforcement(WireModel):
@@ -45,7 +45,7 @@ class SpendLimitDeleted(WireModel):
 class UpdateSpendLimitRequest(WireModel):
     currency: Literal["USD"]
     interval: Literal["month"]
-    threshold_amount: Int64 = Field(ge=0)  # cents
+    threshold_amount: Cents
 
 
 class NotificationChannel(WireModel):
@@ -61,7 +61,7 @@ class CreateSpendAlertRequest(WireModel):
     currency: Literal["USD"]
     interval: Literal["month"]
     notification_channel: NotificationChannel
-    threshold_amount: Int64 = Field(ge=0)  # cents
+    threshold_amount: Cents
 
 
 class SpendAlert(WireModel):
