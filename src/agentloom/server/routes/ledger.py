@@ -24,6 +24,7 @@ from agentloom.errors import InvalidRequestError, NotFoundError
 from agentloom.server.body import parse_body
 from agentloom.server.query import limit_param, optional_param, order_param, unix_seconds_param
 from agentloom.server.render import json_response
+from agentloom.server.routes.methods import Endpoint
 from agentloom.server.routes.organization import (
     USAGE_QUERY,
     ids_param,
@@ -207,25 +208,36 @@ _REQUESTS = (
 )
 
 
+def _named(handler: Endpoint, kind: str) -> Endpoint:
+    """``handler`` under a name of its own for ``kind`` (the OpenAPI operation ids differ)."""
+
+    async def scoped(request: Request) -> Response:
+        return await handler(request)
+
+    scoped.__name__ = scoped.__qualname__ = f"{kind}_{handler.__name__}"
+    return scoped
+
+
 def _spend_routes(base: str, kind: str) -> list[ApiRoute]:
     """The spend limit and alerts of the organization (``base``: ORG) or of a project."""
+    limit, alerts, alert = (_named(h, kind) for h in (spend_limit, spend_alerts, spend_alert))
     return [
         ApiRoute(
             base + "/spend_limit",
-            GET=Op(spend_limit, returns=SpendLimit, summary=f"The {kind}'s hard spend limit"),
-            POST=Op(spend_limit, body=UpdateSpendLimitRequest, returns=SpendLimit),
-            DELETE=Op(spend_limit, returns=SpendLimitDeleted),
+            GET=Op(limit, returns=SpendLimit, summary=f"The {kind}'s hard spend limit"),
+            POST=Op(limit, body=UpdateSpendLimitRequest, returns=SpendLimit),
+            DELETE=Op(limit, returns=SpendLimitDeleted),
         ),
         ApiRoute(
             base + "/spend_alerts",
-            GET=Op(spend_alerts, returns=ListPage[SpendAlert], query=_ALERT_PAGE),
-            POST=Op(spend_alerts, body=CreateSpendAlertRequest, returns=SpendAlert),
+            GET=Op(alerts, returns=ListPage[SpendAlert], query=_ALERT_PAGE),
+            POST=Op(alerts, body=CreateSpendAlertRequest, returns=SpendAlert),
         ),
         ApiRoute(
             base + "/spend_alerts/{alert_id}",
-            GET=Op(spend_alert, returns=SpendAlert),
-            POST=Op(spend_alert, body=CreateSpendAlertRequest, returns=SpendAlert),
-            DELETE=Op(spend_alert, returns=SpendAlertDeleted),
+            GET=Op(alert, returns=SpendAlert),
+            POST=Op(alert, body=CreateSpendAlertRequest, returns=SpendAlert),
+            DELETE=Op(alert, returns=SpendAlertDeleted),
         ),
     ]
 
