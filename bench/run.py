@@ -26,7 +26,17 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agentloom.testing.serving import serve_async
-from bench import hostile, ingestion, instructions, postgres, retrieval, scenarios, sdk, soak
+from bench import (
+    hostile,
+    ingestion,
+    instructions,
+    postgres,
+    request_log,
+    retrieval,
+    scenarios,
+    sdk,
+    soak,
+)
 from bench.backend import MODEL
 from bench.corpus import retrieval as retrieval_corpus
 from bench.processes import HOST, free_port, process
@@ -772,6 +782,24 @@ async def _throughput_row(
     return Row(title, direct, measured, f"{share:.0%} of direct", target, passed)
 
 
+REQUEST_LOG_US_TARGET = 25.0  # a request's log row, path and write: 5% of SERVER_MS_TARGET
+
+
+def _request_log_row(database_url: str) -> Row:
+    """The request log's cost a request (``bench.request_log``): its entry on the path, and its
+    share of the batched write."""
+    path_us, write_us = request_log.measure(database_url)
+    total = path_us + write_us
+    return Row(
+        "request log: a request's row (CPU: entry on the path + share of the batched insert)",
+        "",
+        f"{path_us:.1f} us + {write_us:.1f} us",
+        f"+{total / 1000:.3f} ms",
+        f"< {REQUEST_LOG_US_TARGET:.0f} us",
+        total < REQUEST_LOG_US_TARGET,
+    )
+
+
 def _instructions_row(database_url: str) -> Row:
     """Instructions a stored response costs the server (``bench.instructions``): the measure
     of server work that the host's drift does not move."""
@@ -970,6 +998,7 @@ def run_one(
     kind = f"backend paced at {opts.paced_ms:.0f} ms an answer"
     with backend(opts.paced_ms) as backend_port, server(backend_port, database_url) as port:
         rows.append(asyncio.run(_throughput_row(backend_port, port, opts, kind, paced=True)))
+    rows.append(_request_log_row(database_url))
     rows.append(_instructions_row(database_url))
     guards = f"{title}: guardrails"
     print(f"\n## {title}\n\n{table(rows)}", flush=True)

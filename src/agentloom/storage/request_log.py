@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
+from operator import attrgetter
 from typing import Any
 
 import sqlalchemy as sa
@@ -21,7 +22,7 @@ from agentloom.storage import schema
 from agentloom.storage.base import Order, Page
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
-from agentloom.storage.scoped import across_projects
+from agentloom.storage.scoped import ACROSS_PROJECTS, across_projects
 
 __all__ = ["LoggedRequest", "RequestLogQuery", "SqlRequestLogStore"]
 
@@ -100,13 +101,25 @@ class SqlRequestLogStore:
         return await self._runner.read(partial(_get, request_id))
 
 
-def _values(entry: RequestEntry) -> dict[str, Any]:
-    return {name: getattr(entry, name) for name in _COLUMNS}
+_values = attrgetter(*_COLUMNS)  # an entry's row, as a tuple in the columns' order
+
+# SQLite's rows go to the DBAPI cursor directly (as the stored responses' do): SQLAlchemy's
+# executemany cost about 20 us of CPU a row there; PostgreSQL's insert many values is cheaper.
+_NAMES = ", ".join(f'"{column}"' for column in _COLUMNS)
+_SQL_INSERT = (
+    f"{ACROSS_PROJECTS} INSERT INTO request_log ({_NAMES})"
+    f" VALUES ({', '.join('?' for _ in _COLUMNS)})"
+)
 
 
-def _add(values: list[dict[str, Any]], conn: Connection) -> None:
+def _add(values: list[tuple[Any, ...]], conn: Connection) -> None:
     # every project's rows at once: each names its project
-    conn.execute(across_projects(R.insert()), values)
+    if conn.dialect.name == "sqlite":
+        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        cursor.executemany(_SQL_INSERT, values)
+        return
+    rows = [dict(zip(_COLUMNS, row, strict=True)) for row in values]
+    conn.execute(across_projects(R.insert()), rows)
 
 
 def _row(row: Any) -> LoggedRequest:
