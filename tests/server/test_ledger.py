@@ -442,3 +442,31 @@ async def test_bad_spend_requests_are_400s_naming_the_field(
 
     assert currency.value.param == "currency"
     assert negative.value.param == "threshold_amount"
+
+
+async def test_a_managed_agents_message_is_logged_with_what_its_turn_cost(
+    priced: Settings, backend: FakeBackend
+) -> None:
+    async with audited_client(priced) as raw:
+        alpha = await new_tenant(raw, "alpha")
+        body = {"name": "helper", "agent_type": "orchestrator", "config": {"model": backend.model}}
+        agent = (await raw.post("/managed-agents", json=body, headers=alpha.headers)).json()
+        reply = await raw.post(
+            f"/managed-agents/{agent['id']}/messages",
+            json={"content": "Hi", "stream": True},
+            headers=alpha.headers,
+        )
+        rows = await eventually(
+            lambda: logged(raw, **{"endpoints[]": "managed_agents.messages"}),
+            lambda rows: len(rows) == 1,
+        )
+
+    assert reply.status_code == 200
+    (row,) = rows
+    assert (row["project_id"], row["model"], row["deployment"]) == (
+        alpha.project_id,
+        backend.model,
+        "fake",
+    )
+    assert row["input_tokens"] > 0
+    assert row["cost"] == pytest.approx(dollars(row["input_tokens"], row["output_tokens"]))

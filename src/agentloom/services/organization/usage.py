@@ -31,6 +31,8 @@ from agentloom.tenancy import current_key, current_project
 
 log = logging.getLogger(__name__)
 
+MAX_PENDING_ENTRIES = 100_000  # request log rows kept while the database cannot take them
+
 _CALLS = {
     "file_search_call": "file_search_calls",
     "web_search_call": "web_search_calls",
@@ -121,7 +123,7 @@ class UsageLedger:
             try:
                 await self._log.add(entries)
             except BaseException:
-                self._entries[:0] = entries
+                self._entries[:0] = entries[-MAX_PENDING_ENTRIES:]  # the newest kept for later
                 raise
 
     async def run(self, interval: float) -> None:
