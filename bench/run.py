@@ -32,6 +32,7 @@ from bench import (
     ingestion,
     instructions,
     postgres,
+    request_log,
     retrieval,
     scenarios,
     sdk,
@@ -790,6 +791,22 @@ async def _throughput_row(
 
 
 INSTRUCTIONS_ROW = "instructions a stored response"
+REQUEST_LOG_US_TARGET = 25.0  # a request's log row, path and write: 5% of SERVER_MS_TARGET
+
+
+def _request_log_row(database_url: str) -> Row:
+    """The request log's cost a request (``bench.request_log``): its entry on the path, and its
+    share of the batched write."""
+    path_us, write_us = request_log.measure(database_url)
+    total = path_us + write_us
+    return Row(
+        "request log: a request's row (CPU: entry on the path + share of the batched insert)",
+        "",
+        f"{path_us:.1f} us + {write_us:.1f} us",
+        f"+{total / 1000:.3f} ms",
+        f"< {REQUEST_LOG_US_TARGET:.0f} us",
+        total < REQUEST_LOG_US_TARGET,
+    )
 
 
 def _instructions_row(database_url: str) -> Row:
@@ -1032,6 +1049,7 @@ def run_one(
     kind = f"backend paced at {opts.paced_ms:.0f} ms an answer"
     with backend(opts.paced_ms) as backend_port, server(backend_port, database_url) as port:
         rows.append(asyncio.run(_throughput_row(backend_port, port, opts, kind, paced=True)))
+    rows.append(_request_log_row(database_url))
     rows.append(_instructions_row(database_url))
     guards = f"{title}: guardrails"
     print(f"\n## {title}\n\n{table(rows)}", flush=True)

@@ -284,6 +284,7 @@ class RetentionSettings(_Strict):
     jobs: float = Field(default=7 * DAY, ge=0)  # jobs that ended
     webhook_deliveries: float = Field(default=30 * DAY, ge=0)  # delivered or failed
     audit_logs: float = Field(default=0.0, ge=0)  # the admin audit log
+    request_log: float = Field(default=30 * DAY, ge=0)  # the request log's rows
 
     def age(self, kind: str) -> float:
         """How long rows of ``kind`` (a field here) are kept, in seconds; 0: forever."""
@@ -627,6 +628,17 @@ class RoutedModelSettings(_Strict):
         )
 
 
+class ModelPriceSettings(_Strict):
+    """``[prices."<model>"]``: what a model's tokens cost, in dollars per million tokens
+    (``cached_input``: cached input tokens, the input price when unset; ``embeddings``: an
+    embeddings model's input tokens, the input price when unset)."""
+
+    input: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    cached_input: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    output: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    embeddings: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+
+
 class Settings(_Strict):
     server: ServerSettings = Field(default_factory=ServerSettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)
@@ -649,6 +661,7 @@ class Settings(_Strict):
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
     batches: BatchSettings = Field(default_factory=BatchSettings)
+    prices: dict[str, ModelPriceSettings] = Field(default_factory=dict)  # by served model id
 
     @model_validator(mode="after")
     def _unique_provider_names(self) -> Settings:

@@ -59,6 +59,12 @@ class RateLimitedError(AgentloomError):
         self.kind = kind  # OpenAI's error type: "requests" or "tokens"
 
 
+class InsufficientQuotaError(AgentloomError):
+    """The project (or the organization) is over its hard spend limit for the month."""
+
+    default_code = "insufficient_quota"
+
+
 class NotFoundError(AgentloomError):
     """A referenced object (model, response, item ...) does not exist."""
 

@@ -80,7 +80,7 @@ async def test_endpoints_are_made_read_listed_changed_and_deleted(
         ["response.completed", "response.cancelled"],
     )
     types = await client.webhooks.event_types.list()
-    assert types.data == [*RESPONSE_TYPES, *BATCH_TYPES]
+    assert types.data == [*RESPONSE_TYPES, *BATCH_TYPES, "agentloom.spend_alert.triggered"]
 
     deleted = await client.webhooks.delete(made.id)
     assert (deleted.id, deleted.deleted) == (made.id, True)

@@ -35,7 +35,12 @@ AGE = 100.0
 KINDS_OF_EVENTS = ("response.created", "response.completed")
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 ALL_KINDS = RetentionSettings(
-    responses=AGE, response_events=AGE, jobs=AGE, webhook_deliveries=AGE, audit_logs=AGE
+    responses=AGE,
+    response_events=AGE,
+    jobs=AGE,
+    webhook_deliveries=AGE,
+    audit_logs=AGE,
+    request_log=AGE,
 )
 
 
@@ -94,6 +99,23 @@ def _audit(aid: str, at: float) -> Callable[[Connection], None]:
     )
 
 
+def _logged(rid: str, at: float) -> Callable[[Connection], None]:
+    return lambda conn: conn.execute(
+        schema.request_log.insert().values(
+            id=rid,
+            project_id="proj_default",
+            endpoint="responses",
+            input_tokens=0,
+            cached_tokens=0,
+            output_tokens=0,
+            cost=0,
+            latency_ms=1.0,
+            status=200,
+            created_at=at,
+        )
+    )
+
+
 def _project(pid: str, response_retention: float | None) -> Callable[[Connection], None]:
     return lambda conn: conn.execute(
         schema.projects.insert().values(
@@ -119,6 +141,7 @@ async def _left(database: Database) -> dict[str, set[Any]]:
         "jobs": await _ids(database, schema.jobs.c.id),
         "deliveries": await _ids(database, schema.webhook_deliveries.c.id),
         "audit": await _ids(database, schema.audit_logs.c.id),
+        "request_log": await _ids(database, schema.request_log.c.id),
     }
 
 
@@ -146,6 +169,8 @@ async def test_the_old_of_each_kind_go_and_the_new_stay(database: Database) -> N
         _delivery("wh_new", NEW),
         _audit("audit_old", OLD),
         _audit("audit_new", NEW),
+        _logged("req_old", OLD),
+        _logged("req_new", NEW),
     )
 
     swept = await RetentionSweep(database.retention, ALL_KINDS).sweep(NOW)
@@ -157,6 +182,7 @@ async def test_the_old_of_each_kind_go_and_the_new_stay(database: Database) -> N
         "jobs": {"job_new"},
         "deliveries": {"wh_new"},
         "audit": {"audit_new"},
+        "request_log": {"req_new"},
     }
     assert {name: done.rows for name, done in swept.items()} == {
         "responses": 1,
@@ -164,6 +190,7 @@ async def test_the_old_of_each_kind_go_and_the_new_stay(database: Database) -> N
         "jobs": 1,
         "webhook_deliveries": 2,
         "audit_logs": 1,
+        "request_log": 1,
     }
 
 

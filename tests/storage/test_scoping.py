@@ -49,6 +49,8 @@ UNWALKED: dict[str, str] = {
     "audit_logs": "the organization's log, written and read by the admin API",
     "rate_limits": "read and set for a project the caller names (the admin API, the limiter)",
     "rate_windows": "counted for a project the caller names (the limiter), with limits set",
+    "request_log": "every project's rows written at once with the usage, read by the organization",
+    "spend_totals": "added for every project at once with the usage, read by the budgets",
 }
 
 _KEYWORDS = (  # words that follow a table's name but are no alias of it

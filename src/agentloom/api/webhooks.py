@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from agentloom.api.spend import NotificationChannel
 from agentloom.api.wire import WireModel
 
 # The event types agentloom sends (OpenAI has more: evals, fine-tuning ...).
@@ -17,7 +18,10 @@ RESPONSE_EVENTS = (
     "response.incomplete",
 )
 BATCH_EVENTS = ("batch.completed", "batch.failed", "batch.expired", "batch.cancelled")
-SENT_EVENTS = RESPONSE_EVENTS + BATCH_EVENTS
+# agentloom's own types: a spend alert's threshold reached (docs/webhooks.md)
+SPEND_ALERT_EVENT = "agentloom.spend_alert.triggered"
+AGENTLOOM_EVENTS = (SPEND_ALERT_EVENT,)
+SENT_EVENTS = (*RESPONSE_EVENTS, *BATCH_EVENTS, *AGENTLOOM_EVENTS)
 # OpenAI's other types, which this server never sends: asking for them is refused by name.
 OPENAI_ONLY_EVENTS = frozenset(
     {
@@ -115,6 +119,28 @@ class WebhookEvent(WireModel):
     created_at: int
     type: str
     data: EventData
+
+
+class SpendAlertData(WireModel):
+    """What a spend alert's event says: the alert, whose spend, how much (cents) this month."""
+
+    id: str  # the alert's
+    object: Literal["organization.spend_alert", "project.spend_alert"]
+    project_id: str | None = None  # a project's alert
+    threshold_amount: int
+    spend_amount: int
+    currency: Literal["USD"] = "USD"
+    interval: Literal["month"] = "month"
+    period_start: int  # the month's start (unix seconds, UTC)
+    notification_channel: NotificationChannel
+
+
+class SpendAlertEvent(WireModel):
+    id: str
+    object: Literal["event"] = "event"
+    created_at: int
+    type: Literal["agentloom.spend_alert.triggered"] = "agentloom.spend_alert.triggered"
+    data: SpendAlertData
 
 
 class DeliveryAttempt(WireModel):

@@ -28,6 +28,7 @@ from agentloom.api.items import (
 from agentloom.api.response import Response
 from agentloom.engine.turn import TurnResult
 from agentloom.inference import base as inf
+from agentloom.request_entry import current_entry
 from agentloom.timeline import Attributes as EntryAttributes
 from agentloom.timeline import Entry, Timeline, milliseconds
 from agentloom.tracing import Attributes, active
@@ -101,6 +102,11 @@ class ModelCall:
 
     def record(self, result: TurnResult, error: Exception | None = None) -> None:
         failed = None if error is None else type(error).__qualname__
+        entry = current_entry()
+        if entry is not None:  # the request log's row: who served it, its first token
+            entry.deployment = self.provider
+            if self.first_output:
+                entry.first_output(self.first_output)
         name = f"chat {self.model}"
         self.timeline.add(name, "model_call", self.started, self._entry(result), failed)
         tracing = active()

@@ -15,6 +15,7 @@ from agentloom import errors
 from agentloom.api.anthropic import AnthropicError, AnthropicErrorDetail
 from agentloom.api.errors import ErrorDetail, ErrorEnvelope
 from agentloom.api.limits import TOO_LONG
+from agentloom.request_entry import current_entry
 from agentloom.server.request_id import headers_for
 
 log = logging.getLogger(__name__)
@@ -25,6 +26,7 @@ ERROR_TABLE: tuple[tuple[type[errors.AgentloomError], int, str], ...] = (
     (errors.AuthenticationError, 401, "invalid_request_error"),
     (errors.PermissionDeniedError, 403, "invalid_request_error"),
     (errors.RateLimitedError, 429, "requests"),
+    (errors.InsufficientQuotaError, 429, "insufficient_quota"),
     (errors.NotFoundError, 404, "invalid_request_error"),
     (errors.ConflictError, 409, "invalid_request_error"),
     (errors.PayloadTooLargeError, 413, "invalid_request_error"),
@@ -88,6 +90,9 @@ class HttpErrorShapes:
 
 def error_response(exc: errors.AgentloomError) -> JSONResponse:
     status, kind = status_and_type(exc)
+    entry = current_entry()
+    if entry is not None:  # the request log's row says why
+        entry.error_code = exc.code or kind
     if isinstance(exc, errors.RateLimitedError):
         kind = exc.kind
     headers = {}
@@ -229,5 +234,8 @@ async def handle_client_disconnect(request: Request, exc: Exception) -> Response
 
 async def handle_unexpected(request: Request, exc: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    entry = current_entry()
+    if entry is not None:
+        entry.error_code = "server_error"
     body = envelope(INTERNAL_MESSAGE, type="server_error")
     return JSONResponse(body, status_code=500, headers=headers_for(request.scope))

@@ -52,8 +52,11 @@ from agentloom.services.jobs.wiring import jobs
 from agentloom.services.managed_agents.wiring import ManagedAgentServices, managed_agent_services
 from agentloom.services.mcp_connectors import McpConnectors
 from agentloom.services.organization.admin_keys import AdminKeysService
+from agentloom.services.organization.budgets import Budgets
+from agentloom.services.organization.prices import Prices
 from agentloom.services.organization.projects import ProjectsService
 from agentloom.services.organization.rate_limits import RateLimiter
+from agentloom.services.organization.spend_admin import SpendAdmin
 from agentloom.services.organization.usage import UsageLedger
 from agentloom.services.organization.wiring import (
     Metering,
@@ -132,6 +135,8 @@ class Runtime:
     background: BackgroundResponses
     jobs: JobRunner
     webhooks: WebhooksService
+    budgets: Budgets  # spend limits enforced, spend alerts sent
+    spend: SpendAdmin  # the admin API's spend limits and alerts
     schedules: Schedules
     chat: ChatGateway
     native: ResponsesGateway  # /v1/responses passed through to a backend's own
@@ -163,7 +168,7 @@ async def open_runtime(
     each feature's services. ``embedder`` replaces the configured one (its caller closes it)."""
     async with AsyncExitStack() as stack:
         database = await _database(settings, stack)
-        meter = metering(database, metrics)
+        meter = metering(database, metrics, Prices(settings.prices))
         catalog = await _catalog(settings, providers, meter.limiter.admit, stack)
         if embedder is None:
             embedder = build_embedder(settings.embeddings)
@@ -255,6 +260,7 @@ async def _services(settings: Settings, parts: _Parts) -> Runtime:
     )
     ran = BatchServices(served.service, served.native, gate.chat, gate.embeddings)
     batch_api = batches(settings, database, files, ran, HttpErrorShapes(), work)
+    budgets = Budgets(database.spend, work.webhooks)
     return Runtime(
         settings=settings,
         database=database,
@@ -274,6 +280,8 @@ async def _services(settings: Settings, parts: _Parts) -> Runtime:
         background=served.background,
         jobs=work.runner,
         webhooks=work.webhooks,
+        budgets=budgets,
+        spend=SpendAdmin(budgets, org.projects.get_project),
         schedules=work.schedules,
         chat=gate.chat,
         native=served.native,
@@ -366,6 +374,7 @@ def start_tasks(tasks: TaskGroup, runtime: Runtime) -> None:
         "housekeeping": partial(housekeeping, runtime),
         "key watch": partial(runtime.keys.watch, settings.auth.watch_interval),
         "usage ledger": partial(runtime.usage.run, settings.server.usage_flush_interval),
+        "budgets": partial(runtime.budgets.run, settings.server.usage_flush_interval),
         "vector store warm-up": runtime.vector_stores.warm,
         "embedding model": runtime.vector_stores.prepare_embedder,
         "job runner": runtime.jobs.run,

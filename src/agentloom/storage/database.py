@@ -50,6 +50,7 @@ from agentloom.storage.people import SqlPeopleStore
 from agentloom.storage.projects import SqlProjectStore
 from agentloom.storage.prompts import SqlPromptStore
 from agentloom.storage.rate_limits import SqlRateLimitStore
+from agentloom.storage.request_log import SqlRequestLogStore
 from agentloom.storage.responses import SqlResponseStore
 from agentloom.storage.retention import SqlRetentionStore
 from agentloom.storage.roles import SqlRoleStore
@@ -57,6 +58,7 @@ from agentloom.storage.runner import AsyncRunner, Runner, TracedRunner
 from agentloom.storage.schedules import SqlScheduleStore
 from agentloom.storage.scoped import across_projects
 from agentloom.storage.sdk_traces import SqlSdkTraceStore
+from agentloom.storage.spend import SqlSpendStore
 from agentloom.storage.sqlite_runner import ThreadRunner
 from agentloom.storage.usage import SqlUsageStore
 from agentloom.storage.vector_chunks import SqlChunkStore
@@ -273,6 +275,8 @@ class Database:
         self.admin_keys = SqlAdminKeyStore(runner)
         self.rate_limits = SqlRateLimitStore(runner)
         self.usage = SqlUsageStore(runner)
+        self.request_log = SqlRequestLogStore(runner)  # one row a request of the traffic
+        self.spend = SqlSpendStore(runner)  # spend limits, alerts and monthly totals
         self.audit = SqlAuditStore(runner)
         self.webhooks = SqlWebhookStore(runner)
         self.schedules = SqlScheduleStore(runner)

@@ -36,6 +36,7 @@ E = schema.response_events
 J = schema.jobs
 D = schema.webhook_deliveries
 A = schema.audit_logs
+Q = schema.request_log
 _LIVE_RESPONSES = ("queued", "in_progress")
 
 
@@ -116,6 +117,7 @@ KINDS: tuple[Kind, ...] = (
         _delete_seqs(D),
     ),
     Kind("audit_logs", _seq_keys(A, A.c.effective_at, sa.true()), A.c.project_id, _delete_seqs(A)),
+    Kind("request_log", _seq_keys(Q, Q.c.created_at, sa.true()), Q.c.project_id, _delete_seqs(Q)),
 )
 
 

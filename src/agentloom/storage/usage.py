@@ -18,8 +18,11 @@ from sqlalchemy.engine import Connection
 from agentloom.storage import schema
 from agentloom.storage.runner import Runner
 from agentloom.storage.scoped import across_projects
+from agentloom.storage.spend import add_spend, month_of
 
 U = schema.usage_records
+VS = schema.vector_stores
+VF = schema.vector_store_files
 COUNTS = (
     "requests",
     "input_tokens",
@@ -32,6 +35,12 @@ COUNTS = (
     "mcp_calls",
     "embedding_requests",
     "embedding_tokens",
+    "moderation_requests",
+    "moderation_tokens",
+    "cost_input",
+    "cost_cached",
+    "cost_output",
+    "cost_embeddings",
 )
 GROUPS = {"project_id": U.c.project_id, "api_key_id": U.c.key_id, "model": U.c.model}
 
@@ -57,6 +66,17 @@ class UsageCounts:
     mcp_calls: int = 0
     embedding_requests: int = 0
     embedding_tokens: int = 0
+    moderation_requests: int = 0
+    moderation_tokens: int = 0
+    cost_input: int = 0  # nano-dollars (10^-9 USD): uncached input tokens (and moderations')
+    cost_cached: int = 0  # cached input tokens
+    cost_output: int = 0
+    cost_embeddings: int = 0
+
+    @property
+    def cost(self) -> int:
+        """Nano-dollars, all of it."""
+        return self.cost_input + self.cost_cached + self.cost_output + self.cost_embeddings
 
     def add(self, other: UsageCounts) -> None:
         """Field by field, spelled out: it runs for every response (a loop over ``COUNTS``
@@ -72,6 +92,12 @@ class UsageCounts:
         self.mcp_calls += other.mcp_calls
         self.embedding_requests += other.embedding_requests
         self.embedding_tokens += other.embedding_tokens
+        self.moderation_requests += other.moderation_requests
+        self.moderation_tokens += other.moderation_tokens
+        self.cost_input += other.cost_input
+        self.cost_cached += other.cost_cached
+        self.cost_output += other.cost_output
+        self.cost_embeddings += other.cost_embeddings
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,11 +130,24 @@ class SqlUsageStore:
         """Sums per bucket (and group), buckets in order; buckets without usage are absent."""
         return await self._runner.read(partial(_totals, query))
 
+    async def stored_bytes(
+        self, start: int, end: int, width: int, project_ids: tuple[str, ...] = ()
+    ) -> dict[int, dict[str, int]]:
+        """Bytes of the vector store files there are, by the bucket they were added in (those
+        added before ``start``: in the first) and project."""
+        return await self._runner.read(partial(_stored_bytes, start, end, width, project_ids))
+
 
 def _add(rows: list[tuple[UsageKey, UsageCounts]], conn: Connection) -> None:
     # each row names its project: a process's usage of every project, written at once
     values = [{**asdict(key), **asdict(counts)} for key, counts in rows]
     conn.execute(across_projects(U.insert()), values)
+    spent: dict[tuple[str, int], int] = {}
+    for key, counts in rows:
+        if counts.cost:
+            at = (key.project_id, month_of(key.minute))
+            spent[at] = spent.get(at, 0) + counts.cost
+    add_spend(conn, spent)
 
 
 def _totals(query: UsageQuery, conn: Connection) -> list[UsageTotal]:
@@ -134,3 +173,21 @@ def _totals(query: UsageQuery, conn: Connection) -> list[UsageTotal]:
 def _total(row: Any, group_by: tuple[str, ...]) -> UsageTotal:
     counts = UsageCounts(**{name: int(getattr(row, name) or 0) for name in COUNTS})
     return UsageTotal(int(row.bucket), {name: getattr(row, name) for name in group_by}, counts)
+
+
+def _stored_bytes(
+    start: int, end: int, width: int, project_ids: tuple[str, ...], conn: Connection
+) -> dict[int, dict[str, int]]:
+    created = sa.cast(VF.c.created_at, sa.BigInteger)  # to the second
+    added = (created - start) // width
+    bucket = (start + sa.case((created < start, 0), else_=added) * width).label("bucket")
+    select = across_projects(
+        sa.select(bucket, VS.c.project_id, sa.func.sum(VF.c.usage_bytes).label("size"))
+    )
+    select = select.join(VS, VS.c.id == VF.c.vector_store_id).where(VF.c.created_at < end)
+    if project_ids:
+        select = select.where(VS.c.project_id.in_(project_ids))
+    found: dict[int, dict[str, int]] = {}
+    for row in conn.execute(select.group_by(bucket, VS.c.project_id)):
+        found.setdefault(int(row.bucket), {})[row.project_id] = int(row.size or 0)
+    return found

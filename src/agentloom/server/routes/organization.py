@@ -196,21 +196,24 @@ def _usage(kind: str) -> Endpoint:
     return report
 
 
-async def usage(request: Request, kind: str) -> Response:
-    params = request.query_params
-    usage_request = UsageRequest(
+def usage_request(params: QueryParams) -> UsageRequest:
+    """The span, buckets, groups and filters of a usage (or costs) report."""
+    return UsageRequest(
         start_time=unix_seconds_param(params, "start_time", required=True) or 0,
         end_time=unix_seconds_param(params, "end_time"),
         bucket_width=params.get("bucket_width", "1d"),
-        group_by=_list(params, "group_by"),
-        project_ids=_list(params, "project_ids"),
-        api_key_ids=_list(params, "api_key_ids"),
-        models=_list(params, "models"),
+        group_by=repeated(params, "group_by"),
+        project_ids=repeated(params, "project_ids"),
+        api_key_ids=repeated(params, "api_key_ids"),
+        models=repeated(params, "models"),
         limit=unix_seconds_param(params, "limit"),
         page=optional_param(params, "page"),
     )
+
+
+async def usage(request: Request, kind: str) -> Response:
     store = runtime_of(request).database.usage
-    page = await usage_page(store, kind, usage_request)
+    page = await usage_page(store, kind, usage_request(request.query_params))
     return json_response(UsagePage.model_validate(page))
 
 
@@ -220,16 +223,16 @@ async def audit_logs(request: Request) -> Response:
         after=optional_param(params, "after"),
         before=optional_param(params, "before"),
         limit=limit_param(params),
-        types=_list(params, "event_types"),
-        project_ids=_list(params, "project_ids"),
-        actor_ids=_list(params, "actor_ids"),
+        types=repeated(params, "event_types"),
+        project_ids=repeated(params, "project_ids"),
+        actor_ids=repeated(params, "actor_ids"),
         since=unix_seconds_param(params, "effective_at[gte]"),
         until=unix_seconds_param(params, "effective_at[lte]"),
     )
     return json_response(await _projects(request).audit.list(query))
 
 
-def _list(params: QueryParams, name: str) -> tuple[str, ...]:
+def repeated(params: QueryParams, name: str) -> tuple[str, ...]:
     """A repeated parameter, as ``name=a&name=b`` or ``name[]=a&name[]=b``."""
     return tuple(params.getlist(name) + params.getlist(f"{name}[]"))
 
@@ -283,19 +286,19 @@ async def revoke_key(request: Request) -> Response:
     return json_response(await _projects(request).revoke_key(*ids))
 
 
-def _ids(name: str, what: str) -> Param:
+def ids_param(name: str, what: str) -> Param:
     return Param(name, {"type": "array", "items": {"type": "string"}}, f"Only these {what}.")
 
 
 _PAGE = (AFTER, LIMIT)
-_USAGE = (
+USAGE_QUERY = (
     unix_seconds("start_time", "Start of the first bucket (unix seconds).", required=True),
     unix_seconds("end_time", "End of the report (unix seconds; default now)."),
     Param("bucket_width", {"type": "string", "enum": ["1m", "1h", "1d"], "default": "1d"}),
     Param("group_by", {"type": "array", "items": {"type": "string"}}, "Group results by these."),
-    _ids("project_ids", "projects"),
-    _ids("api_key_ids", "API keys"),
-    _ids("models", "models"),
+    ids_param("project_ids", "projects"),
+    ids_param("api_key_ids", "API keys"),
+    ids_param("models", "models"),
     Param("limit", {"type": "integer", "minimum": 1, "maximum": 1440}, "Buckets a page holds."),
     Param("page", {"type": "string"}, "The next_page of the page before."),
 )
@@ -303,9 +306,9 @@ _AUDIT = (
     AFTER,
     BEFORE,
     LIMIT,
-    _ids("event_types", "event types"),
-    _ids("project_ids", "projects"),
-    _ids("actor_ids", "actors"),
+    ids_param("event_types", "event types"),
+    ids_param("project_ids", "projects"),
+    ids_param("actor_ids", "actors"),
     unix_seconds("effective_at[gte]", "Entries at or after this time (unix seconds)."),
     unix_seconds("effective_at[lte]", "Entries at or before this time (unix seconds)."),
 )
@@ -372,7 +375,7 @@ routes = [
     *(
         ApiRoute(
             f"/v1/organization/usage/{kind}",
-            GET=Op(_usage(kind), returns=UsagePage, query=_USAGE),
+            GET=Op(_usage(kind), returns=UsagePage, query=USAGE_QUERY),
         )
         for kind in REPORTS
     ),

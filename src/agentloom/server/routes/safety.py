@@ -23,6 +23,7 @@ from agentloom.api.safety import (
 )
 from agentloom.errors import InvalidRequestError
 from agentloom.ids import new_id
+from agentloom.inference.estimate import CHARS_PER_TOKEN
 from agentloom.safety.base import Role, ShieldError
 from agentloom.safety.categories import moderation_scores
 from agentloom.safety.service import Decision, GuardedShield, SafetyService, combine
@@ -159,6 +160,8 @@ async def create_moderation(request: Request) -> Response:
     shield_id = _moderation_shield(runtime.safety, body.model)
     texts: list[tuple[str, Role]] = [(text, "user") for text in _inputs(body)]
     decisions = await runtime.safety.check_all([shield_id], texts)
+    tokens = sum(len(text) for text, _ in texts) // CHARS_PER_TOKEN  # estimated
+    runtime.usage.record_moderation(shield_id, tokens)
     results = [_result(decision) for decision in decisions]
     moderation = ModerationResponse(
         id=new_id("modr", separator="-"), model=shield_id, results=results

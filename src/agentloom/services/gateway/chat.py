@@ -28,6 +28,7 @@ from agentloom.inference.catalog import ModelCatalog
 from agentloom.inference.chat_chunks import InvalidChunk, usage_of
 from agentloom.inference.router import RoutedModel
 from agentloom.metrics import Metrics
+from agentloom.request_entry import current_entry
 from agentloom.safety.service import Decision
 from agentloom.services.gateway.chat_guard import ChatGuards, GuardedStream, refused, screened
 from agentloom.services.gateway.stored import Assembled, StoredCompletions
@@ -105,6 +106,9 @@ class ChatGateway:
         data = call.provider.stream_data(call.body, call.path)
         try:
             first: list[str] = await anext(data, [])
+            entry = current_entry()
+            if entry is not None:
+                entry.first_output(time.perf_counter())
         except UpstreamError as exc:
             self._record(call, None, ok=False)
             _raise_unserved(call, exc)
@@ -170,6 +174,9 @@ class ChatGateway:
         if request.stream:
             sent["stream_options"] = {**_options(body), "include_usage": True}
         renamed = backend_id != request.model or isinstance(resolved.provider, RoutedModel)
+        entry = current_entry()
+        if entry is not None:
+            entry.user = _user(body)
         return _Call(
             provider,
             path,
@@ -225,6 +232,9 @@ class ChatGateway:
             self._record(call, stream.usage, ok=ok)
 
     def _record(self, call: _Call, usage: Usage | None, *, ok: bool) -> None:
+        entry = current_entry()
+        if entry is not None:
+            entry.deployment = call.provider_name
         if self._usage is not None:
             self._usage.record_call(call.model, usage)
         if self._metrics is not None:
@@ -253,6 +263,12 @@ def _stored_chunk(payload: bytes, stored_id: str, assembled: Assembled) -> bytes
     chunk["id"] = stored_id
     assembled.add(chunk)
     return json_codec.dumps(chunk)
+
+
+def _user(body: dict[str, object]) -> str | None:
+    """Who the client says the end user is (``user``, or ``safety_identifier``)."""
+    user = body.get("user") or body.get("safety_identifier")
+    return user[:256] if isinstance(user, str) else None
 
 
 def _options(body: dict[str, object]) -> dict[str, object]:

@@ -15,6 +15,7 @@ from typing import Final
 from agentloom.api.embeddings import CreateEmbeddingResponse, EmbeddingsRequest
 from agentloom.errors import InvalidRequestError, NotFoundError
 from agentloom.offload import off_loop
+from agentloom.request_entry import current_entry
 from agentloom.retrieval.embedding_models import EmbeddingModel, EmbeddingModelInfo
 from agentloom.services.organization.rate_limits import RateLimiter
 from agentloom.services.organization.usage import UsageLedger
@@ -79,6 +80,9 @@ class EmbeddingsService:
             request.input, dimensions=request.dimensions, user=request.user
         )
         self._usage.record_embeddings(served, embedded.prompt_tokens)
+        entry = current_entry()
+        if entry is not None:
+            entry.user = request.user
         build = partial(
             CreateEmbeddingResponse.of,
             embedded.vectors,

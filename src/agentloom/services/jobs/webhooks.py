@@ -19,15 +19,19 @@ from urllib.parse import urlsplit
 
 from agentloom.api.lists import ListPage
 from agentloom.api.response import Response
+from agentloom.api.spend import NotificationChannel
 from agentloom.api.webhooks import (
     OPENAI_ONLY_EVENTS,
     RESPONSE_EVENTS,
     SENT_EVENTS,
+    SPEND_ALERT_EVENT,
     CreateWebhookEndpointRequest,
     DeletedWebhookEndpoint,
     DeliveryAttempt,
     EventData,
     RotateSecretRequest,
+    SpendAlertData,
+    SpendAlertEvent,
     TestWebhookRequest,
     UpdateWebhookEndpointRequest,
     WebhookDelivery,
@@ -44,8 +48,9 @@ from agentloom.redact import redact_url
 from agentloom.sealing import Sealer
 from agentloom.services.jobs import webhook_signing as signing
 from agentloom.services.jobs.webhook_delivery import WebhookSender
+from agentloom.storage.spend import NANOS_PER_CENT, ORGANIZATION, AlertRow
 from agentloom.storage.webhooks import DeliveryRow, EndpointRow, Event, SqlWebhookStore
-from agentloom.tenancy import current_key
+from agentloom.tenancy import DEFAULT_PROJECT, acting_for, current_key
 from agentloom.tools.mcp.policy import UrlPolicy
 
 SEAL_PURPOSE = "webhook_secret"
@@ -236,6 +241,27 @@ class WebhooksService:
         stored = Event(event.id, event_type, event.model_dump_json(), now)
         if await self._store.announce(stored, current_key()):
             self._nudge()
+
+    async def spend_alert(self, alert: AlertRow, spent: int, period: int) -> None:
+        """A spend alert's threshold was reached this month: queue its event for the endpoints
+        that want it, of the alert's project (the default project's, for the organization's)."""
+        project = DEFAULT_PROJECT if alert.scope == ORGANIZATION else alert.scope
+        digest = hashlib.sha256(f"{alert.id}/{period}".encode()).hexdigest()
+        now = time.time()
+        data = SpendAlertData(
+            id=alert.id,
+            object="organization.spend_alert" if project != alert.scope else "project.spend_alert",
+            project_id=None if project != alert.scope else project,
+            threshold_amount=alert.threshold_amount,
+            spend_amount=spent // NANOS_PER_CENT,
+            period_start=period,
+            notification_channel=NotificationChannel.model_validate(alert.channel),
+        )
+        event = SpendAlertEvent(id="evt_" + digest[:32], created_at=int(now), data=data)
+        stored = Event(event.id, SPEND_ALERT_EVENT, event.model_dump_json(), now)
+        with acting_for(project):
+            if await self._store.announce(stored, None):
+                self._nudge()
 
     async def _row(self, endpoint_id: str) -> EndpointRow:
         row = await self._store.get(endpoint_id)

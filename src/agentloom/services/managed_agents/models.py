@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from agentloom.inference.base import ChatRequest, Chunk, ModelInfo, TokenCount, Usage
 from agentloom.inference.catalog import ModelCatalog
+from agentloom.request_entry import current_entry
 from agentloom.services.organization.usage import UsageLedger
 
 __all__ = ["ProjectModel"]
@@ -35,6 +36,9 @@ class ProjectModel:
         use, self._admitted = not self._admitted, False
         resolved = await self._catalog.resolve(self.model_id, use=use)
         sent = replace(request, model=resolved.model.backend_id)
+        entry = current_entry()
+        if entry is not None:  # the request log's row: who served the message
+            entry.deployment = resolved.model.provider_name
         used: Usage | None = None
         try:
             async for chunk in resolved.provider.stream(sent):

@@ -1,8 +1,12 @@
 """What each project used: recorded when a response ends, summed for ``/organization/usage``.
 
-Recording costs a dictionary update on the response's path. The ledger adds what it gathered
-to the database every ``flush_interval`` (and when the server stops), one row per minute,
-project, key and model. A process killed without warning loses at most that interval's usage.
+Recording costs a dictionary update on the response's path: the counts priced
+(:class:`~agentloom.services.organization.prices.Prices`, the one place a cost is made) and
+added to the minute's, and to the running request's log entry
+(:mod:`agentloom.request_entry`). The ledger adds what it gathered to the database every
+``flush_interval`` (and when the server stops): one row per minute, project, key and model,
+each project's month of spend, and the request log's rows of the requests answered since. A
+process killed without warning loses at most that interval's usage and log.
 """
 
 from __future__ import annotations
@@ -17,12 +21,17 @@ from agentloom.api.items import OutputItem
 from agentloom.api.response import Response
 from agentloom.inference.base import Usage
 from agentloom.metrics import Metrics
+from agentloom.request_entry import RequestEntry, current_entry
+from agentloom.services.organization.prices import Prices
 from agentloom.services.organization.rate_limits import RateLimiter
 from agentloom.storage.connection_faults import DATABASE_FAULTS
+from agentloom.storage.request_log import SqlRequestLogStore
 from agentloom.storage.usage import SqlUsageStore, UsageCounts, UsageKey
 from agentloom.tenancy import current_key, current_project
 
 log = logging.getLogger(__name__)
+
+MAX_PENDING_ENTRIES = 100_000  # request log rows kept while the database cannot take them
 
 _CALLS = {
     "file_search_call": "file_search_calls",
@@ -33,12 +42,26 @@ _CALLS = {
 
 class UsageLedger:
     def __init__(
-        self, store: SqlUsageStore, limiter: RateLimiter, metrics: Metrics | None = None
+        self,
+        store: SqlUsageStore,
+        limiter: RateLimiter,
+        metrics: Metrics | None = None,
+        *,
+        prices: Prices | None = None,
+        log: SqlRequestLogStore | None = None,
     ) -> None:
         self._store = store
         self._limiter = limiter
         self._metrics = metrics
+        self._prices = Prices({}) if prices is None else prices
+        self._log = log
         self._pending: dict[UsageKey, UsageCounts] = {}
+        self._entries: list[RequestEntry] = []
+
+    def log(self, entry: RequestEntry) -> None:
+        """Keep a request's row for the next flush (none without a request log)."""
+        if self._log is not None:
+            self._entries.append(entry)
 
     def record(self, response: Response, *, model_calls: int) -> None:
         """Count a response that ended (whatever its status)."""
@@ -50,6 +73,12 @@ class UsageLedger:
             counts.output_tokens = usage.output_tokens
             counts.reasoning_tokens = usage.output_tokens_details.reasoning_tokens
         self._add(response.model, counts)
+        entry = current_entry()
+        if entry is not None:
+            entry.response_id = response.id
+            entry.user = response.user or response.safety_identifier
+            if response.error is not None:
+                entry.error_code = response.error.code
         if self._metrics is not None:
             self._metrics.response_ended(response.model, response.status or "completed")
 
@@ -66,9 +95,13 @@ class UsageLedger:
     def _add(self, model: str, counts: UsageCounts) -> None:
         """Counts of the running work's project and key, under this minute; their tokens are
         spent under the project's token limits."""
+        self._prices.price(model, counts)
         minute = int(time.time()) // 60 * 60
         key = UsageKey(minute, current_project(), current_key(), model)
         self._pending.setdefault(key, UsageCounts()).add(counts)
+        entry = current_entry()
+        if entry is not None:
+            _note(entry, model, counts)
         if self._metrics is not None:
             self._metrics.counted(model, counts)
         if counts.input_tokens or counts.output_tokens:
@@ -85,6 +118,13 @@ class UsageLedger:
             for key, counts in pending.items():
                 self._pending.setdefault(key, UsageCounts()).add(counts)
             raise
+        entries, self._entries = self._entries, []
+        if self._log is not None:
+            try:
+                await self._log.add(entries)
+            except BaseException:
+                self._entries[:0] = entries[-MAX_PENDING_ENTRIES:]  # the newest kept for later
+                raise
 
     async def run(self, interval: float) -> None:
         """Flush every ``interval`` seconds for the life of the server, and once at the end."""
@@ -104,6 +144,19 @@ class UsageLedger:
         apart from model calls), spent under the project's token limits."""
         self._add(model, UsageCounts(embedding_requests=1, embedding_tokens=tokens))
         self._limiter.spend(model, tokens)
+
+    def record_moderation(self, model: str, tokens: int) -> None:
+        """Count a moderations request of ``tokens`` input tokens (estimated) by ``model``."""
+        self._add(model, UsageCounts(moderation_requests=1, moderation_tokens=tokens))
+
+
+def _note(entry: RequestEntry, model: str, counts: UsageCounts) -> None:
+    """What a request used, on its log entry (a request may call models more than once)."""
+    entry.model = model
+    entry.input_tokens += counts.input_tokens + counts.embedding_tokens + counts.moderation_tokens
+    entry.cached_tokens += counts.cached_tokens
+    entry.output_tokens += counts.output_tokens
+    entry.cost += counts.cost
 
 
 def counts_of(output: Sequence[OutputItem], model_calls: int) -> UsageCounts:

@@ -17,6 +17,7 @@ from agentloom.services.organization.admin_keys import AdminKeysService
 from agentloom.services.organization.audit import AuditLog
 from agentloom.services.organization.groups import GroupsService
 from agentloom.services.organization.people import PeopleService
+from agentloom.services.organization.prices import Prices
 from agentloom.services.organization.projects import ProjectsService
 from agentloom.services.organization.rate_limits import RateLimiter
 from agentloom.services.organization.roles import RolesService
@@ -43,9 +44,14 @@ class Organization:
     jwt: JwtVerifier | None = None  # bearer JWTs, with [auth.jwt]
 
 
-def metering(database: Database, metrics: Metrics | None = None) -> Metering:
+def metering(
+    database: Database, metrics: Metrics | None = None, prices: Prices | None = None
+) -> Metering:
+    """The limiter and the usage ledger, which prices what it records (``prices``) and
+    writes the request log."""
     limiter = RateLimiter(database.rate_limits)
-    return Metering(limiter, UsageLedger(database.usage, limiter, metrics))
+    ledger = UsageLedger(database.usage, limiter, metrics, prices=prices, log=database.request_log)
+    return Metering(limiter, ledger)
 
 
 async def organization(
