@@ -29,6 +29,8 @@ TAKES: dict[str, tuple[str, ...]] = {
     "rate_limits.max_requests_per_1_day": ("UpdateRateLimitRequest.max_requests_per_1_day",),
     "containers.expires_minutes": ("ContainerExpiry.minutes",),
     "batches.output_expires_after": ("CreateBatchRequest.output_expires_after",),
+    "spend_limits.threshold_amount": ("UpdateSpendLimitRequest.threshold_amount",),
+    "spend_alerts.threshold_amount": ("CreateSpendAlertRequest.threshold_amount",),
     "prompts.version": (
         "PromptParam.version",
         "UpdatePromptRequest.version",
@@ -70,6 +72,11 @@ COUNTED = {  # written by the server only: row keys, positions, counters, tokens
     *(f"batches.{name}" for name in ("total", "completed", "failed", "input_tokens")),
     *(f"batches.{name}" for name in ("cached_tokens", "output_tokens", "reasoning_tokens")),
     "batch_results.line",
+    *(f"request_log.{n}" for n in ("input_tokens", "cached_tokens", "output_tokens", "cost")),
+    "request_log.status",
+    *("spend_alerts.fired_period", "spend_totals.period", "spend_totals.amount"),
+    *(f"usage_records.{n}" for n in ("moderation_requests", "moderation_tokens")),
+    *(f"usage_records.cost_{n}" for n in ("input", "cached", "output", "embeddings")),
 }
 RANGES = {  # what each column type holds on PostgreSQL (SQLite's INTEGER holds 64 bits)
     sa.SmallInteger: (-(2**15), 2**15 - 1),

@@ -32,7 +32,17 @@ from agentloom.server.routes.organization import (
     usage_request,
 )
 from agentloom.server.runtime import runtime_of
-from agentloom.server.spec import AFTER, BEFORE, LIMIT, ORDER, ORDER_ASC, ApiRoute, Op, Param
+from agentloom.server.spec import (
+    AFTER,
+    BEFORE,
+    LIMIT,
+    ORDER,
+    ORDER_ASC,
+    ApiRoute,
+    Op,
+    Param,
+    unix_seconds,
+)
 from agentloom.services.organization.costs_report import CostsRequest, costs_page
 from agentloom.services.organization.prices import NANOS_PER_DOLLAR
 from agentloom.services.organization.spend_admin import SpendAdmin
@@ -201,10 +211,14 @@ _REQUESTS = (
     ids_param("api_key_ids", "API keys"),
     ids_param("models", "models"),
     ids_param("endpoints", "endpoints (responses, chat.completions, embeddings ...)"),
-    Param("status", {"type": "array", "items": {"type": "integer"}}, "Only these HTTP statuses."),
+    Param(
+        "status",
+        {"type": "array", "items": {"type": "integer", "minimum": 100, "maximum": 599}},
+        "Only these HTTP statuses.",
+    ),
     Param("errors", {"type": "boolean"}, "Only failed requests (status 400 and up, or an error)."),
-    Param("created_after", {"type": "integer"}, "Created at or after (unix seconds)."),
-    Param("created_before", {"type": "integer"}, "Created before (unix seconds)."),
+    unix_seconds("created_after", "Created at or after (unix seconds)."),
+    unix_seconds("created_before", "Created before (unix seconds)."),
 )
 
 
