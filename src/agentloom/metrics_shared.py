@@ -63,8 +63,13 @@ class SharedMetrics:
         body = json.dumps({"pid": self._pid, "families": families}, separators=(",", ":"))
         target = self._directory / f"{self._pid}.json"
         staged = target.with_suffix(".tmp")
-        staged.write_text(body)
-        os.replace(staged, target)
+        try:
+            staged.write_text(body)
+            os.replace(staged, target)
+        except (
+            OSError
+        ) as exc:  # the run's directory gone (the server stopping): this scrape is ours
+            log.debug("could not publish this worker's metrics: %s", exc)
 
     async def run(self) -> None:
         """Publish every :data:`PUBLISH_EVERY` seconds, for the process's life."""

@@ -126,6 +126,8 @@ def serve(
     finally:
         marker.unlink(missing_ok=True)
         shared.cleanup()
+        for run_only in (ONCE_ENV, DIRECTORY_ENV):  # this run's: nothing after it may read them
+            os.environ.pop(run_only, None)
 
 
 def exposed_without_auth(settings: Settings) -> str | None:
