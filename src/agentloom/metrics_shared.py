@@ -66,9 +66,7 @@ class SharedMetrics:
         try:
             staged.write_text(body)
             os.replace(staged, target)
-        except (
-            OSError
-        ) as exc:  # the run's directory gone (the server stopping): this scrape is ours
+        except OSError as exc:  # the run's directory is gone (the server is stopping)
             log.debug("could not publish this worker's metrics: %s", exc)
 
     async def run(self) -> None:
