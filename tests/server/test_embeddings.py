@@ -304,3 +304,28 @@ async def test_usage_is_recorded_in_the_embeddings_report(quick_usage: Settings)
     assert results[FAKE_EMBEDDING_MODEL].input_tokens == len(TEXTS[0].split())
     assert {r.project_id for r in results.values()} == {tenant.project_id}
     assert completions.data[0].results == []  # embeddings are not model calls
+
+
+async def test_a_backends_own_embedding_model_is_passed_through(
+    settings: Settings, backend: FakeBackend
+) -> None:
+    """An embedding model a chat backend lists among its models (``mock-embed`` here) is
+    served on /v1/embeddings by that backend's own /embeddings, under its plain and its
+    ``provider/`` name, and listed once."""
+    provider = settings.providers[0].model_copy(update={"models": [backend.model, "mock-embed"]})
+    config = settings.model_copy(update={"providers": [provider]})
+    async with audited_client(config) as raw:
+        client = sdk(raw)
+        plain = await client.embeddings.create(model="mock-embed", input=["one", "two"])
+        qualified = await client.embeddings.create(model="fake/mock-embed", input="one")
+        listed = [m.id async for m in client.models.list()]
+        with pytest.raises(openai.NotFoundError):
+            await client.embeddings.create(model="no-such-embedder", input="one")
+
+    assert [len(row.embedding) for row in plain.data] == [DEFAULT_DIMENSIONS] * 2
+    assert plain.model == "mock-embed"
+    assert qualified.data[0].embedding == plain.data[0].embedding
+    sent = backend.embedding_requests[-1]
+    assert (sent["model"], sent["input"]) == ("mock-embed", ["one"])  # sent as a list
+    assert listed.count("mock-embed") == 1
+    assert "fake/mock-embed" not in listed

@@ -10,13 +10,13 @@ from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import FAKE_EMBEDDING_MODEL
 
 
-async def test_models_are_served_under_their_id_and_provider_slash_id(
-    client: openai.AsyncOpenAI, backend: FakeBackend
-) -> None:
+async def test_each_model_is_listed_once(client: openai.AsyncOpenAI, backend: FakeBackend) -> None:
+    """A model is served under its id and ``provider/id`` (both answer, below) but listed once,
+    by its id."""
     models = [model.id async for model in client.models.list()]
 
-    assert models[:2] == [backend.model, f"fake/{backend.model}"]
-    assert models[2:] == [FAKE_EMBEDDING_MODEL, "all-MiniLM-L6-v2"]  # the embedding models
+    assert models[:1] == [backend.model]
+    assert models[1:] == [FAKE_EMBEDDING_MODEL, "all-MiniLM-L6-v2"]  # the embedding models
 
 
 async def test_each_model_says_its_kind(client: openai.AsyncOpenAI, backend: FakeBackend) -> None:
@@ -27,7 +27,6 @@ async def test_each_model_says_its_kind(client: openai.AsyncOpenAI, backend: Fak
 
     assert kinds == {
         backend.model: {"kind": "chat"},
-        f"fake/{backend.model}": {"kind": "chat"},
         FAKE_EMBEDDING_MODEL: {"kind": "embeddings"},
         "all-MiniLM-L6-v2": {"kind": "embeddings"},
     }

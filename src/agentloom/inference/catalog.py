@@ -118,6 +118,10 @@ class ModelCatalog:
         """The providers' names."""
         return list(self._providers)
 
+    def config(self, provider: str) -> ProviderConfig | None:
+        """How provider ``provider`` was configured (``None``: no provider of that name)."""
+        return self._configs.get(provider)
+
     def backends(self) -> list[Backend]:
         """Each provider with the models found on it (or why they could not be listed)."""
         return [

@@ -1,5 +1,6 @@
-"""``/v1/models``: the chat models of the catalog, then the embedding models (each once: a name
-the catalog serves is not listed again), each with its ``kind`` (an agentloom extension)."""
+"""``/v1/models``: the chat models of the catalog, then the embedding models, each once (a model
+is listed by its shortest name: ``provider/model`` only where the plain name is another
+provider's; both are accepted), each with its ``kind`` (an agentloom extension)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def _embedding_object(info: EmbeddingModelInfo, name: str) -> ModelObject:
 
 async def list_models(request: Request) -> Response:
     runtime = runtime_of(request)
-    chat = [_model_object(m) for m in runtime.catalog.models()]
+    chat = [_model_object(m) for m in _once(runtime.catalog.models())]
     listed = {model.id for model in chat}
     embedding = [
         _embedding_object(info, info.id)
@@ -35,6 +36,16 @@ async def list_models(request: Request) -> Response:
         if info.id not in listed
     ]
     return json_response(ModelList(data=[*chat, *embedding]))
+
+
+def _once(models: list[ServedModel]) -> list[ServedModel]:
+    """One entry a model (a provider's backend id): the one of its names that is shortest."""
+    kept: dict[tuple[str, str], ServedModel] = {}
+    for model in models:
+        key = (model.provider_name, model.backend_id)
+        if key not in kept or len(model.id) < len(kept[key].id):
+            kept[key] = model
+    return list(kept.values())
 
 
 async def retrieve_model(request: Request) -> Response:

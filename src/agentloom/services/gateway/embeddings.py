@@ -8,7 +8,7 @@ recorded in the usage ledger, where ``/v1/organization/usage/embeddings`` report
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from functools import partial
 from typing import Final
 
@@ -37,7 +37,10 @@ class EmbeddingsService:
         usage: UsageLedger,
         *,
         chat_models: Iterable[str] = (),
+        elsewhere: Callable[[str], Awaitable[EmbeddingModel | None]] | None = None,
     ) -> None:
+        """``elsewhere``: an embedding model of a backend's, for a name served by none here."""
+        self._elsewhere = elsewhere
         self._by_name: dict[str, EmbeddingModel] = {}
         self._models: list[EmbeddingModel] = []
         self._chat_models = frozenset(chat_models)
@@ -73,7 +76,7 @@ class EmbeddingsService:
         return self._resolve(name).info
 
     async def create(self, request: EmbeddingsRequest) -> CreateEmbeddingResponse:
-        model = self._resolve(request.model)
+        model = await self._model(request.model)
         served = model.info.id
         await self._limiter.admit(served)
         embedded = await model.embed(
@@ -95,6 +98,16 @@ class EmbeddingsService:
     async def aclose(self) -> None:
         for model in self._models:
             await model.aclose()
+
+    async def _model(self, name: str) -> EmbeddingModel:
+        """The model served as ``name``: one of this server's, else a backend's own."""
+        try:
+            return self._resolve(name)
+        except NotFoundError:
+            found = None if self._elsewhere is None else await self._elsewhere(name)
+            if found is None:
+                raise
+            return found
 
     def _add(self, models: Sequence[EmbeddingModel]) -> None:
         for model in models:

@@ -12,6 +12,7 @@ from agentloom.inference.catalog import ModelCatalog
 from agentloom.metrics import Metrics
 from agentloom.retrieval.embedding_models import EmbeddingModel, build_embedding_models
 from agentloom.retrieval.routed_embeddings import routed_embedding_models
+from agentloom.services.gateway.backend_embeddings import BackendEmbeddings
 from agentloom.services.gateway.chat import ChatGateway
 from agentloom.services.gateway.chat_guard import ChatGuards
 from agentloom.services.gateway.embeddings import EmbeddingsService
@@ -41,18 +42,25 @@ def gateway(
     metrics: Metrics | None = None,
 ) -> Gateway:
     """``stack``: closes the embedding models' clients with the runtime."""
-    embeddings = _embeddings(settings, metering)
+    elsewhere = BackendEmbeddings(catalog)
+    stack.push_async_callback(elsewhere.aclose)
+    embeddings = _embeddings(settings, metering, elsewhere)
     stack.push_async_callback(embeddings.aclose)
     stored = StoredCompletions(database.chat_completions)
     chat = ChatGateway(catalog, metering.usage, ChatGuards(guardrails), metrics, stored)
     return Gateway(chat, embeddings, stored, MessagesGateway(catalog, metering.usage))
 
 
-def _embeddings(settings: Settings, metering: Metering) -> EmbeddingsService:
-    """The served embedding models, the routed ones (``[[models]]`` of kind embeddings) first."""
+def _embeddings(
+    settings: Settings, metering: Metering, elsewhere: BackendEmbeddings
+) -> EmbeddingsService:
+    """The served embedding models, the routed ones (``[[models]]`` of kind embeddings) first,
+    then those of the chat backends (``elsewhere``)."""
     chat = [config.id for config in settings.route_configs("chat")]
     models = _embedding_models(settings)
-    service = EmbeddingsService(models, metering.limiter, metering.usage, chat_models=chat)
+    service = EmbeddingsService(
+        models, metering.limiter, metering.usage, chat_models=chat, elsewhere=elsewhere.find
+    )
     providers = {config.name: config for config in settings.provider_configs()}
     routes = settings.route_configs("embeddings")
     service.route(routed_embedding_models(routes, providers, settings.embeddings, service.lookup))
