@@ -242,8 +242,8 @@ def test_health_and_models_of_a_served_process(backend: FakeBackend, tmp_path: P
     listed = models.json()
     assert listed["object"] == "list"
     served = [(m["id"], m["owned_by"]) for m in listed["data"]]
-    assert served[:2] == [(backend.model, "default"), (f"default/{backend.model}", "default")]
-    assert served[2:] == [("all-MiniLM-L6-v2", "agentloom")]  # the embedded embedding model
+    assert served[:1] == [(backend.model, "default")]  # listed once (default/... answers too)
+    assert served[1:] == [("all-MiniLM-L6-v2", "agentloom")]  # the embedded embedding model
     assert (tmp_path / "agentloom.db").exists()
 
 
