@@ -1,19 +1,57 @@
-"""The tables, as SQLAlchemy Core metadata. Migrations create them; queries use these objects."""
+"""The tables, as SQLAlchemy Core metadata. Migrations create them; queries use these objects.
+
+Every table is named here (``schema.users`` ...); the people, the ledger and the Batch API
+declare theirs in modules of their own (``schema_people``, ``schema_ledger``,
+``schema_batches``), on the same metadata."""
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 
-# An integer key that autoincrements on SQLite (INTEGER PRIMARY KEY) and PostgreSQL (BIGSERIAL).
-SeqKey = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+from agentloom.storage.schema_base import SeqKey as SeqKey
+from agentloom.storage.schema_base import metadata as metadata
+from agentloom.storage.schema_base import project_column
+from agentloom.storage.schema_batches import (
+    batch_results as batch_results,
+)
+from agentloom.storage.schema_batches import (
+    batches as batches,
+)
+from agentloom.storage.schema_ledger import (
+    request_log as request_log,
+)
+from agentloom.storage.schema_ledger import (
+    spend_alerts as spend_alerts,
+)
+from agentloom.storage.schema_ledger import (
+    spend_limits as spend_limits,
+)
+from agentloom.storage.schema_ledger import (
+    spend_totals as spend_totals,
+)
+from agentloom.storage.schema_people import (
+    group_users as group_users,
+)
+from agentloom.storage.schema_people import (
+    groups as groups,
+)
+from agentloom.storage.schema_people import (
+    invites as invites,
+)
+from agentloom.storage.schema_people import (
+    project_members as project_members,
+)
+from agentloom.storage.schema_people import (
+    role_assignments as role_assignments,
+)
+from agentloom.storage.schema_people import (
+    roles as roles,
+)
+from agentloom.storage.schema_people import (
+    users as users,
+)
 
-metadata = sa.MetaData()
-
-
-def _project() -> sa.Column[str]:
-    """The owning project (see :data:`OWNED`); rows from before projects are the default's."""
-    return sa.Column("project_id", sa.String(96), nullable=False, server_default="proj_default")
-
+_project = project_column
 
 responses = sa.Table(
     "responses",
@@ -396,112 +434,6 @@ auth_state = sa.Table(
     sa.Column("epoch", sa.BigInteger, nullable=False),
 )
 
-# --- people ---------------------------------------------------------------------------------
-# The organization's users (made when an invite is accepted), its invites, groups of users,
-# roles (each a set of permissions, the scopes' words) and who holds which role where. Every
-# change here bumps ``auth_state.epoch``: a user's keys are resolved with their groups and roles.
-users = sa.Table(
-    "users",
-    metadata,
-    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
-    sa.Column("id", sa.String(96), nullable=False, unique=True),
-    sa.Column("email", sa.String(320), nullable=False, unique=True),
-    sa.Column("name", sa.String(256), nullable=False),
-    sa.Column("role", sa.String(16), nullable=False),  # in the organization: owner or reader
-    sa.Column("added_at", sa.Float, nullable=False),
-)
-
-invites = sa.Table(
-    "invites",
-    metadata,
-    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
-    sa.Column("id", sa.String(96), nullable=False, unique=True),
-    sa.Column("email", sa.String(320), nullable=False),
-    sa.Column("role", sa.String(16), nullable=False),
-    sa.Column("projects", sa.Text, nullable=False),  # JSON [{"id", "role"}] joined on accepting
-    sa.Column("created_at", sa.Float, nullable=False),
-    sa.Column("expires_at", sa.Float, nullable=False),
-    sa.Column("accepted_at", sa.Float, nullable=True),
-)
-
-groups = sa.Table(
-    "groups",
-    metadata,
-    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
-    sa.Column("id", sa.String(96), nullable=False, unique=True),
-    sa.Column("name", sa.String(256), nullable=False),
-    sa.Column("created_at", sa.Float, nullable=False),
-)
-
-group_users = sa.Table(
-    "group_users",
-    metadata,
-    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
-    sa.Column(
-        "group_id", sa.String(96), sa.ForeignKey("groups.id", ondelete="CASCADE"), nullable=False
-    ),
-    sa.Column(
-        "user_id", sa.String(96), sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False
-    ),
-    sa.Column("created_at", sa.Float, nullable=False),
-    sa.UniqueConstraint("group_id", "user_id", name="uq_group_users"),
-    sa.Index("ix_group_users_user", "user_id"),
-)
-
-# A role of the organization (``project_id`` null, ``resource_type`` api.organization), of one
-# project, or predefined for every project (``project_id`` null, api.project).
-roles = sa.Table(
-    "roles",
-    metadata,
-    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
-    sa.Column("id", sa.String(96), nullable=False, unique=True),
-    sa.Column(
-        "project_id", sa.String(96), sa.ForeignKey("projects.id", ondelete="CASCADE"), nullable=True
-    ),
-    sa.Column("resource_type", sa.String(32), nullable=False),
-    sa.Column("name", sa.String(256), nullable=False),
-    sa.Column("description", sa.Text, nullable=True),
-    sa.Column("permissions", sa.Text, nullable=False),  # JSON list of scopes
-    sa.Column("predefined", sa.Boolean, nullable=False),
-    sa.Column("created_at", sa.Float, nullable=False),
-    sa.Column("updated_at", sa.Float, nullable=False),
-)
-
-# Who is in a project: a user with role owner or member, or a group with a project role's id.
-project_members = sa.Table(
-    "project_members",
-    metadata,
-    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
-    sa.Column(
-        "project_id",
-        sa.String(96),
-        sa.ForeignKey("projects.id", ondelete="CASCADE"),
-        nullable=False,
-    ),
-    sa.Column("principal_type", sa.String(16), nullable=False),  # user or group
-    sa.Column("principal_id", sa.String(96), nullable=False),
-    sa.Column("role", sa.String(96), nullable=False),
-    sa.Column("created_at", sa.Float, nullable=False),
-    sa.UniqueConstraint("project_id", "principal_type", "principal_id", name="uq_project_members"),
-    sa.Index("ix_project_members_principal", "principal_id"),
-)
-
-# A role held by a user or a group, in the organization (``project_id`` null) or in a project.
-role_assignments = sa.Table(
-    "role_assignments",
-    metadata,
-    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
-    sa.Column(
-        "role_id", sa.String(96), sa.ForeignKey("roles.id", ondelete="CASCADE"), nullable=False
-    ),
-    sa.Column("principal_type", sa.String(16), nullable=False),
-    sa.Column("principal_id", sa.String(96), nullable=False),
-    sa.Column(
-        "project_id", sa.String(96), sa.ForeignKey("projects.id", ondelete="CASCADE"), nullable=True
-    ),
-    sa.Column("created_at", sa.Float, nullable=False),
-    sa.Index("ix_role_assignments_principal", "principal_id"),
-)
 
 # The tables whose rows belong to a project, each with a ``project_id`` column.
 OWNED: tuple[sa.Table, ...] = (
@@ -595,70 +527,6 @@ usage_records = sa.Table(
     sa.Column("cost_embeddings", sa.BigInteger, nullable=False, server_default="0"),
 )
 
-# One row a request of the traffic (responses, chat completions, completions, embeddings,
-# moderations, managed-agent messages), written in batches beside the usage; ``id``: the
-# request's ``x-request-id``; ``cost`` in nano-dollars; swept by ``[retention] request_log``.
-request_log = sa.Table(
-    "request_log",
-    metadata,
-    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
-    sa.Column("id", sa.String(128), nullable=False),
-    sa.Column("project_id", sa.String(96), nullable=False),
-    sa.Column("key_id", sa.String(128), nullable=True),
-    sa.Column("user", sa.String(256), nullable=True),
-    sa.Column("endpoint", sa.String(64), nullable=False),
-    sa.Column("model", sa.String(256), nullable=True),
-    sa.Column("deployment", sa.String(256), nullable=True),
-    sa.Column("input_tokens", sa.BigInteger, nullable=False),
-    sa.Column("cached_tokens", sa.BigInteger, nullable=False),
-    sa.Column("output_tokens", sa.BigInteger, nullable=False),
-    sa.Column("cost", sa.BigInteger, nullable=False),
-    sa.Column("latency_ms", sa.Float, nullable=False),
-    sa.Column("first_token_ms", sa.Float, nullable=True),
-    sa.Column("status", sa.Integer, nullable=False),
-    sa.Column("error_code", sa.String(128), nullable=True),
-    sa.Column("response_id", sa.String(128), nullable=True),
-    sa.Column("created_at", sa.Float, nullable=False),
-    sa.Index("request_log_id", "id"),
-    sa.Index("request_log_created", "created_at"),
-    sa.Index("request_log_project", "project_id", "seq"),
-)
-
-# Spend: hard limits and alerts (OpenAI's ``spend_limit`` and ``spend_alerts``), each of the
-# organization (``scope`` "organization") or of a project (``scope``: its id), in cents a
-# calendar month (UTC); and what each project spent a month, in nano-dollars (every process
-# adds what it recorded when it writes its usage). ``fired_period``: the month an alert was
-# last sent for (at most once a month, whichever process sees it first).
-spend_limits = sa.Table(
-    "spend_limits",
-    metadata,
-    sa.Column("scope", sa.String(96), primary_key=True),
-    sa.Column("threshold_amount", sa.BigInteger, nullable=False),
-    sa.Column("currency", sa.String(8), nullable=False),
-    sa.Column("interval", sa.String(16), nullable=False),
-    sa.Column("updated_at", sa.Float, nullable=False),
-)
-spend_alerts = sa.Table(
-    "spend_alerts",
-    metadata,
-    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
-    sa.Column("id", sa.String(96), nullable=False, unique=True),
-    sa.Column("scope", sa.String(96), nullable=False),
-    sa.Column("threshold_amount", sa.BigInteger, nullable=False),
-    sa.Column("currency", sa.String(8), nullable=False),
-    sa.Column("interval", sa.String(16), nullable=False),
-    sa.Column("channel", sa.Text, nullable=False),  # the notification channel, JSON
-    sa.Column("created_at", sa.Float, nullable=False),
-    sa.Column("fired_period", sa.BigInteger, nullable=True),
-    sa.Index("spend_alerts_scope", "scope", "seq"),
-)
-spend_totals = sa.Table(
-    "spend_totals",
-    metadata,
-    sa.Column("project_id", sa.String(96), primary_key=True),
-    sa.Column("period", sa.BigInteger, primary_key=True),  # the month's start, unix seconds
-    sa.Column("amount", sa.BigInteger, nullable=False),
-)
 
 # Rate limits per project and model, and the counters that enforce them across processes: one
 # row per (project, model, window kind, window start), incremented atomically.
@@ -923,56 +791,5 @@ MANAGED_AGENT_TABLES = (  # owned too (see OWNED)
 )
 OWNED += MANAGED_AGENT_TABLES
 
-# --- the Batch API -------------------------------------------------------------------------
-# A batch of requests to one endpoint, read from an input file (``/v1/batches``), run as a job;
-# its counts and token usage grow as its requests end (each in the transaction that records the
-# request's result), its output and error files are written when it ends.
-batches = sa.Table(
-    "batches",
-    metadata,
-    _project(),
-    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
-    sa.Column("id", sa.String(96), nullable=False, unique=True),
-    sa.Column("created_at", sa.Float, nullable=False),
-    sa.Column("endpoint", sa.String(64), nullable=False),
-    sa.Column("input_file_id", sa.String(128), nullable=False),
-    sa.Column("completion_window", sa.String(16), nullable=False),
-    sa.Column("status", sa.String(16), nullable=False),
-    sa.Column("metadata", sa.Text, nullable=True),  # JSON object of strings
-    sa.Column("output_expires_after", sa.Integer, nullable=True),  # seconds, for its files
-    sa.Column("model", sa.String(256), nullable=True),  # its requests' model (the first line's)
-    sa.Column("errors", sa.Text, nullable=True),  # JSON list: why its input file was refused
-    sa.Column("output_file_id", sa.String(128), nullable=True),
-    sa.Column("error_file_id", sa.String(128), nullable=True),
-    sa.Column("expires_at", sa.Float, nullable=False),
-    sa.Column("in_progress_at", sa.Float, nullable=True),
-    sa.Column("finalizing_at", sa.Float, nullable=True),
-    sa.Column("completed_at", sa.Float, nullable=True),
-    sa.Column("failed_at", sa.Float, nullable=True),
-    sa.Column("expired_at", sa.Float, nullable=True),
-    sa.Column("cancelling_at", sa.Float, nullable=True),
-    sa.Column("cancelled_at", sa.Float, nullable=True),
-    sa.Column("total", sa.Integer, nullable=False, server_default="0"),
-    sa.Column("completed", sa.Integer, nullable=False, server_default="0"),
-    sa.Column("failed", sa.Integer, nullable=False, server_default="0"),
-    sa.Column("input_tokens", sa.BigInteger, nullable=False, server_default="0"),
-    sa.Column("cached_tokens", sa.BigInteger, nullable=False, server_default="0"),
-    sa.Column("output_tokens", sa.BigInteger, nullable=False, server_default="0"),
-    sa.Column("reasoning_tokens", sa.BigInteger, nullable=False, server_default="0"),
-    sa.Index("ix_batches_project_seq", "project_id", "seq"),
-)
-
-# The result of each request of a batch that ended, by its line in the input file: the line of
-# the output file (``failed`` false) or of the error file. Written once: a batch run again
-# after its process stopped runs only the lines without a result.
-batch_results = sa.Table(
-    "batch_results",
-    metadata,
-    _project(),
-    sa.Column("batch_id", sa.String(96), primary_key=True),
-    sa.Column("line", sa.Integer, primary_key=True),
-    sa.Column("failed", sa.Boolean, nullable=False),
-    sa.Column("body", sa.Text, nullable=False),  # the output line, JSON
-)
 
 OWNED += (batches, batch_results)
