@@ -32,6 +32,8 @@ from agentloom.cli.vector_stores import vector_stores
 if TYPE_CHECKING:
     from agentloom.config import Settings
 
+WORKER_HEALTHCHECK_SECONDS = 30  # with --workers: a worker silent this long has hung
+
 
 @click.group()
 @click.version_option(__version__, prog_name="agentloom")
@@ -122,7 +124,16 @@ def serve(
     os.environ["AGENTLOOM_LOG_FORMAT"] = settings.logging.format
     os.environ["AGENTLOOM_ACCESS_LOG"] = str(settings.logging.access_log).lower()
     try:
-        uvicorn.run(WORKER_APP, factory=True, workers=settings.server.workers, **common)
+        # uvicorn kills a worker that answers no health ping within 5 s and starts another;
+        # a worker still importing on a loaded host takes longer, and was killed again and
+        # again (never serving): a worker silent for 30 s has hung
+        uvicorn.run(
+            WORKER_APP,
+            factory=True,
+            workers=settings.server.workers,
+            timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
+            **common,
+        )
     finally:
         marker.unlink(missing_ok=True)
         shared.cleanup()

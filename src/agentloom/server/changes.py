@@ -12,14 +12,18 @@ a response or a chat completion is a model call, counted by the usage ledger, no
 from __future__ import annotations
 
 import json
+import logging
 from typing import Final
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from agentloom.errors import DatabaseUnavailableError
 from agentloom.services.organization.audit import AuditLog
 from agentloom.tenancy import current_project
 
 __all__ = ["changed_resource", "run_logged"]
+
+logger = logging.getLogger(__name__)
 
 MAX_BODY: Final = 64 * 1024  # an answer this long is not read for the new object's id
 _CHANGING: Final = frozenset({"POST", "DELETE", "PATCH", "PUT"})
@@ -65,8 +69,14 @@ async def run_logged(
         await send(message)
 
     await app(scope, receive, sending)
-    if 200 <= answer.status < 300:
+    if not 200 <= answer.status < 300:
+        return
+    try:
         await _log(audit, resource, scope, answer.created_id())
+    except DatabaseUnavailableError as exc:  # the change is made and answered: say what is lost
+        logger.warning(
+            "the audit entry of %s %s was lost: %s", scope["method"], scope["path"], exc.message
+        )
 
 
 async def _log(audit: AuditLog, resource: str, scope: Scope, created: str | None) -> None:

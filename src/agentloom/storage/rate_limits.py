@@ -17,6 +17,7 @@ from sqlalchemy.engine import Connection
 from agentloom.storage import schema
 from agentloom.storage.projects import bump_epoch
 from agentloom.storage.runner import Runner
+from agentloom.storage.scoped import across_projects
 from agentloom.storage.upsert import insert as upsert
 
 L = schema.rate_limits
@@ -149,4 +150,4 @@ def _hit(
 
 
 def _prune(before: int, conn: Connection) -> None:
-    conn.execute(W.delete().where(W.c.start < before))
+    conn.execute(across_projects(W.delete().where(W.c.start < before)))

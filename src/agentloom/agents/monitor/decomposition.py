@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Final, Protocol
+from typing import ClassVar, Final, Generic, Protocol, Self, TypeVar
 
 from agentloom.agents.base import AgentContext
 from agentloom.agents.monitor.side import SideModel, json_reply
@@ -28,6 +28,7 @@ from agentloom.text import clip
 
 __all__ = [
     "TASK_DECOMPOSITIONS",
+    "AdvanceTool",
     "FinishPhaseTool",
     "Phase",
     "Phased",
@@ -202,7 +203,67 @@ def _phase(item: JSONValue) -> Phase | None:
     return Phase(clip(title, TITLE_CHARS, squash=True), check)
 
 
-class FinishPhaseTool(Tool):
+class Advancing(Protocol):
+    """A saved plan the model moves through with a finish tool (:class:`Plan`, the
+    hierarchy's plan)."""
+
+    @property
+    def done(self) -> bool: ...
+
+    def finished(self, summary: str) -> Self: ...
+
+    def to_json(self) -> JSONObject: ...
+
+
+A = TypeVar("A", bound=Advancing)
+
+
+class AdvanceTool(Tool, Generic[A]):
+    """Marks the current ``unit`` of the session's plan (saved under ``key``) done, with the
+    model's summary, and moves to the next: at once, in the saved state."""
+
+    unit: ClassVar[str]
+    key: ClassVar[str]
+
+    def __init__(self, store: SessionStore, agent: str, session_id: str) -> None:
+        self.store = store
+        self.agent = agent
+        self.session_id = session_id
+        self.parameters = {
+            "type": "object",
+            "properties": {
+                "summary": {
+                    "type": "string",
+                    "description": f"What the {self.unit} achieved, briefly.",
+                },
+            },
+            "required": ["summary"],
+        }
+
+    def load(self, saved: JSONValue) -> A:
+        raise NotImplementedError
+
+    def message(self, before: A, after: A) -> str:
+        raise NotImplementedError
+
+    async def call(self, arguments: JSONObject, context: AgentContext) -> str:
+        summary = arguments.get("summary")
+        if not isinstance(summary, str) or not summary.strip():
+            unit = self.unit
+            raise ToolError(f"give the 'summary' of what the {unit} achieved, a non-empty string")
+        session = context.session_id or self.session_id
+        saved = (await self.store.load(self.agent, session)).state.get(self.key)
+        if saved is None:
+            raise ToolError("there is no plan to advance")
+        plan = self.load(saved)
+        if plan.done:
+            raise ToolError(f"every {self.unit} of the plan is already done")
+        done = plan.finished(clip(summary, SUMMARY_CHARS, squash=True))
+        await self.store.update_state(self.agent, session, {self.key: done.to_json()})
+        return self.message(plan, done)
+
+
+class FinishPhaseTool(AdvanceTool[Plan]):
     """Marks the current phase of the session's plan done and moves to the next."""
 
     name = "finish_phase"
@@ -210,33 +271,14 @@ class FinishPhaseTool(Tool):
         "Mark the current phase of your plan done, with a short summary of what it achieved; "
         "the next phase becomes current."
     )
-    parameters: JSONObject = {
-        "type": "object",
-        "properties": {
-            "summary": {"type": "string", "description": "What the phase achieved, briefly."},
-        },
-        "required": ["summary"],
-    }
+    unit = "phase"
+    key = PLAN_KEY
 
-    def __init__(self, store: SessionStore, agent: str, session_id: str) -> None:
-        self.store = store
-        self.agent = agent
-        self.session_id = session_id
+    def load(self, saved: JSONValue) -> Plan:
+        return Plan.from_json(saved)
 
-    async def call(self, arguments: JSONObject, context: AgentContext) -> str:
-        summary = arguments.get("summary")
-        if not isinstance(summary, str) or not summary.strip():
-            raise ToolError("give the 'summary' of what the phase achieved, a non-empty string")
-        session = context.session_id or self.session_id
-        saved = (await self.store.load(self.agent, session)).state.get(PLAN_KEY)
-        if saved is None:
-            raise ToolError("there is no plan to advance")
-        plan = Plan.from_json(saved)
-        if plan.done:
-            raise ToolError("every phase of the plan is already done")
-        done = plan.finished(clip(summary, SUMMARY_CHARS, squash=True))
-        await self.store.update_state(self.agent, session, {PLAN_KEY: done.to_json()})
-        return _finished_message(done)
+    def message(self, before: Plan, after: Plan) -> str:
+        return _finished_message(after)
 
 
 def _finished_message(plan: Plan) -> str:

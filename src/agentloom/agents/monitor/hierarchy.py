@@ -15,12 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Final
 
-from agentloom.agents.base import AgentContext
-from agentloom.agents.monitor.decomposition import PlanView
+from agentloom.agents.monitor.decomposition import AdvanceTool, PlanView
 from agentloom.agents.monitor.side import SideModel, json_reply
 from agentloom.agents.saved_history import SessionDataError
 from agentloom.agents.sessions import SessionStore
-from agentloom.agents.tools.base import Tool, ToolError
+from agentloom.agents.tools.base import Tool
 from agentloom.json_types import JSONObject, JSONValue
 from agentloom.text import clip
 
@@ -29,7 +28,6 @@ __all__ = ["HIERARCHY_KEY", "Hierarchical", "Hierarchy", "Stage", "Step"]
 MAX_PHASES: Final = 5
 MAX_STEPS: Final = 5
 TITLE_CHARS: Final = 200
-SUMMARY_CHARS: Final = 500
 HIERARCHY_KEY: Final = "monitor.hierarchical"
 
 HIERARCHY_INSTRUCTIONS: Final = (
@@ -206,7 +204,7 @@ def _stage(item: JSONValue) -> Stage | None:
     return Stage(title, tuple(steps[:MAX_STEPS]) or (Step(title),))
 
 
-class FinishStepTool(Tool):
+class FinishStepTool(AdvanceTool[Hierarchy]):
     """Marks the current step of the session's plan done and moves to the next."""
 
     name = "finish_step"
@@ -214,33 +212,14 @@ class FinishStepTool(Tool):
         "Mark the current step of your plan done, with a short summary of what it achieved; "
         "the next step (or the next phase's first) becomes current."
     )
-    parameters: JSONObject = {
-        "type": "object",
-        "properties": {
-            "summary": {"type": "string", "description": "What the step achieved, briefly."},
-        },
-        "required": ["summary"],
-    }
+    unit = "step"
+    key = HIERARCHY_KEY
 
-    def __init__(self, store: SessionStore, agent: str, session_id: str) -> None:
-        self.store = store
-        self.agent = agent
-        self.session_id = session_id
+    def load(self, saved: JSONValue) -> Hierarchy:
+        return Hierarchy.from_json(saved)
 
-    async def call(self, arguments: JSONObject, context: AgentContext) -> str:
-        summary = arguments.get("summary")
-        if not isinstance(summary, str) or not summary.strip():
-            raise ToolError("give the 'summary' of what the step achieved, a non-empty string")
-        session = context.session_id or self.session_id
-        saved = (await self.store.load(self.agent, session)).state.get(HIERARCHY_KEY)
-        if saved is None:
-            raise ToolError("there is no plan to advance")
-        plan = Hierarchy.from_json(saved)
-        if plan.done:
-            raise ToolError("every step of the plan is already done")
-        done = plan.finished(clip(summary, SUMMARY_CHARS, squash=True))
-        await self.store.update_state(self.agent, session, {HIERARCHY_KEY: done.to_json()})
-        return _finished_message(plan, done)
+    def message(self, before: Hierarchy, after: Hierarchy) -> str:
+        return _finished_message(before, after)
 
 
 def _finished_message(before: Hierarchy, after: Hierarchy) -> str:
