@@ -65,6 +65,7 @@ async def test_the_summary_sums_buckets_totals_and_groups(
         org = "/organization/requests/summary"
         every = await summary(raw, org, ADMIN_HEADERS, bucket_width="1m")
         errors = await summary(raw, org, ADMIN_HEADERS, errors="true")
+        ok = await summary(raw, org, ADMIN_HEADERS, errors="false")
         chats = await summary(raw, org, ADMIN_HEADERS, **{"endpoints[]": "chat.completions"})
         of_beta = await summary(raw, org, ADMIN_HEADERS, **{"project_ids[]": beta.project_id})
         own = await summary(raw, "/requests/summary", beta.headers)
@@ -99,6 +100,7 @@ async def test_the_summary_sums_buckets_totals_and_groups(
     }
     assert errors["bucket_width"] == "1h"
     assert (errors["totals"]["requests"], errors["totals"]["errors"]) == (1, 1)
+    assert (ok["totals"]["requests"], ok["totals"]["errors"]) == (3, 0)
     assert [g["endpoint"] for g in chats["groups"]] == ["chat.completions"]
     assert of_beta["totals"]["requests"] == own["totals"]["requests"] == 2
     assert {g["project_id"] for g in own["groups"]} == {beta.project_id}

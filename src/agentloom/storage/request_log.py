@@ -80,6 +80,7 @@ class RequestLogQuery:
     endpoints: tuple[str, ...] = ()
     statuses: tuple[int, ...] = ()
     errors_only: bool = False  # statuses of 400 and up, and answers carrying an error code
+    ok_only: bool = False  # the rest: statuses under 400 without an error code
     since: float | None = None  # created at or after (unix seconds)
     until: float | None = None  # created before
 
@@ -149,6 +150,8 @@ def log_conditions(query: RequestLogQuery) -> list[sa.ColumnElement[bool]]:
             found.append(column.in_(wanted))
     if query.errors_only:
         found.append(FAILED)
+    if query.ok_only:
+        found.append(sa.not_(FAILED))
     if query.since is not None:
         found.append(R.c.created_at >= query.since)
     if query.until is not None:

@@ -54,6 +54,7 @@ def _log_query(params: QueryParams, projects: Projects) -> RequestLogQuery:
         endpoints=repeated(params, "endpoints"),
         statuses=_statuses(repeated(params, "status")),
         errors_only=params.get("errors") == "true",
+        ok_only=params.get("errors") == "false",
         since=unix_seconds_param(params, "created_after"),
         until=unix_seconds_param(params, "created_before"),
     )
@@ -199,6 +200,7 @@ async def _summarize(request: Request, projects: Projects) -> Response:
         endpoints=filters.endpoints,
         statuses=filters.statuses,
         errors_only=filters.errors_only,
+        ok_only=filters.ok_only,
         since=start,
         until=end,
     )
@@ -247,7 +249,11 @@ _FILTERS = (
         {"type": "array", "items": {"type": "integer", "minimum": 100, "maximum": 599}},
         "Only these HTTP statuses.",
     ),
-    Param("errors", {"type": "boolean"}, "Only failed requests (status 400 and up, or an error)."),
+    Param(
+        "errors",
+        {"type": "boolean"},
+        "true: only failed requests (status 400 and up, or an error code); false: only the rest.",
+    ),
 )
 _PROJECTS = (ids_param("project_ids", "projects"),)
 _PAGE = (
