@@ -66,7 +66,7 @@ class RequestEntry:
     first_token_ms: float | None = None
     status: int = 500
     error_code: str | None = None
-    response_id: str | None = None
+    response_id: str | None = None  # the stored response, or chat completion (store: true)
 
     @classmethod
     def opened(cls, request_id: str, endpoint: str) -> RequestEntry:

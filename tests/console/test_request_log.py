@@ -30,10 +30,11 @@ def console_settings(console_settings: Settings) -> Settings:
 
 
 def traffic(base: str, model: str, headers: dict[str, str] | None = None) -> None:
-    """A response, a chat completion, an embedding and a response of a model that is not."""
+    """A response, a chat completion (stored), an embedding and a response of a model that is
+    not."""
     sent = {"headers": headers or {}, "timeout": 10}
     assert httpx2.post(f"{base}/responses", json={"model": model, "input": "Hi"}, **sent).is_success
-    chat = {"model": model, "messages": [{"role": "user", "content": "Hi"}]}
+    chat = {"model": model, "messages": [{"role": "user", "content": "Hi"}], "store": True}
     assert httpx2.post(f"{base}/chat/completions", json=chat, **sent).is_success
     embed = {"model": FAKE_EMBEDDING_MODEL, "input": "text"}
     assert httpx2.post(f"{base}/embeddings", json=embed, **sent).is_success
@@ -127,14 +128,21 @@ def test_the_request_log_shows_every_kind_filters_pages_and_opens_a_request(
     page.get_by_label("Endpoint").select_option("moderations")
     page.get_by_role("button", name="Filter").click()
     expect(rows).to_have_count(17)
-    for kind in ("chat.completions", "embeddings"):
+    for kind in ("embeddings", "chat.completions"):
         page.get_by_label("Endpoint").select_option(kind)
         page.get_by_role("button", name="Filter").click()
         expect(rows).to_have_count(1)
         expect(rows.locator(".endpoint")).to_have_text(kind)
+    rows.get_by_role("link").click()
+    kept = page.locator("section.stored-completion")
+    expect(page.locator("dl.request")).to_contain_text("Stored completion")
+    expect(kept.locator(".message")).to_have_count(2)  # the user's message and the answer
+    expect(kept.locator(".message").first).to_contain_text("Hi")
+    shoot("request-detail-chat")
+    page.get_by_role("link", name="← Request log").click()
     page.get_by_label("Endpoint").select_option("responses")
     page.get_by_role("button", name="Filter").click()
-    expect(rows).to_have_count(1)
+    expect(rows).to_have_count(2)  # the filters start again: the ok response and the failed
     shoot("request-log")
     page.get_by_label("Status").select_option("errors")
     page.get_by_role("button", name="Filter").click()
@@ -187,7 +195,13 @@ def test_keys_on_the_admin_sees_every_project_and_a_project_key_its_own(
     expect(usage.locator("tbody tr").first).to_contain_text("beta")
     page.get_by_role("link", name="Request log").click()
     expect(page.locator(".results tbody tr")).to_have_count(8)
+    expect(page.locator(".results tbody")).to_contain_text("alpha")  # projects by name
+    page.get_by_label("Endpoint").select_option("chat.completions")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.locator(".results tbody tr")).to_have_count(2)
     shoot("request-log-admin")
+    page.locator(".results tbody tr").first.get_by_role("link").click()
+    expect(page.locator("section.stored-completion .message")).to_have_count(2)  # in its project
 
     page.get_by_role("button", name="Sign out").click()
     sign_in(page, keys["alpha"])

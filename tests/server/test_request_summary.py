@@ -109,10 +109,14 @@ async def test_the_summary_sums_buckets_totals_and_groups(
     assert not_own.status_code == 404  # another project's row is not there
 
 
-async def test_a_project_key_reads_only_its_own_log(priced: Settings, backend: FakeBackend) -> None:
+async def test_a_project_key_reads_only_its_own_log_linking_what_it_kept(
+    priced: Settings, backend: FakeBackend
+) -> None:
     async with audited_client(priced) as raw:
         alpha = await new_tenant(raw, "alpha")
-        await alpha.client.responses.create(model=backend.model, input="Hi")
+        kept = await alpha.client.chat.completions.create(
+            model=backend.model, messages=[{"role": "user", "content": "Hi"}], store=True
+        )
         await logged_count(raw, 1)
         asked_other = await raw.get(
             "/requests", params={"project_ids[]": "proj_other"}, headers=alpha.headers
@@ -121,7 +125,9 @@ async def test_a_project_key_reads_only_its_own_log(priced: Settings, backend: F
         admin_in_project = await raw.get(
             "/requests", headers={**ADMIN_HEADERS, "openai-project": alpha.project_id}
         )
-    assert len(asked_other.json()["data"]) == 1  # the project's own, whatever is asked
+    rows = asked_other.json()["data"]
+    assert len(rows) == 1  # the project's own, whatever is asked
+    assert rows[0]["response_id"] == kept.id  # the chat completion kept
     assert org.status_code == 403
     assert [r["project_id"] for r in admin_in_project.json()["data"]] == [alpha.project_id]
 

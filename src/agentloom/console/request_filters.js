@@ -24,10 +24,9 @@ function select(name, choices) {
   return h("select", { name }, choices.map(([value, label]) => h("option", { value }, label)));
 }
 
-async function projectChoices(source) {
+async function projectList(source) {
   if (!source.organization) return null;
-  const projects = await all("/v1/organization/projects", {}, 500, { project: false }).catch(() => []);
-  return [["", "(all projects)"], ...projects.map((p) => [p.id, `${p.name} (${p.id})`])];
+  return all("/v1/organization/projects", {}, 500, { project: false }).catch(() => []);
 }
 
 async function modelList() {
@@ -43,14 +42,15 @@ function statusParams(value) {
   return value ? { status: value } : {};
 }
 
-// The form (its `ranges`: the time ranges offered, "" meaning any time) and params() of what
-// is filled in. onApply() runs when the form is sent.
+// The form (its `ranges`: the time ranges offered, "" meaning any time), params() of what is
+// filled in, and the projects' names by id (the organization's view). onApply() runs when the
+// form is sent.
 export async function requestFilters(ctx, { ranges, range, onApply }) {
   const source = logSource(ctx);
-  const projects = await projectChoices(source);
+  const projects = await projectList(source);
   const models = await modelList();
   const controls = {
-    project: projects ? select("project", projects) : null,
+    project: projects ? select("project", [["", "(all projects)"], ...projects.map((p) => [p.id, `${p.name} (${p.id})`])]) : null,
     key: h("input", { type: "text", name: "api-key", placeholder: "key id", size: 16 }),
     model: h("input", { type: "text", name: "model", list: models.id, placeholder: "(any)", size: 16 }),
     endpoint: select("endpoint", [["", "(any)"], ...ENDPOINTS.map((e) => [e, e])]),
@@ -71,7 +71,8 @@ export async function requestFilters(ctx, { ranges, range, onApply }) {
     endpoints: controls.endpoint.value,
     ...statusParams(controls.status.value),
   });
-  return { form, source, params, range: () => controls.range.value };
+  const names = new Map((projects || []).map((p) => [p.id, p.name]));
+  return { form, source, names, params, range: () => controls.range.value };
 }
 
 // The unix seconds a range ("24h" ...) starts at, before `now`; undefined for any time.

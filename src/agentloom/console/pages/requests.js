@@ -12,11 +12,11 @@ import { dollars, millis } from "../ticks.js";
 const PAGE = 20;
 const RANGES = ["", "1h", "24h", "7d", "30d"];
 
-function columns(organization) {
+function columns(organization, names) {
   return [
     ["Created", (r) => time(r.created_at)],
     ["Request", (r) => h("a", { href: `#/requests/${encodeURIComponent(r.id)}`, class: "mono" }, r.id)],
-    organization ? ["Project", (r) => r.project_id] : null,
+    organization ? ["Project", (r) => h("span", { title: r.project_id }, names.get(r.project_id) || r.project_id)] : null,
     ["Endpoint", (r) => h("span", { class: "kind endpoint" }, r.endpoint)],
     ["Model", (r) => r.model || "—"],
     ["Status", statusBadge],
@@ -33,7 +33,7 @@ export async function render(root, ctx) {
   const filters = await requestFilters(ctx, { ranges: RANGES, range: "", onApply: () => pages.reset().catch(ctx.banner) });
   const { base, options, organization } = filters.source;
   const fetchPage = (after) => get(query(base, { limit: PAGE, after, created_after: rangeStart(filters.range(), Date.now() / 1000), ...filters.params() }), options);
-  pages = pager(results, fetchPage, (page) => table(columns(organization), page.data, "No logged requests match."), ctx.banner);
+  pages = pager(results, fetchPage, (page) => table(columns(organization, filters.names), page.data, "No logged requests match."), ctx.banner);
   clear(root, logTabs("requests"), h("h1", {}, "Request log"),
     h("p", { class: "muted" }, organization ? "Every project's requests of every kind, newest first (a request shows here about a second after its answer)."
       : "Your project's requests of every kind, newest first (a request shows here about a second after its answer)."),

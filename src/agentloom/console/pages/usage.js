@@ -3,7 +3,7 @@
 // keys, every project's, with the organization's token usage report under it. A project's key
 // sees its project's.
 
-import { all, get, query } from "../api.js";
+import { get, query } from "../api.js";
 import { h, clear } from "../dom.js";
 import { usageSection } from "../usage.js";
 import { requestFilters } from "../request_filters.js";
@@ -11,12 +11,6 @@ import { groupsTable, usageCharts } from "../usage_charts.js";
 import { span } from "../ticks.js";
 
 const RANGES = ["1h", "24h", "7d", "30d"];
-
-async function projectNames(source) {
-  if (!source.organization) return new Map();
-  const projects = await all("/v1/organization/projects", {}, 500, { project: false }).catch(() => []);
-  return new Map(projects.map((p) => [p.id, p.name]));
-}
 
 function intro(ctx, source) {
   if (!source.organization) return "Your project's requests, from the request log.";
@@ -27,7 +21,7 @@ function intro(ctx, source) {
 export async function render(root, ctx) {
   const box = h("div", { class: "summary" }, h("p", { class: "muted" }, "Loading…"));
   const filters = await requestFilters(ctx, { ranges: RANGES, range: "24h", onApply: () => draw().catch(ctx.banner) });
-  const names = await projectNames(filters.source);
+  const { names } = filters;
 
   async function draw() {
     const asked = { ...span(filters.range(), Date.now() / 1000), ...filters.params() };
