@@ -202,6 +202,19 @@ def test_keys_on_the_admin_sees_every_project_and_a_project_key_its_own(
     shoot("request-log-admin")
     page.locator(".results tbody tr").first.get_by_role("link").click()
     expect(page.locator("section.stored-completion .message")).to_have_count(2)  # in its project
+    page.get_by_role("link", name="← Request log").click()
+    page.get_by_label("Endpoint").select_option("responses")
+    page.get_by_label("Status").select_option("ok")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.locator(".results tbody tr")).to_have_count(2)
+    page.locator(".results tbody tr").first.get_by_role("link").click()
+    project = page.locator("dl.request dd").nth(5).inner_text()
+    stored = page.locator("dl.request a.stored")
+    response_id = stored.inner_text()
+    stored.click()  # the admin key works in the row's project to open it
+    expect(page).to_have_url(f"{keyed_origin}/console/#/logs/{response_id}")
+    expect(page.locator("main")).to_contain_text(response_id)
+    expect(page.get_by_label("Project", exact=True)).to_have_value(project)
 
     page.get_by_role("button", name="Sign out").click()
     sign_in(page, keys["alpha"])
