@@ -9,6 +9,7 @@ the project, or the admin key naming it) read that project's rows only.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Final
 
 from starlette.datastructures import QueryParams
@@ -192,18 +193,7 @@ async def _summarize(request: Request, projects: Projects) -> Response:
     params = request.query_params
     name, width = _width(params)
     start, end = _span(params, width)
-    filters = _log_query(params, projects)
-    filters = RequestLogQuery(
-        project_ids=filters.project_ids,
-        key_ids=filters.key_ids,
-        models=filters.models,
-        endpoints=filters.endpoints,
-        statuses=filters.statuses,
-        errors_only=filters.errors_only,
-        ok_only=filters.ok_only,
-        since=start,
-        until=end,
-    )
+    filters = replace(_log_query(params, projects), after=None, since=start, until=end)
     asked = RequestSummaryQuery(filters, start=start, width=width)
     found = await runtime_of(request).database.request_summaries.summarize(asked)
     return json_response(_summary(name, start, end, width, found))
