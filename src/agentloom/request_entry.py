@@ -30,6 +30,7 @@ _LOGGED: Final = {
     "/v1/completions": "completions",
     "/v1/embeddings": "embeddings",
     "/v1/moderations": "moderations",
+    "/v1/messages": "messages",  # Anthropic's Messages API
 }
 _MANAGED: Final = "/v1/managed-agents/"
 MANAGED_MESSAGES: Final = "managed_agents.messages"

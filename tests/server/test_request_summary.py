@@ -121,7 +121,14 @@ async def test_a_project_key_reads_only_its_own_log_linking_what_it_kept(
         kept = await alpha.client.chat.completions.create(
             model=backend.model, messages=[{"role": "user", "content": "Hi"}], store=True
         )
-        await logged_count(raw, 1)
+        anthropic = {
+            "model": backend.model,
+            "max_tokens": 5,
+            "messages": [{"role": "user", "content": "Hi"}],
+        }
+        said = await raw.post("/messages", json=anthropic, headers=alpha.headers)
+        assert said.status_code == 200, said.text
+        await logged_count(raw, 2)
         asked_other = await raw.get(
             "/requests", params={"project_ids[]": "proj_other"}, headers=alpha.headers
         )
@@ -130,10 +137,12 @@ async def test_a_project_key_reads_only_its_own_log_linking_what_it_kept(
             "/requests", headers={**ADMIN_HEADERS, "openai-project": alpha.project_id}
         )
     rows = asked_other.json()["data"]
-    assert len(rows) == 1  # the project's own, whatever is asked
-    assert rows[0]["response_id"] == kept.id  # the chat completion kept
+    assert len(rows) == 2  # the project's own, whatever is asked
+    assert rows[1]["response_id"] == kept.id  # the chat completion kept
+    assert (rows[0]["endpoint"], rows[0]["model"]) == ("messages", backend.model)  # Anthropic's
+    assert rows[0]["input_tokens"] > 0
     assert org.status_code == 403
-    assert [r["project_id"] for r in admin_in_project.json()["data"]] == [alpha.project_id]
+    assert {r["project_id"] for r in admin_in_project.json()["data"]} == {alpha.project_id}
 
 
 @pytest.mark.parametrize(

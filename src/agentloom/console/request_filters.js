@@ -6,7 +6,7 @@ import { all, get } from "./api.js";
 import { h, field } from "./dom.js";
 import { RANGES } from "./ticks.js";
 
-export const ENDPOINTS = ["responses", "chat.completions", "completions", "embeddings", "moderations", "managed_agents.messages"];
+export const ENDPOINTS = ["responses", "chat.completions", "completions", "embeddings", "moderations", "messages", "managed_agents.messages"];
 const STATUSES = [["", "(any)"], ["ok", "ok (under 400)"], ["errors", "errors (400 and up)"],
   ...["400", "401", "403", "404", "429", "500", "502"].map((code) => [code, code])];
 
