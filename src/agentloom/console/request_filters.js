@@ -36,7 +36,7 @@ async function modelList() {
 }
 
 // The status filter as the log's parameters: errors=true|false, or one HTTP status.
-function statusParams(value) {
+export function statusParams(value) {
   if (value === "ok") return { errors: "false" };
   if (value === "errors") return { errors: "true" };
   return value ? { status: value } : {};
