@@ -30,6 +30,7 @@ _LOGGED: Final = {
     "/v1/completions": "completions",
     "/v1/embeddings": "embeddings",
     "/v1/moderations": "moderations",
+    "/v1/messages": "messages",  # Anthropic's Messages API
 }
 _MANAGED: Final = "/v1/managed-agents/"
 MANAGED_MESSAGES: Final = "managed_agents.messages"
@@ -66,7 +67,7 @@ class RequestEntry:
     first_token_ms: float | None = None
     status: int = 500
     error_code: str | None = None
-    response_id: str | None = None
+    response_id: str | None = None  # the stored response, or chat completion (store: true)
 
     @classmethod
     def opened(cls, request_id: str, endpoint: str) -> RequestEntry:

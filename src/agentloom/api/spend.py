@@ -100,7 +100,7 @@ class LoggedRequestObject(WireModel):
     time_to_first_token_ms: Nullable[float] = None  # streamed answers
     status: int  # the HTTP status
     error_code: Nullable[str] = None
-    response_id: Nullable[str] = None  # the stored response, for /v1/responses
+    response_id: Nullable[str] = None  # the stored response, or chat completion (store: true)
 
 
 class CostsBucket(WireModel):

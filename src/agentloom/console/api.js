@@ -40,11 +40,14 @@ export function csrfToken() {
   return found ? decodeURIComponent(found.slice("agentloom_csrf=".length)) : "";
 }
 
+// `project`: false for the organization's routes (in no project), or a project's id to work in
+// that one (a row of another project, for the admin key); else the session's project.
 export function headers(extra = {}, { project = true } = {}) {
   const sent = { ...extra };
   if (session.key) sent.Authorization = `Bearer ${session.key}`;
   else if (csrfToken()) sent["X-CSRF-Token"] = csrfToken();
-  if (project && session.project) sent["OpenAI-Project"] = session.project;
+  const named = typeof project === "string" ? project : project && session.project;
+  if (named) sent["OpenAI-Project"] = named;
   return sent;
 }
 

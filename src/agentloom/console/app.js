@@ -7,14 +7,17 @@ import { h, clear } from "./dom.js";
 const ROUTES = {
   playground: { title: "Playground", page: () => import("./pages/playground.js") },
   logs: { title: "Logs", page: () => import("./pages/logs.js"), detail: () => import("./pages/response.js") },
+  // The request log: the organization's rows for the admin key (no project needed), else the
+  // key's project's.
+  requests: { title: "Request log", page: () => import("./pages/requests.js"), detail: () => import("./pages/request.js"), organization: true },
   files: { title: "Files", page: () => import("./pages/files.js") },
   "vector-stores": { title: "Vector stores", page: () => import("./pages/vector_stores.js"), detail: () => import("./pages/vector_store.js") },
   conversations: { title: "Conversations", page: () => import("./pages/conversations.js") },
   containers: { title: "Containers", page: () => import("./pages/containers.js") },
   agents: { title: "Managed agents", page: () => import("./pages/agents.js"), detail: () => import("./pages/agent.js") },
-  // The organization's pages, in no project: usage for whoever may read it (the admin key, or
-  // anyone when the server wants no keys: every caller is then the default project's).
-  usage: { title: "Usage", page: () => import("./pages/usage.js"), organization: true, shown: (a) => a.admin || !a.keys },
+  // The organization's pages, in no project: usage (every project's for the admin key and
+  // without keys, when every caller is the default project's; else the key's project's).
+  usage: { title: "Usage", page: () => import("./pages/usage.js"), organization: true },
   admin: { title: "Admin", page: () => import("./pages/admin.js"), organization: true, shown: (a) => a.admin },
 };
 const NOT_FOUND = { title: "Not found", page: () => import("./pages/not_found.js"), organization: true };

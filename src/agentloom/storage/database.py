@@ -51,6 +51,7 @@ from agentloom.storage.projects import SqlProjectStore
 from agentloom.storage.prompts import SqlPromptStore
 from agentloom.storage.rate_limits import SqlRateLimitStore
 from agentloom.storage.request_log import SqlRequestLogStore
+from agentloom.storage.request_summary import SqlRequestSummaries
 from agentloom.storage.responses import SqlResponseStore
 from agentloom.storage.retention import SqlRetentionStore
 from agentloom.storage.roles import SqlRoleStore
@@ -276,6 +277,7 @@ class Database:
         self.rate_limits = SqlRateLimitStore(runner)
         self.usage = SqlUsageStore(runner)
         self.request_log = SqlRequestLogStore(runner)  # one row a request of the traffic
+        self.request_summaries = SqlRequestSummaries(runner)  # the log's sums over time
         self.spend = SqlSpendStore(runner)  # spend limits, alerts and monthly totals
         self.audit = SqlAuditStore(runner)
         self.webhooks = SqlWebhookStore(runner)

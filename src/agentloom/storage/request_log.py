@@ -24,7 +24,7 @@ from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
 from agentloom.storage.scoped import ACROSS_PROJECTS, across_projects
 
-__all__ = ["LoggedRequest", "RequestLogQuery", "SqlRequestLogStore"]
+__all__ = ["FAILED", "LoggedRequest", "RequestLogQuery", "SqlRequestLogStore", "log_conditions"]
 
 R = schema.request_log
 _COLUMNS = (
@@ -80,6 +80,7 @@ class RequestLogQuery:
     endpoints: tuple[str, ...] = ()
     statuses: tuple[int, ...] = ()
     errors_only: bool = False  # statuses of 400 and up, and answers carrying an error code
+    ok_only: bool = False  # the rest: statuses under 400 without an error code
     since: float | None = None  # created at or after (unix seconds)
     until: float | None = None  # created before
 
@@ -100,6 +101,9 @@ class SqlRequestLogStore:
         """The row of the request (the latest, should a client have sent its id twice)."""
         return await self._runner.read(partial(_get, request_id))
 
+
+FAILED: sa.ColumnElement[bool] = sa.or_(R.c.status >= 400, R.c.error_code.is_not(None))
+"""A failed request: a status of 400 and up, or an answer carrying an error code."""
 
 _values = attrgetter(*_COLUMNS)  # an entry's row, as a tuple in the columns' order
 
@@ -132,8 +136,9 @@ def _get(request_id: str, conn: Connection) -> LoggedRequest | None:
     return None if row is None else _row(row)
 
 
-def _filtered(query: RequestLogQuery) -> sa.Select[Any]:
-    select = across_projects(sa.select(R))
+def log_conditions(query: RequestLogQuery) -> list[sa.ColumnElement[bool]]:
+    """The WHERE clauses of ``query``'s filters (its page's cursor aside)."""
+    found: list[sa.ColumnElement[bool]] = []
     for column, wanted in (
         (R.c.project_id, query.project_ids),
         (R.c.key_id, query.key_ids),
@@ -142,14 +147,20 @@ def _filtered(query: RequestLogQuery) -> sa.Select[Any]:
         (R.c.status, query.statuses),
     ):
         if wanted:
-            select = select.where(column.in_(wanted))
+            found.append(column.in_(wanted))
     if query.errors_only:
-        select = select.where(sa.or_(R.c.status >= 400, R.c.error_code.is_not(None)))
+        found.append(FAILED)
+    if query.ok_only:
+        found.append(sa.not_(FAILED))
     if query.since is not None:
-        select = select.where(R.c.created_at >= query.since)
+        found.append(R.c.created_at >= query.since)
     if query.until is not None:
-        select = select.where(R.c.created_at < query.until)
-    return select
+        found.append(R.c.created_at < query.until)
+    return found
+
+
+def _filtered(query: RequestLogQuery) -> sa.Select[Any]:
+    return across_projects(sa.select(R)).where(*log_conditions(query))
 
 
 def _list(query: RequestLogQuery, conn: Connection) -> Page[LoggedRequest] | None:

@@ -3,6 +3,7 @@
 import { get, query } from "../api.js";
 import { h, clear, field, table, time, seconds, badge } from "../dom.js";
 import { pager } from "../pager.js";
+import { logTabs } from "../log_tabs.js";
 
 const STATUSES = ["", "completed", "in_progress", "queued", "incomplete", "failed", "cancelled"];
 const PAGE = 20;
@@ -65,7 +66,7 @@ export async function render(root, ctx) {
   const form = h("form", { class: "filters", onsubmit: (e) => { e.preventDefault(); pages.reset().catch(ctx.banner); } },
     h("div", { class: "row" }, field("Model", model), field("Status", status), field("Created from", from), field("Created before", to)),
     pairs, h("div", { class: "row" }, more, h("button", { type: "submit" }, "Filter")));
-  clear(root, h("h1", {}, "Logs"),
+  clear(root, logTabs("logs"), h("h1", {}, "Logs"),
     h("p", { class: "muted" }, "Stored responses, newest first, filtered by the server: every filter filled in must match (times in this browser's time zone)."),
     form, results);
   await pages.reset();

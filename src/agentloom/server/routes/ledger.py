@@ -1,7 +1,7 @@
 """The organization's ledger (admin key only): spend limits and alerts (OpenAI's
 ``spend_limit`` / ``spend_alerts``, the organization's and each project's), costs
-(``/v1/organization/costs``), the vector stores' usage, and agentloom's request log
-(``/v1/organization/requests``: one row a request, filtered; a request's own row)."""
+(``/v1/organization/costs``) and the vector stores' usage. The request log's routes are
+:mod:`agentloom.server.routes.request_log`'s."""
 
 from __future__ import annotations
 
@@ -13,16 +13,14 @@ from agentloom.api.lists import ListPage
 from agentloom.api.spend import (
     CostsPage,
     CreateSpendAlertRequest,
-    LoggedRequestObject,
     SpendAlert,
     SpendAlertDeleted,
     SpendLimit,
     SpendLimitDeleted,
     UpdateSpendLimitRequest,
 )
-from agentloom.errors import InvalidRequestError, NotFoundError
 from agentloom.server.body import parse_body
-from agentloom.server.query import limit_param, optional_param, order_param, unix_seconds_param
+from agentloom.server.query import limit_param, optional_param, order_param
 from agentloom.server.render import json_response
 from agentloom.server.routes.methods import Endpoint
 from agentloom.server.routes.organization import (
@@ -36,18 +34,14 @@ from agentloom.server.spec import (
     AFTER,
     BEFORE,
     LIMIT,
-    ORDER,
     ORDER_ASC,
     ApiRoute,
     Op,
     Param,
-    unix_seconds,
 )
 from agentloom.services.organization.costs_report import CostsRequest, costs_page
-from agentloom.services.organization.prices import NANOS_PER_DOLLAR
 from agentloom.services.organization.spend_admin import SpendAdmin
 from agentloom.services.organization.usage_reports import vector_stores_page
-from agentloom.storage.request_log import LoggedRequest, RequestLogQuery
 
 ORG = "/v1/organization"
 PROJECT = ORG + "/projects/{project_id}"
@@ -120,73 +114,6 @@ async def vector_stores_usage(request: Request) -> Response:
     return json_response(UsagePage.model_validate(page))
 
 
-# --- the request log -------------------------------------------------------------------------
-
-
-async def list_requests(request: Request) -> Response:
-    params = request.query_params
-    query = RequestLogQuery(
-        after=optional_param(params, "after"),
-        limit=limit_param(params),
-        order=order_param(params),
-        project_ids=repeated(params, "project_ids"),
-        key_ids=repeated(params, "api_key_ids"),
-        models=repeated(params, "models"),
-        endpoints=repeated(params, "endpoints"),
-        statuses=_statuses(repeated(params, "status")),
-        errors_only=params.get("errors") == "true",
-        since=unix_seconds_param(params, "created_after"),
-        until=unix_seconds_param(params, "created_before"),
-    )
-    page = await runtime_of(request).database.request_log.list(query)
-    if page is None:
-        raise NotFoundError(f"No logged request found with id '{query.after}'.", param="after")
-    rows = [_logged(row) for row in page.data]
-    return json_response(ListPage.of(rows, has_more=page.has_more))
-
-
-async def retrieve_request(request: Request) -> Response:
-    request_id: str = request.path_params["request_id"]
-    row = await runtime_of(request).database.request_log.get(request_id)
-    if row is None:
-        raise NotFoundError(
-            f"No logged request found with id '{request_id}' (the log keeps a request once its"
-            " answer has been sent, written within about a second).",
-            param="request_id",
-        )
-    return json_response(_logged(row))
-
-
-def _statuses(raw: tuple[str, ...]) -> tuple[int, ...]:
-    if not all(value.isascii() and value.isdigit() and len(value) == 3 for value in raw):
-        raise InvalidRequestError(
-            "Invalid 'status': HTTP status codes (e.g. 200, 429).", param="status"
-        )
-    return tuple(int(value) for value in raw)
-
-
-def _logged(row: LoggedRequest) -> LoggedRequestObject:
-    return LoggedRequestObject(
-        id=row.id,
-        created_at=row.created_at,
-        project_id=row.project_id,
-        api_key_id=row.key_id,
-        user=row.user,
-        endpoint=row.endpoint,
-        model=row.model,
-        deployment=row.deployment,
-        input_tokens=row.input_tokens,
-        input_cached_tokens=row.cached_tokens,
-        output_tokens=row.output_tokens,
-        cost=row.cost / NANOS_PER_DOLLAR,
-        latency_ms=row.latency_ms,
-        time_to_first_token_ms=row.first_token_ms,
-        status=row.status,
-        error_code=row.error_code,
-        response_id=row.response_id,
-    )
-
-
 _ALERT_PAGE = (AFTER, BEFORE, LIMIT, ORDER_ASC)
 _COSTS = (
     *USAGE_QUERY[:2],
@@ -202,23 +129,6 @@ _COSTS = (
     ids_param("line_items", "line items ('<model>, input_tokens' ...)"),
     Param("limit", {"type": "integer", "minimum": 1, "maximum": 180}, "Buckets a page holds."),
     Param("page", {"type": "string"}, "The next_page of the page before."),
-)
-_REQUESTS = (
-    AFTER,
-    LIMIT,
-    ORDER,
-    ids_param("project_ids", "projects"),
-    ids_param("api_key_ids", "API keys"),
-    ids_param("models", "models"),
-    ids_param("endpoints", "endpoints (responses, chat.completions, embeddings ...)"),
-    Param(
-        "status",
-        {"type": "array", "items": {"type": "integer", "minimum": 100, "maximum": 599}},
-        "Only these HTTP statuses.",
-    ),
-    Param("errors", {"type": "boolean"}, "Only failed requests (status 400 and up, or an error)."),
-    unix_seconds("created_after", "Created at or after (unix seconds)."),
-    unix_seconds("created_before", "Created before (unix seconds)."),
 )
 
 
@@ -264,9 +174,4 @@ routes = [
         ORG + "/usage/vector_stores",
         GET=Op(vector_stores_usage, returns=UsagePage, query=USAGE_QUERY),
     ),
-    ApiRoute(
-        ORG + "/requests",
-        GET=Op(list_requests, returns=ListPage[LoggedRequestObject], query=_REQUESTS),
-    ),
-    ApiRoute(ORG + "/requests/{request_id}", GET=Op(retrieve_request, returns=LoggedRequestObject)),
 ]

@@ -177,6 +177,7 @@ class ChatGateway:
         entry = current_entry()
         if entry is not None:
             entry.user = _user(body)
+            entry.response_id = stored_id  # the log's row links the completion kept
         return _Call(
             provider,
             path,
