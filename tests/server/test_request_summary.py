@@ -90,6 +90,7 @@ async def test_the_summary_sums_buckets_totals_and_groups(
     assert usage is not None
     assert totals["cost"] >= (usage.input_tokens * INPUT + usage.output_tokens * OUTPUT) / 1e6
     assert 0 < totals["latency_ms_mean"] <= totals["latency_ms_max"]
+    assert 0 < totals["latency_ms_p50"] <= totals["latency_ms_p95"] <= totals["latency_ms_max"]
     timed = [b for b in buckets if b["requests"]]
     weighted = sum(b["latency_ms_mean"] * b["requests"] for b in timed) / 4
     assert totals["latency_ms_mean"] == pytest.approx(weighted)

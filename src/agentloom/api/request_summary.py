@@ -14,7 +14,8 @@ BucketWidth = Literal["1m", "1h", "1d"]
 
 class RequestStatsObject(WireModel):
     """What a set of requests used: ``errors`` those with a status of 400 and up or an error
-    code, ``cost`` in dollars, latencies in milliseconds (``null`` for no requests)."""
+    code, ``cost`` in dollars, latencies in milliseconds (``null`` for no requests; the median
+    and 95th percentile estimated from a histogram, within the bucket they fall in)."""
 
     requests: int
     errors: int
@@ -23,6 +24,8 @@ class RequestStatsObject(WireModel):
     output_tokens: int
     cost: float
     latency_ms_mean: Nullable[float] = None
+    latency_ms_p50: Nullable[float] = None  # estimated from a histogram (see the docs)
+    latency_ms_p95: Nullable[float] = None
     latency_ms_max: Nullable[float] = None
 
 

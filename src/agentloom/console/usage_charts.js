@@ -22,8 +22,8 @@ function specs(t) {
       [{ name: "cost", value: (b) => b.cost }], dollars],
     ["Errors", `${count(t.errors)} in all${percent(t.errors, t.requests)}`,
       [{ name: "errors", value: (b) => b.errors, class: "bad" }], short],
-    ["Latency", `mean ${millis(t.latency_ms_mean)} · max ${millis(t.latency_ms_max)}`,
-      [{ name: "mean", value: (b) => b.latency_ms_mean }, { name: "max", value: (b) => b.latency_ms_max, kind: "line" }], millis],
+    ["Latency", `p50 ${millis(t.latency_ms_p50)} · p95 ${millis(t.latency_ms_p95)} · mean ${millis(t.latency_ms_mean)} · max ${millis(t.latency_ms_max)}`,
+      [{ name: "p50", value: (b) => b.latency_ms_p50 }, { name: "p95", value: (b) => b.latency_ms_p95, kind: "line" }], millis],
   ];
 }
 
@@ -42,6 +42,7 @@ export function groupsTable(summary, names) {
     ["Input tokens", (g) => count(g.input_tokens)],
     ["Output tokens", (g) => count(g.output_tokens)],
     ["Cost", (g) => dollars(g.cost)],
-    ["Mean latency", (g) => millis(g.latency_ms_mean)],
+    ["p50 latency", (g) => millis(g.latency_ms_p50)],
+    ["p95 latency", (g) => millis(g.latency_ms_p95)],
   ], summary.groups, "No requests in this range.");
 }

@@ -3,8 +3,9 @@ a fixed width from a start), in all, and per project, model and endpoint.
 
 The database does the sums (one ``GROUP BY`` over the time buckets, one over the groups; the
 totals are the buckets' summed), reading the span's rows by the log's ``created_at`` index and
-sending back a row a bucket and a row a group; a bucket without requests is left out (the caller
-fills in the zeros).
+sending back a row a bucket and a row a group, latency quantiles estimated from a histogram
+counted beside the sums (:mod:`agentloom.storage.latency_histogram`); a bucket without
+requests is left out (the caller fills in the zeros).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from agentloom.storage import schema
+from agentloom.storage.latency_histogram import BOUNDS_MS, quantile, summed
 from agentloom.storage.request_log import FAILED, RequestLogQuery, log_conditions
 from agentloom.storage.runner import Runner
 from agentloom.storage.scoped import across_projects
@@ -50,6 +52,14 @@ class RequestStats:
     cost: int  # nano-dollars
     latency_ms_mean: float | None
     latency_ms_max: float | None
+    timed: int = 0  # requests with a latency
+    at_most: tuple[int, ...] = ()  # how many took at most each of BOUNDS_MS (cumulative)
+
+    def latency_ms_quantile(self, q: float) -> float | None:
+        """The ``q`` quantile of the latencies, estimated from :attr:`at_most`."""
+        if not self.at_most:
+            return None
+        return quantile(q, self.at_most, self.timed, self.latency_ms_max)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +87,13 @@ def _sums() -> list[sa.ColumnElement[Any]]:
         sa.func.coalesce(sa.func.sum(R.c.cost), 0).label("cost"),
         sa.func.avg(R.c.latency_ms).label("latency_ms_mean"),
         sa.func.max(R.c.latency_ms).label("latency_ms_max"),
+        sa.func.count(R.c.latency_ms).label("timed"),
+        *(
+            sa.func.coalesce(sa.func.sum(sa.case((R.c.latency_ms <= bound, 1), else_=0)), 0).label(
+                f"at_most_{bound}"
+            )
+            for bound in BOUNDS_MS
+        ),
     ]
 
 
@@ -91,6 +108,8 @@ def _stats(row: Any) -> RequestStats:
         cost=int(row.cost),  # PostgreSQL's sum of a bigint is a numeric
         latency_ms_mean=None if mean is None else float(mean),
         latency_ms_max=None if most is None else float(most),
+        timed=int(row.timed),
+        at_most=tuple(int(row._mapping[f"at_most_{bound}"]) for bound in BOUNDS_MS),
     )
 
 
@@ -108,6 +127,8 @@ def _total(parts: list[RequestStats]) -> RequestStats:
         cost=sum(p.cost for p in parts),
         latency_ms_mean=sum(m * n for m, n in timed) / requests if timed else None,
         latency_ms_max=max(highest, default=None),
+        timed=sum(p.timed for p in parts),
+        at_most=summed([p.at_most for p in parts]),
     )
 
 

@@ -156,6 +156,8 @@ def _stats_object(stats: RequestStats) -> dict[str, float | int | None]:
         "output_tokens": stats.output_tokens,
         "cost": stats.cost / NANOS_PER_DOLLAR,
         "latency_ms_mean": stats.latency_ms_mean,
+        "latency_ms_p50": stats.latency_ms_quantile(0.5),
+        "latency_ms_p95": stats.latency_ms_quantile(0.95),
         "latency_ms_max": stats.latency_ms_max,
     }
 
