@@ -18,9 +18,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Final
 
+from agentloom.errors import NotFoundError
 from agentloom.tenancy import DEFAULT_PROJECT
 
-__all__ = ["RequestEntry", "current_entry", "logged_endpoint", "logging_request"]
+__all__ = ["RequestEntry", "current_entry", "logged_endpoint", "logging_request", "model_not_found"]
 
 # The paths of the traffic logged (POST), by the endpoint name a row carries.
 _LOGGED: Final = {
@@ -100,3 +101,16 @@ def logging_request(entry: RequestEntry) -> Iterator[RequestEntry]:
         yield entry
     finally:
         _ENTRY.reset(token)
+
+
+def model_not_found(name: str) -> NotFoundError:
+    """The error for a model that is not there (or not the caller's); the running request's
+    log entry keeps the name asked for, so the log can be filtered by it."""
+    entry = _ENTRY.get()
+    if entry is not None and entry.model is None:
+        entry.model = name
+    return NotFoundError(
+        f"The model '{name}' does not exist or you do not have access to it.",
+        param="model",
+        code="model_not_found",
+    )

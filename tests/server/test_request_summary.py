@@ -67,6 +67,7 @@ async def test_the_summary_sums_buckets_totals_and_groups(
         errors = await summary(raw, org, ADMIN_HEADERS, errors="true")
         ok = await summary(raw, org, ADMIN_HEADERS, errors="false")
         chats = await summary(raw, org, ADMIN_HEADERS, **{"endpoints[]": "chat.completions"})
+        unknown = await summary(raw, org, ADMIN_HEADERS, **{"models[]": "no-such-model"})
         of_beta = await summary(raw, org, ADMIN_HEADERS, **{"project_ids[]": beta.project_id})
         own = await summary(raw, "/requests/summary", beta.headers)
         own_rows = await raw.get("/requests", headers=alpha.headers)
@@ -107,6 +108,7 @@ async def test_the_summary_sums_buckets_totals_and_groups(
     assert (errors["totals"]["requests"], errors["totals"]["errors"]) == (1, 1)
     assert (ok["totals"]["requests"], ok["totals"]["errors"]) == (3, 0)
     assert [g["endpoint"] for g in chats["groups"]] == ["chat.completions"]
+    assert (unknown["totals"]["requests"], unknown["totals"]["errors"]) == (1, 1)  # as asked
     assert of_beta["totals"]["requests"] == own["totals"]["requests"] == 2
     assert {g["project_id"] for g in own["groups"]} == {beta.project_id}
     assert {r["project_id"] for r in own_rows.json()["data"]} == {alpha.project_id}

@@ -30,6 +30,7 @@ from agentloom.errors import (
     UpstreamUnavailableError,
 )
 from agentloom.inference.base import ModelInfo, Provider, ProviderConfig
+from agentloom.request_entry import model_not_found
 from agentloom.tenancy import current_policy
 
 log = logging.getLogger(__name__)
@@ -179,7 +180,7 @@ class ModelCatalog:
         if served is None and use and self._unlisted and current_policy().allows_model(model_id):
             raise self._unavailable(model_id)
         if served is None or not _permitted(served, model_id):
-            raise _not_found(model_id)
+            raise model_not_found(model_id)
         if use and self._admission is not None:
             await self._admission(served.id)
         return self._resolved(served)
@@ -201,7 +202,7 @@ class ModelCatalog:
         routed model's fallback (the project was let use the routed model)."""
         served = await self._served(model_id)
         if served is None:
-            raise _not_found(model_id)
+            raise model_not_found(model_id)
         return self._resolved(served)
 
     def all_names(self) -> list[str]:
@@ -298,19 +299,11 @@ class Spread(Protocol):
     def deployments(self) -> Sequence[Deployed]: ...
 
 
-def _not_found(model_id: str) -> NotFoundError:
-    return NotFoundError(
-        f"The model '{model_id}' does not exist or you do not have access to it.",
-        param="model",
-        code="model_not_found",
-    )
-
-
 def _not_here(model_id: str) -> InvalidRequestError | NotFoundError:
     """The error for an embeddings model called for Responses or Chat Completions: a 400 if
     the project may use it, else (as for any model it may not use) a 404."""
     if not current_policy().allows_model(model_id):
-        return _not_found(model_id)
+        return model_not_found(model_id)
     return InvalidRequestError(
         f"The model '{model_id}' is an embeddings model: use it through /v1/embeddings.",
         param="model",

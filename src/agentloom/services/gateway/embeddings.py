@@ -15,7 +15,7 @@ from typing import Final
 from agentloom.api.embeddings import CreateEmbeddingResponse, EmbeddingsRequest
 from agentloom.errors import InvalidRequestError, NotFoundError
 from agentloom.offload import off_loop
-from agentloom.request_entry import current_entry
+from agentloom.request_entry import current_entry, model_not_found
 from agentloom.retrieval.embedding_models import EmbeddingModel, EmbeddingModelInfo
 from agentloom.services.organization.rate_limits import RateLimiter
 from agentloom.services.organization.usage import UsageLedger
@@ -68,7 +68,7 @@ class EmbeddingsService:
         fallback (the project was let use the routed model)."""
         model = self._by_name.get(name)
         if model is None:
-            raise _not_found(name)
+            raise model_not_found(name)
         return model
 
     def find(self, name: str) -> EmbeddingModelInfo:
@@ -125,16 +125,8 @@ class EmbeddingsService:
                 code="model_not_supported",
             )
         if model is None or not _permitted(model.info, name):
-            raise _not_found(name)
+            raise model_not_found(name)
         return model
-
-
-def _not_found(name: str) -> NotFoundError:
-    return NotFoundError(
-        f"The model '{name}' does not exist or you do not have access to it.",
-        param="model",
-        code="model_not_found",
-    )
 
 
 def _permitted(info: EmbeddingModelInfo, name: str) -> bool:
