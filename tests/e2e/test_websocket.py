@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosedOK
 
-from agentloom.config import Settings
+from agentloom.config import ModelPriceSettings, Settings
 from agentloom.errors import UpstreamError
 from agentloom.inference.scripted import ScriptedModel, delay, raise_error, text, tool_call
 from agentloom.server.app import create_app
@@ -550,3 +550,47 @@ async def test_a_running_response_finishes_before_the_age_limit_closes(
         await closed_for_age(ws)
 
     assert len(backend.requests) == 1
+
+
+async def test_each_frame_is_a_logged_request_held_to_the_spend_limit(
+    settings: Settings, scripted: ScriptedModel, backend: FakeBackend
+) -> None:
+    """A ``response.create`` frame is a request of the traffic as an HTTP one is: its row in
+    the request log (a refused frame's too), and refused with ``insufficient_quota`` once the
+    organization is over its spend limit."""
+    scripted.add_turns("Priced.")
+    dear = {backend.model: ModelPriceSettings(input=1e6, cached_input=1e6, output=1e6)}
+    server = settings.server.model_copy(update={"usage_flush_interval": 0.05})
+    priced = settings.model_copy(update={"prices": dear, "server": server})  # $1 a token
+    async with served(priced) as url, httpx2.AsyncClient(base_url=url, timeout=WAIT) as http:
+        async with socket(url) as ws:
+            response = await respond(ws, model=backend.model, input="Hi")
+            the_error(await error_for(ws, "not json"), 400, "invalid_json")
+        limit = {"currency": "USD", "interval": "month", "threshold_amount": 1}
+        assert (await http.post("/organization/spend_limit", json=limit)).status_code == 200
+        deadline = time.monotonic() + WAIT
+        async with socket(url) as ws:
+            while True:  # the spend check learns the spend within a flush or two
+                frame = await error_for(ws, create(model=backend.model, input="Again"))
+                if frame["type"] == "error" or time.monotonic() > deadline:
+                    break
+                await until_terminal(ws)
+        the_error(frame, 429, "insufficient_quota")
+
+        async def logged() -> list[dict[str, Any]]:  # written with the ledger's next flush
+            found: list[dict[str, Any]] = (await http.get("/organization/requests")).json()["data"]
+            return found
+
+        rows = await logged()
+        while not any(r["status"] == 429 for r in rows) and time.monotonic() < deadline + WAIT:
+            await asyncio.sleep(0.05)
+            rows = await logged()
+
+    kept = [(r["endpoint"], r["status"], r["error_code"]) for r in reversed(rows)]
+    assert kept[:2] == [("responses", 200, None), ("responses", 400, "invalid_json")]
+    assert kept[-1] == ("responses", 429, "insufficient_quota")
+    first = rows[-1]
+    assert (first["model"], first["response_id"]) == (backend.model, response["id"])
+    assert first["cost"] > 1
+    assert first["input_tokens"] > 0
+    assert first["latency_ms"] > 0

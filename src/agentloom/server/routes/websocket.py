@@ -29,6 +29,7 @@ from agentloom.api import events as ev
 from agentloom.api.limits import RequestLimits
 from agentloom.api.requests import CreateResponseRequest
 from agentloom.api.response import Response
+from agentloom.auth.actor import current_principal
 from agentloom.engine.prepare import LocalChain, Prepared
 from agentloom.errors import (
     AgentloomError,
@@ -36,10 +37,13 @@ from agentloom.errors import (
     InvalidRequestError,
     PayloadTooLargeError,
 )
+from agentloom.ids import new_id
 from agentloom.offload import off_loop
+from agentloom.request_entry import RequestEntry, current_entry, logging_request
 from agentloom.server.body import OFF_LOOP_BYTES, screen
-from agentloom.server.errors import envelope, status_and_type, validation_error
+from agentloom.server.errors import CLIENT_CLOSED, envelope, status_and_type, validation_error
 from agentloom.server.runtime import Runtime, runtime_of
+from agentloom.tenancy import current_project
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +87,8 @@ class _Connection:
     def __init__(self, websocket: WebSocket, runtime: Runtime, tasks: TaskGroup) -> None:
         self._ws = websocket
         self._responses = runtime.responses
+        self._usage = runtime.usage
+        self._budgets = runtime.budgets
         self._tasks = tasks
         self._max_body = runtime.settings.server.max_body_bytes
         self._limits = runtime.settings.limits
@@ -113,19 +119,32 @@ class _Connection:
     # --- a frame -----------------------------------------------------------------------------
 
     async def _answer(self, raw: str | bytes) -> None:
-        data: dict[str, object] | None = None
-        try:
-            large = len(raw) >= OFF_LOOP_BYTES
-            data = await off_loop(large, decode_frame, raw, self._max_body, self._limits)
-            await self._start(await off_loop(large, create_request, data, raw, self._limits))
-        except AgentloomError as exc:
-            self._evict(data)
-            await self._send(error_frame(exc))
-            await self._after()
-        except Exception as exc:  # the edge's last resort, like the app's 500 handler
-            log.exception("unhandled error on a WebSocket /v1/responses frame", exc_info=exc)
-            await self._send(_internal_error_frame())
-            await self._after()
+        """One frame: a request of the traffic, logged and held to the spend limits as an
+        HTTP ``POST /v1/responses`` is (its row goes to the log when its response ends)."""
+        with logging_request(_opened()) as entry:
+            data: dict[str, object] | None = None
+            try:
+                self._budgets.check(entry.project_id)
+                large = len(raw) >= OFF_LOOP_BYTES
+                data = await off_loop(large, decode_frame, raw, self._max_body, self._limits)
+                await self._start(await off_loop(large, create_request, data, raw, self._limits))
+            except AgentloomError as exc:
+                self._evict(data)
+                entry.status, kind = status_and_type(exc)
+                entry.error_code = exc.code or kind
+                self._logged(entry)
+                await self._send(error_frame(exc))
+                await self._after()
+            except Exception as exc:  # the edge's last resort, like the app's 500 handler
+                log.exception("unhandled error on a WebSocket /v1/responses frame", exc_info=exc)
+                entry.error_code = "server_error"
+                self._logged(entry)
+                await self._send(_internal_error_frame())
+                await self._after()
+
+    def _logged(self, entry: RequestEntry) -> None:
+        entry.ended(entry.status)
+        self._usage.log(entry)
 
     async def _start(self, request: CreateResponseRequest) -> None:
         if self._expired:
@@ -154,16 +173,22 @@ class _Connection:
     # --- a response --------------------------------------------------------------------------
 
     async def _run(self, prepared: Prepared, busy: object) -> None:
+        entry = current_entry()  # the frame's (the task runs in a copy of its context)
+        assert entry is not None, "started by _answer"
+        entry.status = 200
         try:
             await self._stream(prepared)
         except WebSocketDisconnect:
+            entry.status = CLIENT_CLOSED
             raise
         except Exception as exc:  # the edge's last resort, like the app's 500 handler
             log.exception("unhandled error in a WebSocket /v1/responses stream", exc_info=exc)
+            entry.status, entry.error_code = 500, "server_error"
             if self._busy is busy:  # it failed before its terminal event
                 self._local, self._busy = None, None
                 await self._send(_internal_error_frame())
         finally:
+            self._logged(entry)
             await self._responses.discard(prepared)  # a run cancelled before it began
         await self._after()
 
@@ -182,6 +207,9 @@ class _Connection:
         """The terminal event (the response is stored by now). The connection takes the next
         ``response.create`` from before this frame is sent: a client continuing at once is not
         refused as in flight."""
+        entry = current_entry()
+        if entry is not None and response.error is not None:
+            entry.error_code = response.error.code
         async with self._lock:
             self._keep(prepared, response)
             self._busy = None
@@ -229,6 +257,15 @@ class _Connection:
 
 
 # --- frames ------------------------------------------------------------------------------------
+
+
+def _opened() -> RequestEntry:
+    """A frame's request log entry, as the connection's project and key."""
+    entry = RequestEntry.opened(new_id("req"), "responses")
+    entry.project_id = current_project()
+    principal = current_principal()
+    entry.key_id = None if principal is None else principal.key_id
+    return entry
 
 
 def decode_frame(raw: str | bytes, limit: int, limits: RequestLimits) -> dict[str, object]:
