@@ -58,6 +58,10 @@ class Budgets:
         self._clock = clock
         self._state = SpendState({}, (), {})
         self._over: frozenset[str] = frozenset()  # scopes over their hard limit
+        # Reads may overlap (the timer's, a changed limit's): one that began earlier and ended
+        # later must not put back what the later one replaced.
+        self._reads_begun = 0
+        self._read_kept = 0
 
     @property
     def store(self) -> SqlSpendStore:
@@ -77,7 +81,12 @@ class Budgets:
     async def refresh(self) -> None:
         """Read what is enforced now; send the alerts the month's spend reached."""
         period = month_of(self._clock())
+        self._reads_begun += 1
+        ticket = self._reads_begun
         state = await self._store.state(period)
+        if ticket < self._read_kept:
+            return  # a read begun after this one has been kept: this one is older
+        self._read_kept = ticket
         self._state = state
         self._over = frozenset(
             scope
