@@ -10,8 +10,9 @@ new route cannot forget to scope its queries.
 With authentication off every request works in :data:`DEFAULT_PROJECT`, which is also where
 the data written before projects existed lives, so turning keys on later keeps it.
 
-The project's :class:`Policy` (which models and hosted tools it may use) travels the same way,
-read where a model is resolved and where a hosted tool is built.
+The project's :class:`Policy` (which models and hosted tools it may use, its access rules)
+travels the same way, read where a model is resolved, where a hosted tool is built and where
+a store builds its statements.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Final, Literal
+
+from agentloom.auth.access_rules import AccessRules
 
 __all__ = [
     "DEFAULT_PROJECT",
@@ -58,6 +61,7 @@ class Policy:
     denied_tools: frozenset[str] = frozenset()
     rate_limits: Mapping[str, RateLimit] = field(default_factory=dict)  # by model id
     response_timeout: float | None = None  # seconds a response may run; None: the server's
+    access: AccessRules | None = None  # who may see and change its stored objects; None: all
 
     def allows_model(self, *names: str) -> bool:
         """Whether a model known by any of ``names`` (its id, its provider/id) may be used."""

@@ -276,7 +276,7 @@ def _get(agent_id: str, project: Project, conn: Connection) -> StoredAgent | Non
 
 
 def _row(agent_id: str, project: Project, conn: Connection) -> AgentRow | None:
-    row = conn.execute(_AGENT_ROW, project.params(agent_id=agent_id)).first()
+    row = conn.execute(project.visible(_AGENT_ROW, A), project.params(agent_id=agent_id)).first()
     return None if row is None else _agent(row)
 
 

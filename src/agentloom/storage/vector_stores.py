@@ -180,7 +180,7 @@ def _recently_active(now: float, limit: int, conn: Connection) -> list[Owned]:
 
 
 def _get(store_id: str, project: Project, conn: Connection) -> StoreState | None:
-    row = conn.execute(_GET_STORE, project.params(sid=store_id)).first()
+    row = conn.execute(project.visible(_GET_STORE, VS), project.params(sid=store_id)).first()
     if row is None:
         return None
     store = store_row(row)
@@ -189,7 +189,7 @@ def _get(store_id: str, project: Project, conn: Connection) -> StoreState | None
 
 def _list(cursor: Cursor, project: Project, conn: Connection) -> Page[StoreState]:
     query = sa.select(*_STORE_COLUMNS).where(project.rows(VS))
-    seq = _STORE_SEQ.params(project=project.id)
+    seq = project.visible(_STORE_SEQ, VS).params(project=project.id)
     page = _page(conn, query, VS.c.seq, cursor, (seq, "sid"), store_row)
     counts = _counts_by_store(conn, [s.id for s in page.data])
     states = [StoreState(s, counts.get(s.id, FileCounts())) for s in page.data]
@@ -406,12 +406,13 @@ def _cancel_batch(
 
 def lock_store(conn: Connection, store_id: str, project: Project) -> bool:
     """Lock the store's row for this transaction; ``False`` if there is no such store (in
-    ``project``)."""
-    return conn.scalar(_LOCK_MINE, project.params(sid=store_id)) is not None
+    ``project``, that the access rules let the viewer change: its files follow it)."""
+    lock = project.visible(_LOCK_MINE, VS, "update")
+    return conn.scalar(lock, project.params(sid=store_id)) is not None
 
 
 def _owns(conn: Connection, project: Project, store_id: str) -> bool:
-    return conn.scalar(_OWNS, project.params(sid=store_id)) is not None
+    return conn.scalar(project.visible(_OWNS, VS), project.params(sid=store_id)) is not None
 
 
 def _seq_of(
