@@ -79,10 +79,7 @@ class Access:
             if not rule.concerns(action, resource, self.viewer):
                 continue
             applies = _applies(rule, self.viewer, owner)
-            if rule.permit:
-                decided = _or(applies, decided)
-            else:
-                decided = _and(_not(applies), decided)
+            decided = _or(applies, decided) if rule.permit else _and(_not(applies), decided)
         return decided
 
 

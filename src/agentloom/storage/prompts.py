@@ -22,12 +22,12 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
+from agentloom.auth.access_rules import Action
 from agentloom.storage import schema
 from agentloom.storage.base import Order, Page
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.prompts_base import AddOutcome, PromptRow
 from agentloom.storage.runner import Runner
-from agentloom.auth.access_rules import Action
 from agentloom.storage.scoped import Project, ProjectRunner, in_project
 
 P = schema.prompts

@@ -34,8 +34,8 @@ from agentloom.storage.runner import Runner
 from agentloom.storage.scoped import (
     Project,
     ProjectRunner,
-    acting_owner,
     across_projects,
+    acting_owner,
     in_project,
 )
 

@@ -52,8 +52,8 @@ __all__ = [
     "PROJECT",
     "Project",
     "ProjectRunner",
-    "acting_owner",
     "across_projects",
+    "acting_owner",
     "in_project",
 ]
 
