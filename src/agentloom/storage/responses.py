@@ -400,7 +400,8 @@ def _exists(response_id: str, project: Project, conn: Connection) -> bool:
 
 
 def _delete(response_id: str, project: Project, conn: Connection) -> bool:
-    owned = conn.execute(sa.select(R.c.id).where(project.rows(R, R.c.id == response_id)))
+    mine = sa.select(R.c.id).where(R.c.project_id == project.id, R.c.id == response_id)
+    owned = conn.execute(project.visible(mine, R, "delete"))
     return delete_responses([response_id], conn, project) > 0 if owned.first() else False
 
 

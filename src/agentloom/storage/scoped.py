@@ -55,6 +55,7 @@ __all__ = [
     "across_projects",
     "acting_owner",
     "in_project",
+    "restricted",
 ]
 
 T = TypeVar("T")
@@ -111,6 +112,16 @@ class Project:
         let the viewer ``action``."""
         return statement.where(*self._allowed(table, action)) if self.access else statement
 
+    def children_of(
+        self, column: sa.ColumnElement[str], parent: sa.Table, action: Action = "read"
+    ) -> tuple[sa.ColumnElement[bool], ...]:
+        """Rows whose ``column`` names a row of ``parent`` that the access rules let the viewer
+        ``action`` (a child follows its parent); nothing without rules."""
+        allowed = self._allowed(parent, action)
+        if not allowed:
+            return ()
+        return (column.in_(sa.select(parent.c.id).where(parent.c.project_id == self.id, *allowed)),)
+
     def params(self, **values: Any) -> dict[str, Any]:
         """Parameters for a statement built with :func:`in_project`."""
         return {"project": self.id, **values}
@@ -146,6 +157,12 @@ class ProjectRunner:
     async def fetch(self, sql: str, *args: object) -> list[Sequence[Any]]:
         """Rows of driver SQL whose first parameter is the project (then ``args``)."""
         return await self.across_projects.fetch(sql, current_project(), *args)
+
+
+def restricted() -> bool:
+    """Whether the running work is under access rules (driver SQL on a table with owners checks
+    this, and reads through a :class:`Project` first when it is)."""
+    return acting_owner() is not None and current_policy().access is not None
 
 
 def acting_owner() -> str | None:

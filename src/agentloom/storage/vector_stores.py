@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.auth.access_rules import Action
 from agentloom.errors import NotFoundError
 from agentloom.ids import new_id
 from agentloom.storage import schema
@@ -211,7 +212,7 @@ def _touch(
 
 
 def _delete(store_id: str, project: Project, conn: Connection) -> bool:
-    if not lock_store(conn, store_id, project):
+    if not lock_store(conn, store_id, project, "delete"):
         return False
     for table in (VC, VF, VB):
         conn.execute(table.delete().where(table.c.vector_store_id == store_id))
@@ -404,10 +405,12 @@ def _cancel_batch(
 # --- helpers ---------------------------------------------------------------------------------
 
 
-def lock_store(conn: Connection, store_id: str, project: Project) -> bool:
+def lock_store(
+    conn: Connection, store_id: str, project: Project, action: Action = "update"
+) -> bool:
     """Lock the store's row for this transaction; ``False`` if there is no such store (in
     ``project``, that the access rules let the viewer change: its files follow it)."""
-    lock = project.visible(_LOCK_MINE, VS, "update")
+    lock = project.visible(_LOCK_MINE, VS, action)
     return conn.scalar(lock, project.params(sid=store_id)) is not None
 
 

@@ -91,7 +91,7 @@ class AgentRuns:
 
     async def start(self, agent_id: str, trigger: RunTrigger = "manual") -> AgentRun:
         """Queue a run of the agent; a 409 when it has one queued or in progress."""
-        await self._agents.stored(agent_id)
+        await self._agents.stored(agent_id, "update")
         now = time.time()
         run = RunRow(new_id("arun"), agent_id, "queued", trigger, now)
         job = JobRow(
@@ -128,6 +128,7 @@ class AgentRuns:
     async def cancel(self, agent_id: str, run_id: str) -> AgentRun:
         """Stop a queued or running run (ended ``cancelled``, its stream ended); an ended one is
         returned as it is."""
+        await self._agents.stored(agent_id, "update")
         run = await self._row(agent_id, run_id)
         if run.status in SETTLED:
             return run_wire(run)
