@@ -23,7 +23,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from agentloom.auth.access_rules import AccessRules
+from agentloom.access_rules import AccessRules, Viewer
 
 __all__ = [
     "DEFAULT_PROJECT",
@@ -35,6 +35,7 @@ __all__ = [
     "current_key",
     "current_policy",
     "current_project",
+    "current_viewer",
 ]
 
 DEFAULT_PROJECT: Final = "proj_default"
@@ -79,6 +80,7 @@ OPEN: Final = Policy()
 _PROJECT: ContextVar[str] = ContextVar("agentloom_project", default=DEFAULT_PROJECT)
 _POLICY: ContextVar[Policy] = ContextVar("agentloom_policy", default=OPEN)
 _KEY: ContextVar[str | None] = ContextVar("agentloom_key", default=None)
+_VIEWER: ContextVar[Viewer | None] = ContextVar("agentloom_viewer", default=None)
 
 
 def current_project() -> str:
@@ -96,16 +98,29 @@ def current_policy() -> Policy:
     return _POLICY.get()
 
 
+def current_viewer() -> Viewer | None:
+    """Who the running work acts as, for the owners of stored objects and the project's access
+    rules: a user or service account; ``None`` for the admin key, a server without keys and
+    background work (which sees every object of its project)."""
+    return _VIEWER.get()
+
+
 @contextmanager
 def acting_for(
-    project_id: str, policy: Policy = OPEN, *, key_id: str | None = None
+    project_id: str,
+    policy: Policy = OPEN,
+    *,
+    key_id: str | None = None,
+    viewer: Viewer | None = None,
 ) -> Iterator[None]:
     """Run the block (and the tasks it starts) as work of ``project_id`` under ``policy``,
-    asked for with ``key_id``."""
+    asked for with ``key_id`` by ``viewer``."""
     project, rules, key = _PROJECT.set(project_id), _POLICY.set(policy), _KEY.set(key_id)
+    seen = _VIEWER.set(viewer)
     try:
         yield
     finally:
+        _VIEWER.reset(seen)
         _KEY.reset(key)
         _POLICY.reset(rules)
         _PROJECT.reset(project)

@@ -41,6 +41,9 @@ async def make_all(tenant: Tenant, backend: FakeBackend) -> dict[str, str]:
     return {**ids, "completion_id": completion.id}
 
 
+_READS = ("POST /v1/vector_stores/{vector_store_id}/search",)  # a POST that reads
+
+
 def _admin(raw: httpx2.AsyncClient) -> Any:
     return sdk(raw, admin_api_key=ADMIN).admin.organization
 
@@ -156,6 +159,7 @@ async def test_a_group_member_reads_but_does_not_change(
     ids = await make_all(ada, backend)
 
     reads = await walk(raw, keyed, bob, ids, "GET")
+    changes = await walk(raw, keyed, bob, ids, "POST")
     deletes = await walk(raw, keyed, bob, ids, "DELETE")
     bob_sees = await _listed(bob)
     carol_sees = await _listed(carol)
@@ -164,6 +168,9 @@ async def test_a_group_member_reads_but_does_not_change(
     assert not _not_404(reads), _not_404(reads)
     kept = [f"{name}: {s}" for name, s in deletes.items() if s != 404]
     assert not kept, "\n".join(kept)
+    changed = [f"{name}: {s}" for name, s in changes.items() if s != 404 and name not in _READS]
+    assert not changed, "\n".join(changed)
+    assert all(changes[name] == 200 for name in _READS), changes
     assert all(bob_sees.values()), bob_sees
     assert not any(carol_sees.values()), carol_sees
     assert response.id == ids["response_id"]

@@ -23,7 +23,7 @@ class Project(WireModel):
     status: Literal["active", "archived"] = "active"
     response_timeout: float | None = None  # agentloom's: the project's own budget, when set
     response_retention: float | None = None  # agentloom's: its responses' own age, when set
-    # agentloom's: who may see and change its stored objects (agentloom.auth.access_rules)
+    # agentloom's: who may see and change its stored objects (agentloom.access_rules)
     access_rules: list[dict[str, Any]] | None = None
 
 

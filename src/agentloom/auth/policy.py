@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable
 from typing import cast
 
-from agentloom.auth.access_rules import rules_of
+from agentloom.access_rules import rules_of
 from agentloom.storage.projects import ProjectRow
 from agentloom.storage.rate_limits import LimitRow
 from agentloom.tenancy import HOSTED_TOOLS, OPEN, ModelMode, Policy, RateLimit

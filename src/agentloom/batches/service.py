@@ -13,6 +13,7 @@ import json
 import time
 from collections.abc import Callable
 
+from agentloom.access_rules import Action
 from agentloom.api.batches import (
     COMPLETION_WINDOW,
     ENDPOINTS,
@@ -90,7 +91,7 @@ class BatchesService:
         return ListPage.of([batch_object(row) for row in page.data], has_more=page.has_more)
 
     async def cancel(self, batch_id: str) -> Batch:
-        batch = await self._row(batch_id)
+        batch = await self._row(batch_id, "update")
         if batch.status in ("cancelling", "cancelled"):
             return batch_object(batch)
         marked = await self._store.update(
@@ -124,8 +125,8 @@ class BatchesService:
                 code="invalid_file_purpose",
             )
 
-    async def _row(self, batch_id: str) -> BatchRow:
-        row = await self._store.get(batch_id)
+    async def _row(self, batch_id: str, action: Action = "read") -> BatchRow:
+        row = await self._store.get(batch_id, action)
         if row is None:
             raise NotFoundError(f"No batch found with id '{batch_id[:100]}'.", param="batch_id")
         return row

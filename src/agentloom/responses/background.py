@@ -19,7 +19,7 @@ import anyio
 
 from agentloom.api.requests import CreateResponseRequest
 from agentloom.api.response import Response
-from agentloom.errors import InvalidRequestError, RateLimitedError
+from agentloom.errors import InvalidRequestError, NotFoundError, RateLimitedError
 from agentloom.ids import new_id
 from agentloom.responses.persist import response_row
 from agentloom.responses.service import ResponsesService
@@ -137,6 +137,8 @@ class BackgroundResponses:
 
     async def cancel(self, response_id: str) -> Response:
         """Stop a queued or running background response; a settled one is returned as is."""
+        if not await self._store.exists(response_id, "update"):  # the access rules' update
+            raise NotFoundError(f"Response with id '{response_id}' not found.", param="response_id")
         response = await self._background(response_id)
         if response.status in SETTLED:
             return response

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import get_args
 
+from agentloom.access_rules import Action
 from agentloom.api.containers import (
     ContainerDeleted,
     ContainerExpiry,
@@ -23,7 +24,6 @@ from agentloom.api.containers import (
     CreateContainerRequest,
     MemoryLimit,
 )
-from agentloom.auth.access_rules import Action
 from agentloom.errors import NotFoundError
 from agentloom.services.files import FilesService
 from agentloom.storage.base import Order

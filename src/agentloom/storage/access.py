@@ -1,7 +1,7 @@
 """The access rules' check, in SQL, beside project scoping (:mod:`agentloom.storage.scoped`).
 
 A table whose rows have an owner (an ``owner`` column, and a kind named in
-:data:`agentloom.auth.access_rules.RESOURCES`) is read, updated and deleted under the rules of
+:data:`agentloom.access_rules.RESOURCES`) is read, updated and deleted under the rules of
 the project the work acts for, as the viewer it acts as: :meth:`Access.condition` folds the
 rules that concern the action into one condition on the row's owner (rules about the viewer
 alone, their roles, are decided here and vanish from the SQL). Rows the rules refuse are not
@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy.sql import operators
 from sqlalchemy.sql.elements import UnaryExpression
 
-from agentloom.auth.access_rules import RESOURCES, AccessRules, Action, Condition, Rule, Viewer
+from agentloom.access_rules import RESOURCES, AccessRules, Action, Condition, Rule, Viewer
 from agentloom.errors import PermissionDeniedError
 from agentloom.storage.schema_people import group_users
 

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from agentloom.auth.access_rules import Action
+from agentloom.access_rules import Action
 from agentloom.storage import schema
 from agentloom.storage.base import Order, Owned, Page
 from agentloom.storage.pages import keyset_page

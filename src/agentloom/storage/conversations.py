@@ -22,7 +22,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from agentloom.auth.access_rules import Action
+from agentloom.access_rules import Action
 from agentloom.errors import ConversationLockedError, DuplicateItemError, NotFoundError
 from agentloom.storage import schema
 from agentloom.storage.base import ConversationRow, ConversationTurn, ItemRow, Order, Page

@@ -46,7 +46,7 @@ class ProjectRow:
     tool_policy: str | None = None  # JSON list of the hosted tools it may not use
     response_timeout: float | None = None  # seconds a response may run; None: the server's
     response_retention: float | None = None  # seconds its responses are kept; None: the server's
-    access_rules: str | None = None  # JSON list (agentloom.auth.access_rules); None: no rules
+    access_rules: str | None = None  # JSON list (agentloom.access_rules); None: no rules
 
 
 @dataclass(frozen=True, slots=True)

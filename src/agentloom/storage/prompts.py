@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
-from agentloom.auth.access_rules import Action
+from agentloom.access_rules import Action
 from agentloom.storage import schema
 from agentloom.storage.base import Order, Page
 from agentloom.storage.pages import keyset_page

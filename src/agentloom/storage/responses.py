@@ -16,6 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.access_rules import Action
 from agentloom.errors import NotFoundError
 from agentloom.storage import schema
 from agentloom.storage.base import (
@@ -207,8 +208,8 @@ class SqlResponseStore:
     async def trace(self, response_id: str) -> StoredTrace | None:
         return await self._runner.read(partial(_trace, response_id))
 
-    async def exists(self, response_id: str) -> bool:
-        return await self._runner.read(partial(_exists, response_id))
+    async def exists(self, response_id: str, action: Action = "read") -> bool:
+        return await self._runner.read(partial(_exists, response_id, action))
 
     async def delete(self, response_id: str) -> bool:
         return await self._runner.write(partial(_delete, response_id))
@@ -395,8 +396,9 @@ def _trace(response_id: str, project: Project, conn: Connection) -> StoredTrace 
     return None if row is None else StoredTrace(status=row.status, trace=row.trace)
 
 
-def _exists(response_id: str, project: Project, conn: Connection) -> bool:
-    return conn.scalar(project.visible(_SEQ_OF, R), project.params(rid=response_id)) is not None
+def _exists(response_id: str, action: Action, project: Project, conn: Connection) -> bool:
+    found = project.visible(_SEQ_OF, R, action)
+    return conn.scalar(found, project.params(rid=response_id)) is not None
 
 
 def _delete(response_id: str, project: Project, conn: Connection) -> bool:
@@ -488,7 +490,7 @@ def _input_items(
     project: Project,
     conn: Connection,
 ) -> Page[ItemRow] | None:
-    if not _exists(response_id, project, conn):
+    if not _exists(response_id, "read", project, conn):
         return None
     query = sa.select(I.c.id, I.c.body).where(_inputs(project, response_id))
     return keyset_page(

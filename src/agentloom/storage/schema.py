@@ -794,7 +794,7 @@ OWNED += MANAGED_AGENT_TABLES
 
 
 OWNED += (batches, batch_results)
-# The objects people create have an owner (access rules, issue 41): agentloom.auth.access_rules.
+# The objects people create have an owner (access rules, issue 41): agentloom.access_rules.
 for _owned in (responses, conversations, files, vector_stores, containers, prompts):
     _owned.append_column(owner_column())
 for _owned in (chat_completions, batches, managed_agents):

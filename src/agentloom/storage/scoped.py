@@ -41,11 +41,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.selectable import HasPrefixes
 
-from agentloom.auth.access_rules import Action, Viewer
-from agentloom.auth.actor import current_principal
+from agentloom.access_rules import Action
 from agentloom.storage.access import Access
 from agentloom.storage.runner import Runner
-from agentloom.tenancy import current_policy, current_project
+from agentloom.tenancy import current_policy, current_project, current_viewer
 
 __all__ = [
     "ACROSS_PROJECTS",
@@ -168,18 +167,15 @@ def restricted() -> bool:
 def acting_owner() -> str | None:
     """Whose the objects the running work creates are: its user's or service account's id
     (``None``: the admin key's, a server's without keys, background work's)."""
-    principal = current_principal()
-    if principal is None:
-        return None
-    return principal.user_id or principal.service_account_id
+    viewer = current_viewer()
+    return None if viewer is None else viewer.id
 
 
 def _acting() -> Project:
-    owner = acting_owner()
+    viewer = current_viewer()
+    if viewer is None:
+        return Project(current_project())
     rules = current_policy().access
-    if owner is None or rules is None:
-        return Project(current_project(), owner)
-    principal = current_principal()
-    assert principal is not None
-    viewer = Viewer(owner, principal.group_ids, principal.roles)
-    return Project(current_project(), owner, Access(rules, viewer))
+    if rules is None:
+        return Project(current_project(), viewer.id)
+    return Project(current_project(), viewer.id, Access(rules, viewer))

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from agentloom.auth.access_rules import Action
+from agentloom.access_rules import Action
 from agentloom.errors import NotFoundError
 from agentloom.ids import new_id
 from agentloom.storage import schema
@@ -366,7 +366,7 @@ def _page(
 def _set_attributes(
     store_id: str, file_id: str, attributes: str, project: Project, conn: Connection
 ) -> StoreFileRow | None:
-    if not _owns(conn, project, store_id):
+    if not _owns(conn, project, store_id, "update"):
         return None
     where = sa.and_(VF.c.vector_store_id == store_id, VF.c.file_id == file_id)
     updated = conn.execute(VF.update().where(where).values(attributes=attributes))
@@ -414,8 +414,9 @@ def lock_store(
     return conn.scalar(lock, project.params(sid=store_id)) is not None
 
 
-def _owns(conn: Connection, project: Project, store_id: str) -> bool:
-    return conn.scalar(project.visible(_OWNS, VS), project.params(sid=store_id)) is not None
+def _owns(conn: Connection, project: Project, store_id: str, action: Action = "read") -> bool:
+    found = project.visible(_OWNS, VS, action)
+    return conn.scalar(found, project.params(sid=store_id)) is not None
 
 
 def _seq_of(

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentloom.access_rules import Action
 from agentloom.api.managed_agents import (
     AgentState,
     AgentTick,
@@ -29,7 +30,6 @@ from agentloom.api.managed_agents import (
     ManagedAgentPage,
     UpdateManagedAgentRequest,
 )
-from agentloom.auth.access_rules import Action
 from agentloom.cron import Cron, CronError
 from agentloom.errors import InvalidRequestError, NotFoundError
 from agentloom.ids import new_id

@@ -15,10 +15,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from agentloom.access_rules import parse_rules, rules_of
 from agentloom.api import admin
 from agentloom.api.lists import ListPage
 from agentloom.api.wire import WireModel
-from agentloom.auth.access_rules import parse_rules, rules_of
 from agentloom.auth.keys import KeyHasher, new_key, redact
 from agentloom.auth.policy import model_policy_text, policy_of, tool_policy_text
 from agentloom.errors import InvalidRequestError, NotFoundError
