@@ -5,6 +5,7 @@ SQLite and PostgreSQL (and through a second server on the same database)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx2
@@ -15,6 +16,7 @@ from starlette.routing import Route
 from agentloom.config import Settings
 from agentloom.server.app import create_app
 from agentloom.testing.backend import FakeBackend
+from tests.plugins.server import audited_client
 from tests.plugins.tenants import ADMIN, Tenant, sdk
 from tests.server.test_people import new_user, user_key
 from tests.server.test_tenancy import _UNOWNED, _body, _filled, make_everything
@@ -266,3 +268,72 @@ async def test_a_role_rule_and_the_admin_key_see_everything(
     await carol.client.responses.delete(made.id)
     with pytest.raises(openai.NotFoundError):
         await ada.client.responses.retrieve(made.id)
+
+
+async def test_rules_set_on_one_server_apply_on_another(
+    keyed: Settings, raw: httpx2.AsyncClient, alpha: Tenant, backend: FakeBackend
+) -> None:
+    ada, _, carol = await team(raw, alpha)
+    ids = await make_all(ada, backend)
+    async with audited_client(keyed) as other:
+        carol_there = Tenant(carol.project_id, carol.key, carol.key_id, sdk(other, carol.key))
+        assert (await carol_there.client.responses.retrieve(ids["response_id"])).id  # cached
+
+        await set_rules(raw, alpha.project_id, PRIVATE)
+        hidden = await _refused_soon(
+            lambda: carol_there.client.responses.retrieve(ids["response_id"])
+        )
+        found = await walk(other, keyed, carol_there, ids, "GET")
+        listed = await _listed(carol_there)
+
+    assert hidden, "the other server still shows Ada's response to Carol after 2 s"
+    leaked = [f"{name}: {status}" for name, status in found.items() if status != 404]
+    assert not leaked, "\n".join(leaked)
+    assert not any(listed.values()), listed
+
+
+async def _refused_soon(call: Any) -> bool:
+    for _ in range(100):  # the watch interval is 0.05 s
+        try:
+            await call()
+        except openai.NotFoundError:
+            return True
+        await asyncio.sleep(0.02)
+    return False
+
+
+# --- the rules on a project ------------------------------------------------------------------
+
+
+async def test_a_bad_rule_is_a_400_naming_it(raw: httpx2.AsyncClient, alpha: Tenant) -> None:
+    projects = _admin(raw).projects
+    bad = [*PRIVATE, {"permit": {"actions": ["read"]}, "when": "user is the boss"}]
+
+    with pytest.raises(openai.BadRequestError) as on_create:
+        await projects.create(name="x", extra_body={"access_rules": bad})
+    with pytest.raises(openai.BadRequestError) as on_update:
+        await set_rules(raw, alpha.project_id, [{"permit": {"actions": ["write"]}}])
+    kept = await projects.retrieve(alpha.project_id)
+
+    assert on_create.value.param == "access_rules[1]"
+    assert on_create.value.code == "invalid_access_rule"
+    assert "user is the boss" in on_create.value.message
+    assert "access rule 1" in on_create.value.message
+    assert on_update.value.param == "access_rules[0]"
+    assert "unknown action 'write'" in on_update.value.message
+    assert kept.model_dump().get("access_rules") is None
+
+
+async def test_rules_are_shown_on_the_project_and_cleared(
+    raw: httpx2.AsyncClient, alpha: Tenant
+) -> None:
+    projects = _admin(raw).projects
+    made = await projects.create(name="private", extra_body={"access_rules": PRIVATE})
+    fetched = await projects.retrieve(made.id)
+    cleared = await set_rules(raw, made.id, [])
+    logged = [e async for e in _admin(raw).audit_logs.list(project_ids=[made.id])]
+
+    assert made.model_dump()["access_rules"] == PRIVATE
+    assert fetched.model_dump()["access_rules"] == PRIVATE
+    assert cleared.model_dump().get("access_rules") is None
+    assert logged, "the rules' changes are in the audit log"

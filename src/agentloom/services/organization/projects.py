@@ -115,7 +115,7 @@ class ProjectsService:
         text = None if rules is None else rules.text
         row = await self._store.set_policy(row.id, access_rules=text) or row
         self._changed()
-        shown = None if rules is None else rules.shown()
+        shown = [] if rules is None else rules.shown()  # [] : none (as asked)
         await self._log(
             "project.updated", row, row.id, {"changes_requested": {"access_rules": shown}}
         )
