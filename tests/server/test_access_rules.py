@@ -11,13 +11,18 @@ from typing import Any
 import httpx2
 import openai
 import pytest
+import sqlalchemy as sa
 from starlette.routing import Route
 
+from agentloom.access_rules import RESOURCES
 from agentloom.config import Settings
 from agentloom.server.app import create_app
+from agentloom.storage import schema
+from agentloom.storage.database import Database
 from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import audited_client
 from tests.plugins.tenants import ADMIN, Tenant, sdk
+from tests.server.test_background import settled
 from tests.server.test_people import new_user, user_key
 from tests.server.test_tenancy import _UNOWNED, _body, _filled, make_everything
 
@@ -337,3 +342,63 @@ async def test_rules_are_shown_on_the_project_and_cleared(
     assert fetched.model_dump()["access_rules"] == PRIVATE
     assert cleared.model_dump().get("access_rules") is None
     assert logged, "the rules' changes are in the audit log"
+
+
+# --- background work -------------------------------------------------------------------------
+
+
+async def test_background_work_keeps_its_owner(
+    raw: httpx2.AsyncClient, alpha: Tenant, backend: FakeBackend
+) -> None:
+    ada, _, carol = await team(raw, alpha)
+    await set_rules(raw, alpha.project_id, PRIVATE)
+    conversation = await ada.client.conversations.create()
+
+    queued = await ada.client.responses.create(
+        model=backend.model, input="Hi", background=True, conversation=conversation.id
+    )
+    final = await settled(ada.client, queued.id)
+    items = await ada.client.conversations.items.list(conversation.id)
+    follow = await ada.client.responses.create(
+        model=backend.model, input="Again", previous_response_id=queued.id
+    )
+
+    assert final.status == "completed"
+    assert len(items.data) >= 2  # the input and the answer, appended by the background run
+    assert follow.status == "completed"
+    with pytest.raises(openai.NotFoundError):
+        await carol.client.responses.retrieve(queued.id)
+    with pytest.raises(openai.NotFoundError):
+        await carol.client.responses.cancel(queued.id)
+    with pytest.raises(openai.NotFoundError):
+        await carol.client.conversations.items.list(conversation.id)
+
+
+async def test_every_object_records_its_owner(
+    keyed: Settings, raw: httpx2.AsyncClient, alpha: Tenant, backend: FakeBackend
+) -> None:
+    ada, _, _ = await team(raw, alpha)
+    users = [u async for u in _admin(raw).projects.users.list(alpha.project_id)]
+    ada_id = next(u.id for u in users if u.email == "ada@example.com")
+    await make_all(ada, backend)
+    queued = await ada.client.responses.create(model=backend.model, input="Hi", background=True)
+    await settled(ada.client, queued.id)
+    await alpha.client.files.create(file=("a.txt", b"by the service account"), purpose="user_data")
+    database = await Database.connect(keyed.database.url, instance_id="inst_inspect")
+
+    def owners(conn: sa.Connection) -> dict[str, set[str | None]]:
+        found: dict[str, set[str | None]] = {}
+        for kind in RESOURCES:
+            table = schema.metadata.tables[kind]
+            query = sa.select(table.c.owner).where(table.c.project_id == alpha.project_id)
+            found[kind] = set(conn.scalars(query))
+        return found
+
+    try:
+        found = await database.runner.read(owners)
+    finally:
+        await database.aclose()
+
+    accounts = [a async for a in _admin(raw).projects.service_accounts.list(alpha.project_id)]
+    assert found.pop("files") == {ada_id, accounts[0].id}
+    assert found == {kind: {ada_id} for kind in found}

@@ -35,6 +35,7 @@ from agentloom.ids import new_id
 from agentloom.services.files import FilesService
 from agentloom.storage.batch_api import BATCH_JOB, BatchRow, SqlBatchStore
 from agentloom.storage.jobs import JobRow, SqlJobStore
+from agentloom.storage.scoped import acting_owner
 from agentloom.tenancy import current_key, current_project
 
 INPUT_PURPOSE = "batch"
@@ -143,6 +144,7 @@ def _job(row: BatchRow) -> JobRow:
         kind=BATCH_JOB,
         subject=row.id,
         key_id=current_key(),
+        owner=acting_owner(),
         payload="{}",
         created_at=row.created_at,
     )

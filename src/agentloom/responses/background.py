@@ -27,6 +27,7 @@ from agentloom.services.jobs.wakeups import Wakeups
 from agentloom.storage.base import ResponseStore
 from agentloom.storage.events import TERMINAL_EVENTS, SqlEventStore, StoredEvent
 from agentloom.storage.jobs import JobRow, SqlJobStore
+from agentloom.storage.scoped import acting_owner
 from agentloom.tenancy import current_key, current_project
 
 __all__ = ["TERMINAL_EVENTS", "BackgroundResponses"]
@@ -80,6 +81,7 @@ class BackgroundResponses:
             kind=RESPONSE_JOB,
             subject=response.id,
             key_id=current_key(),
+            owner=acting_owner(),
             payload=json.dumps(
                 {"request": request.model_dump(mode="json"), "created_at": response.created_at}
             ),

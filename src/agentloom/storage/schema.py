@@ -797,5 +797,5 @@ OWNED += (batches, batch_results)
 # The objects people create have an owner (access rules, issue 41): agentloom.access_rules.
 for _owned in (responses, conversations, files, vector_stores, containers, prompts):
     _owned.append_column(owner_column())
-for _owned in (chat_completions, batches, managed_agents):
+for _owned in (chat_completions, batches, managed_agents, jobs):  # a job: whose its work is
     _owned.append_column(owner_column())

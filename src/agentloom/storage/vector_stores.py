@@ -16,6 +16,7 @@ File counts are not stored: one ``GROUP BY`` over the files' statuses gives them
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
@@ -264,10 +265,10 @@ def queue_ingestion(conn: Connection, project: Project, store_id: str, file_ids:
         J, J.c.subject.in_(subjects), J.c.kind == INGEST_JOB, J.c.status == "queued"
     )
     subjects -= set(conn.scalars(sa.select(J.c.subject).where(active)))
-    now = time.time()
+    now, owner = time.time(), project.owner
     for subject in sorted(subjects):
         job = JobRow(new_id("job"), project.id, INGEST_JOB, subject, None, "{}", created_at=now)
-        enqueue(job, conn)
+        enqueue(dataclasses.replace(job, owner=owner), conn)
 
 
 def ingestion_subject(store_id: str, file_id: str) -> str:

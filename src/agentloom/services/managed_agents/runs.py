@@ -39,6 +39,7 @@ from agentloom.storage.base import Order
 from agentloom.storage.events import SqlEventStore, StoredEvent
 from agentloom.storage.jobs import JobRow, SqlJobStore
 from agentloom.storage.managed_agents import AgentRow, SqlManagedAgentStore, TurnEnd
+from agentloom.storage.scoped import acting_owner
 from agentloom.tenancy import current_key, current_project
 
 __all__ = ["RUN_JOB", "TICK_JOB", "AgentRuns"]
@@ -100,6 +101,7 @@ class AgentRuns:
             kind=RUN_JOB,
             subject=run.id,
             key_id=current_key(),
+            owner=acting_owner(),
             payload="{}",
             created_at=now,
         )

@@ -26,6 +26,7 @@ OWNED = (
     "chat_completions",
     "batches",
     "managed_agents",
+    "jobs",  # whose the work is: what a background job makes is theirs
 )
 
 
