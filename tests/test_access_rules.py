@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -157,3 +159,18 @@ def test_rules_parse_once_and_read_back() -> None:
     assert rules.shown()[0] == PRIVATE
     assert rules.rules[1].when[0].role == "x"
     assert parse_rules([]) is None
+
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "auth.md"
+
+
+def test_the_documented_policy_parses_and_decides(db: sa.Connection) -> None:
+    section = DOCS.read_text().split("## Owners and access rules")[1]
+    policy = json.loads(section.split("```json\n")[1].split("```")[0])
+    private = section.split('extra_body={"access_rules": [\n')[1].split("\n]})")[0]
+
+    assert seen(db, policy, CAROL) == EVERYTHING  # an auditor
+    assert seen(db, policy, BOB) == {"resp_ada", "resp_bob"}  # Ada's group
+    assert seen(db, policy, Viewer("user-dan")) == set()
+    assert seen(db, policy, BOB, "delete") == {"resp_bob"}
+    assert seen(db, [json.loads(private.strip().rstrip(","))], ADA) == {"resp_ada"}
