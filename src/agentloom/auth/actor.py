@@ -12,10 +12,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
-if TYPE_CHECKING:  # the storage layer reads the principal: no import of the verifier here
-    from agentloom.auth.verifier import Principal
+from agentloom.auth.verifier import Principal
 
 __all__ = ["Actor", "acting_as", "actor_of", "current_principal"]
 
