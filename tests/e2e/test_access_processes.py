@@ -68,16 +68,16 @@ async def test_access_rules_set_through_one_process_hold_in_the_other(
             project = (await admin.post("/organization/projects", json={"name": "p"})).json()["id"]
             _, ada = await _person(admin, one.base_url, project, "ada@example.com")
             _, carol = await _person(admin, two.base_url, project, "carol@example.com")
-            ids = await make_all(ada, backend)
-            response = f"/responses/{ids['response_id']}"
-            assert (await second.get(response, headers=carol.headers)).status_code == 200
+            async with ada.client, carol.client:
+                ids = await make_all(ada, backend)
+                response = f"/responses/{ids['response_id']}"
+                assert (await second.get(response, headers=carol.headers)).status_code == 200
 
-            await _rules(admin, project, PRIVATE)
-            await _until_404(second, response, carol)
-            refused = await walk(second, keyed, carol, ids, "GET")
-            carol_sees = await _listed(carol)
-            ada_there = Tenant(project, ada.key, ada.key_id, ada.client)
-            owners = await walk(second, keyed, ada_there, ids, "GET")
+                await _rules(admin, project, PRIVATE)
+                await _until_404(second, response, carol)
+                refused = await walk(second, keyed, carol, ids, "GET")
+                carol_sees = await _listed(carol)
+                owners = await walk(second, keyed, ada, ids, "GET")
 
     leaked = [f"{name}: {status}" for name, status in refused.items() if status != 404]
     assert not leaked, "\n".join(leaked)
