@@ -10,8 +10,9 @@ new route cannot forget to scope its queries.
 With authentication off every request works in :data:`DEFAULT_PROJECT`, which is also where
 the data written before projects existed lives, so turning keys on later keeps it.
 
-The project's :class:`Policy` (which models and hosted tools it may use) travels the same way,
-read where a model is resolved and where a hosted tool is built.
+The project's :class:`Policy` (which models and hosted tools it may use, its access rules)
+travels the same way, read where a model is resolved, where a hosted tool is built and where
+a store builds its statements.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Final, Literal
+
+from agentloom.access_rules import AccessRules, Viewer
 
 __all__ = [
     "DEFAULT_PROJECT",
@@ -32,6 +35,7 @@ __all__ = [
     "current_key",
     "current_policy",
     "current_project",
+    "current_viewer",
 ]
 
 DEFAULT_PROJECT: Final = "proj_default"
@@ -58,6 +62,7 @@ class Policy:
     denied_tools: frozenset[str] = frozenset()
     rate_limits: Mapping[str, RateLimit] = field(default_factory=dict)  # by model id
     response_timeout: float | None = None  # seconds a response may run; None: the server's
+    access: AccessRules | None = None  # who may see and change its stored objects; None: all
 
     def allows_model(self, *names: str) -> bool:
         """Whether a model known by any of ``names`` (its id, its provider/id) may be used."""
@@ -75,6 +80,7 @@ OPEN: Final = Policy()
 _PROJECT: ContextVar[str] = ContextVar("agentloom_project", default=DEFAULT_PROJECT)
 _POLICY: ContextVar[Policy] = ContextVar("agentloom_policy", default=OPEN)
 _KEY: ContextVar[str | None] = ContextVar("agentloom_key", default=None)
+_VIEWER: ContextVar[Viewer | None] = ContextVar("agentloom_viewer", default=None)
 
 
 def current_project() -> str:
@@ -92,16 +98,29 @@ def current_policy() -> Policy:
     return _POLICY.get()
 
 
+def current_viewer() -> Viewer | None:
+    """Who the running work acts as, for the owners of stored objects and the project's access
+    rules: a user or service account; ``None`` for the admin key, a server without keys and
+    background work (which sees every object of its project)."""
+    return _VIEWER.get()
+
+
 @contextmanager
 def acting_for(
-    project_id: str, policy: Policy = OPEN, *, key_id: str | None = None
+    project_id: str,
+    policy: Policy = OPEN,
+    *,
+    key_id: str | None = None,
+    viewer: Viewer | None = None,
 ) -> Iterator[None]:
     """Run the block (and the tasks it starts) as work of ``project_id`` under ``policy``,
-    asked for with ``key_id``."""
+    asked for with ``key_id`` by ``viewer``."""
     project, rules, key = _PROJECT.set(project_id), _POLICY.set(policy), _KEY.set(key_id)
+    seen = _VIEWER.set(viewer)
     try:
         yield
     finally:
+        _VIEWER.reset(seen)
         _KEY.reset(key)
         _POLICY.reset(rules)
         _PROJECT.reset(project)

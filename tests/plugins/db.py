@@ -4,7 +4,7 @@ PostgreSQL, the rest on SQLite.
 Which tests run on both, and the check that keeps that honest, are :mod:`tests.plugins.split`'s.
 
 Each test starts from a migrated database with empty tables, without paying for the migrations:
-on SQLite a copy of a file migrated once a session (a copy takes ~1 ms, the 24 migrations
+on SQLite a copy of a file migrated once a session (a copy takes ~1 ms, the 25 migrations
 ~150 ms); on PostgreSQL the session's own database, migrated once, its rows deleted
 between tests in one round trip (~2 ms; ``TRUNCATE`` of its 34 tables took ~190 ms and a
 ``CREATE DATABASE ... TEMPLATE`` ~160 ms).

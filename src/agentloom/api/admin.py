@@ -23,12 +23,15 @@ class Project(WireModel):
     status: Literal["active", "archived"] = "active"
     response_timeout: float | None = None  # agentloom's: the project's own budget, when set
     response_retention: float | None = None  # agentloom's: its responses' own age, when set
+    # agentloom's: who may see and change its stored objects (agentloom.access_rules)
+    access_rules: list[dict[str, Any]] | None = None
 
 
 class CreateProjectRequest(WireModel):
     name: str = NAME_FIELD
     external_key_id: str | None = None
     geography: str | None = None
+    access_rules: list[Any] | None = None  # agentloom's: the project's access rules
 
 
 class UpdateProjectRequest(WireModel):
@@ -41,6 +44,8 @@ class UpdateProjectRequest(WireModel):
     # agentloom's: seconds this project's stored responses are kept (0: forever), in place of
     # [retention] responses; null: the server's again
     response_retention: float | None = Field(default=None, ge=0, le=MAX_RETENTION)
+    # agentloom's: the project's access rules, in place of its rules; null or []: none
+    access_rules: list[Any] | None = None
 
 
 class ServiceAccount(WireModel):

@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable
 from typing import cast
 
+from agentloom.access_rules import rules_of
 from agentloom.storage.projects import ProjectRow
 from agentloom.storage.rate_limits import LimitRow
 from agentloom.tenancy import HOSTED_TOOLS, OPEN, ModelMode, Policy, RateLimit
@@ -29,9 +30,10 @@ def policy_of(row: ProjectRow, limits: Iterable[LimitRow] = ()) -> Policy:
         if limit.limited
     }
     budget = row.response_timeout
-    if model_mode is None and not denied and not rates and budget is None:
+    access = rules_of(row.access_rules)
+    if model_mode is None and not denied and not rates and budget is None and access is None:
         return OPEN
-    return Policy(model_mode, model_ids, denied & frozenset(HOSTED_TOOLS), rates, budget)
+    return Policy(model_mode, model_ids, denied & frozenset(HOSTED_TOOLS), rates, budget, access)
 
 
 def model_policy_text(mode: ModelMode, model_ids: Iterable[str]) -> str:

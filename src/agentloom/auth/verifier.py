@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import anyio
 
+from agentloom.access_rules import Viewer
 from agentloom.auth.keys import KeyHasher, same_secret
 from agentloom.auth.policy import policy_of
 from agentloom.auth.scopes import grants
@@ -68,6 +69,13 @@ class Principal:
     def allows(self, scope: str) -> bool:
         """Whether the key and its owner both grant ``scope``."""
         return grants(self.scopes, scope) and grants(self.permissions, scope)
+
+    def viewer(self) -> Viewer | None:
+        """Who the principal's stored objects belong to, for the access rules: its user, or
+        its service account; ``None`` for the admin key and a server without keys (who see
+        every object)."""
+        owner = self.user_id or self.service_account_id
+        return None if owner is None else Viewer(owner, self.group_ids, self.roles)
 
     def missing(self, scope: str) -> str | None:
         """Who lacks ``scope``: ``"key"``, ``"user"``, or ``None`` when it is granted."""

@@ -13,6 +13,7 @@ import json
 import time
 from collections.abc import Callable
 
+from agentloom.access_rules import Action
 from agentloom.api.batches import (
     COMPLETION_WINDOW,
     ENDPOINTS,
@@ -34,6 +35,7 @@ from agentloom.ids import new_id
 from agentloom.services.files import FilesService
 from agentloom.storage.batch_api import BATCH_JOB, BatchRow, SqlBatchStore
 from agentloom.storage.jobs import JobRow, SqlJobStore
+from agentloom.storage.scoped import acting_owner
 from agentloom.tenancy import current_key, current_project
 
 INPUT_PURPOSE = "batch"
@@ -90,7 +92,7 @@ class BatchesService:
         return ListPage.of([batch_object(row) for row in page.data], has_more=page.has_more)
 
     async def cancel(self, batch_id: str) -> Batch:
-        batch = await self._row(batch_id)
+        batch = await self._row(batch_id, "update")
         if batch.status in ("cancelling", "cancelled"):
             return batch_object(batch)
         marked = await self._store.update(
@@ -124,8 +126,8 @@ class BatchesService:
                 code="invalid_file_purpose",
             )
 
-    async def _row(self, batch_id: str) -> BatchRow:
-        row = await self._store.get(batch_id)
+    async def _row(self, batch_id: str, action: Action = "read") -> BatchRow:
+        row = await self._store.get(batch_id, action)
         if row is None:
             raise NotFoundError(f"No batch found with id '{batch_id[:100]}'.", param="batch_id")
         return row
@@ -142,6 +144,7 @@ def _job(row: BatchRow) -> JobRow:
         kind=BATCH_JOB,
         subject=row.id,
         key_id=current_key(),
+        owner=acting_owner(),
         payload="{}",
         created_at=row.created_at,
     )

@@ -19,7 +19,7 @@ import anyio
 
 from agentloom.api.requests import CreateResponseRequest
 from agentloom.api.response import Response
-from agentloom.errors import InvalidRequestError, RateLimitedError
+from agentloom.errors import InvalidRequestError, NotFoundError, RateLimitedError
 from agentloom.ids import new_id
 from agentloom.responses.persist import response_row
 from agentloom.responses.service import ResponsesService
@@ -27,6 +27,7 @@ from agentloom.services.jobs.wakeups import Wakeups
 from agentloom.storage.base import ResponseStore
 from agentloom.storage.events import TERMINAL_EVENTS, SqlEventStore, StoredEvent
 from agentloom.storage.jobs import JobRow, SqlJobStore
+from agentloom.storage.scoped import acting_owner
 from agentloom.tenancy import current_key, current_project
 
 __all__ = ["TERMINAL_EVENTS", "BackgroundResponses"]
@@ -80,6 +81,7 @@ class BackgroundResponses:
             kind=RESPONSE_JOB,
             subject=response.id,
             key_id=current_key(),
+            owner=acting_owner(),
             payload=json.dumps(
                 {"request": request.model_dump(mode="json"), "created_at": response.created_at}
             ),
@@ -137,6 +139,8 @@ class BackgroundResponses:
 
     async def cancel(self, response_id: str) -> Response:
         """Stop a queued or running background response; a settled one is returned as is."""
+        if not await self._store.exists(response_id, "update"):  # the access rules' update
+            raise NotFoundError(f"Response with id '{response_id}' not found.", param="response_id")
         response = await self._background(response_id)
         if response.status in SETTLED:
             return response

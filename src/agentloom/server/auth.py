@@ -71,7 +71,11 @@ class Admission:
         """Run the block as work of the request's project, asked for with its key."""
         principal = self.principal
         key_id = principal.key_id or (ADMIN_ACTOR if principal.is_admin else None)
-        with acting_for(self.project, self.policy, key_id=key_id), acting_as(principal):
+        viewer = principal.viewer()
+        with (
+            acting_for(self.project, self.policy, key_id=key_id, viewer=viewer),
+            acting_as(principal),
+        ):
             yield
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import get_args
 
+from agentloom.access_rules import Action
 from agentloom.api.containers import (
     ContainerDeleted,
     ContainerExpiry,
@@ -77,19 +78,19 @@ class ContainersService:
         )
 
     async def delete(self, container_id: str) -> ContainerDeleted:
-        await self._row(container_id)
+        await self._row(container_id, action="delete")
         await self._store.delete(container_id)
         await self._folders.remove(container_id)
         return ContainerDeleted(id=container_id)
 
     async def add_file(self, container_id: str, file: ContainerFile) -> ContainerFileObject:
-        await self._row(container_id)
+        await self._row(container_id, action="update")
         name = await self._folders.add(container_id, file)
         await self._store.touch(container_id, now=_now(), user_path=name)
         return await self.file(container_id, _id_of(await self._entries(container_id), name))
 
     async def add_uploaded(self, container_id: str, file_id: str) -> ContainerFileObject:
-        await self._row(container_id)
+        await self._row(container_id, action="update")
         content = await self._files.content(file_id)
         return await self.add_file(container_id, ContainerFile(content.filename, content.data))
 
@@ -125,7 +126,7 @@ class ContainersService:
         return Path(entry.path).name, await self._folders.read(container_id, entry.path)
 
     async def delete_file(self, container_id: str, file_id: str) -> ContainerFileDeleted:
-        await self._row(container_id)
+        await self._row(container_id, action="update")
         entry = await self._entry(container_id, file_id)
         await self._folders.remove_file(container_id, entry.path)
         return ContainerFileDeleted(id=file_id)
@@ -177,10 +178,14 @@ class ContainersService:
         await self._store.insert(row)
         return row
 
-    async def _row(self, container_id: str, *, param: str | None = None) -> ContainerRow:
+    async def _row(
+        self, container_id: str, *, param: str | None = None, action: Action = "read"
+    ) -> ContainerRow:
+        """The container; a 404 when it does not exist, expired, or the access rules do not
+        let the caller ``action`` it."""
         row = None
         if valid_container_id(container_id):
-            row = await self._store.get(container_id, now=_now())
+            row = await self._store.get(container_id, now=_now(), action=action)
         if row is None:
             raise NotFoundError(f"No container found with id '{container_id}'.", param=param)
         return row

@@ -135,12 +135,14 @@ def _begin(
 
 def _get(agent_id: str, run_id: str, project: Project, conn: Connection) -> RunRow | None:
     mine = project.rows(R, R.c.id == run_id, R.c.agent_id == agent_id)
+    mine = sa.and_(mine, *project.children_of(R.c.agent_id, A))
     row = conn.execute(sa.select(*_COLUMNS).where(mine)).first()
     return None if row is None else _row(row)
 
 
 def _find(run_id: str, project: Project, conn: Connection) -> RunRow | None:
-    row = conn.execute(sa.select(*_COLUMNS).where(project.rows(R, R.c.id == run_id))).first()
+    mine = project.rows(R, R.c.id == run_id, *project.children_of(R.c.agent_id, A))
+    row = conn.execute(sa.select(*_COLUMNS).where(mine)).first()
     return None if row is None else _row(row)
 
 

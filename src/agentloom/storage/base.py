@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
+from agentloom.access_rules import Action
+
 T = TypeVar("T")
 Order = Literal["asc", "desc"]
 ResponseStatus = Literal["queued", "in_progress", "completed", "failed", "incomplete", "cancelled"]
@@ -120,7 +122,8 @@ class ResponseStore(Protocol):
     async def trace(self, response_id: str) -> StoredTrace | None:
         """The response's status and trace; ``None`` when the response does not exist."""
 
-    async def exists(self, response_id: str) -> bool: ...
+    async def exists(self, response_id: str, action: Action = "read") -> bool:
+        """Whether the response exists (and the access rules let the viewer ``action`` it)."""
 
     async def delete(self, response_id: str) -> bool: ...
 

@@ -16,6 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.access_rules import Action
 from agentloom.storage import schema
 from agentloom.storage.base import Page
 from agentloom.storage.jobs import JobRow, enqueue
@@ -88,8 +89,9 @@ class SqlBatchStore:
         """Store a batch and queue the job that runs it, together."""
         await self._runner.write(partial(_create, row, job))
 
-    async def get(self, batch_id: str) -> BatchRow | None:
-        return await self._runner.read(partial(_get, batch_id))
+    async def get(self, batch_id: str, action: Action = "read") -> BatchRow | None:
+        """The batch, if the access rules let the viewer ``action`` it."""
+        return await self._runner.read(partial(_get, batch_id, action))
 
     async def list_page(self, after: str | None, limit: int) -> Page[BatchRow] | None:
         """Newest first; ``None`` when ``after`` is not one of the project's batches."""
@@ -130,8 +132,9 @@ def _create(row: BatchRow, job: JobRow, project: Project, conn: Connection) -> N
     enqueue(job, conn)
 
 
-def _get(batch_id: str, project: Project, conn: Connection) -> BatchRow | None:
-    row = conn.execute(sa.select(*_COLUMNS).where(project.rows(B, B.c.id == batch_id))).first()
+def _get(batch_id: str, action: Action, project: Project, conn: Connection) -> BatchRow | None:
+    mine = sa.select(*_COLUMNS).where(B.c.project_id == project.id, B.c.id == batch_id)
+    row = conn.execute(project.visible(mine, B, action)).first()
     return None if row is None else _row(row)
 
 
@@ -157,7 +160,7 @@ def _update(
     changed = project.update(B, B.c.id == batch_id, B.c.status.in_(statuses)).values(**values)
     if conn.execute(changed).rowcount == 0:
         return None
-    return _get(batch_id, project, conn)
+    return _get(batch_id, "read", project, conn)
 
 
 def _record(

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.access_rules import Action
 from agentloom.storage import schema
 from agentloom.storage.base import Order, Owned, Page
 from agentloom.storage.pages import keyset_page
@@ -51,8 +52,11 @@ class ContainerRow:
 class ContainerStore(Protocol):
     async def insert(self, row: ContainerRow) -> None: ...
 
-    async def get(self, container_id: str, *, now: float) -> ContainerRow | None:
-        """The container, unless it does not exist or expired before ``now``."""
+    async def get(
+        self, container_id: str, *, now: float, action: Action = "read"
+    ) -> ContainerRow | None:
+        """The container, unless it does not exist or expired before ``now`` (or the access
+        rules do not let the viewer ``action`` it)."""
 
     async def list_page(
         self, *, after: str | None, limit: int, order: Order, now: float
@@ -75,8 +79,10 @@ class SqlContainerStore:
     async def insert(self, row: ContainerRow) -> None:
         await self._runner.write_statement(partial(_insert, row))
 
-    async def get(self, container_id: str, *, now: float) -> ContainerRow | None:
-        return await self._runner.read(partial(_get, container_id, now))
+    async def get(
+        self, container_id: str, *, now: float, action: Action = "read"
+    ) -> ContainerRow | None:
+        return await self._runner.read(partial(_get, container_id, now, action))
 
     async def list_page(
         self, *, after: str | None, limit: int, order: Order, now: float
@@ -107,8 +113,11 @@ def _insert(row: ContainerRow, project: Project, conn: Connection) -> None:
     conn.execute(project.insert(C).values(**values, user_paths=paths))
 
 
-def _get(container_id: str, now: float, project: Project, conn: Connection) -> ContainerRow | None:
-    select = sa.select(*_COLUMNS).where(_mine(project, container_id), _live(now))
+def _get(
+    container_id: str, now: float, action: Action, project: Project, conn: Connection
+) -> ContainerRow | None:
+    mine = C.c.project_id == project.id, C.c.id == container_id, _live(now)
+    select = project.visible(sa.select(*_COLUMNS).where(*mine), C, action)
     row = conn.execute(select).first()
     return None if row is None else _row(row)
 

@@ -22,6 +22,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.access_rules import Action
 from agentloom.errors import ConversationLockedError, DuplicateItemError, NotFoundError
 from agentloom.storage import schema
 from agentloom.storage.base import ConversationRow, ConversationTurn, ItemRow, Order, Page
@@ -211,8 +212,14 @@ def _row(row: Any) -> ConversationRow:
 
 
 def _get(conversation_id: str, project: Project, conn: Connection) -> ConversationRow | None:
-    row = conn.execute(_GET, project.params(cid=conversation_id)).first()
+    row = conn.execute(project.visible(_GET, C), project.params(cid=conversation_id)).first()
     return None if row is None else _row(row)
+
+
+def _readable(conversation_id: str, project: Project, conn: Connection) -> bool:
+    """Whether the access rules let the viewer read the conversation (its items follow it);
+    without rules the items' own statements say so."""
+    return project.access is None or _get(conversation_id, project, conn) is not None
 
 
 def _list(
@@ -244,12 +251,14 @@ def _create(
 def _update_metadata(
     conversation_id: str, metadata: str, project: Project, conn: Connection
 ) -> ConversationRow | None:
-    conn.execute(project.update(C, C.c.id == conversation_id).values(metadata=metadata))
+    changing = project.update(C, C.c.id == conversation_id).values(metadata=metadata)
+    if not conn.execute(changing).rowcount and project.access is not None:
+        return None  # refused by the access rules (readable or not), or not found
     return _get(conversation_id, project, conn)
 
 
 def _delete(conversation_id: str, since: float, project: Project, conn: Connection) -> bool:
-    if _unlocked_for_update(conn, project, conversation_id, since) is None:
+    if _unlocked_for_update(conn, project, conversation_id, since, "delete") is None:
         return False
     conn.execute(project.delete(CI, CI.c.conversation_id == conversation_id))
     conn.execute(project.delete(C, C.c.id == conversation_id))
@@ -267,6 +276,8 @@ def _add_items(
 
 
 def _items(conversation_id: str, project: Project, conn: Connection) -> list[ItemRow]:
+    if not _readable(conversation_id, project, conn):
+        return []
     rows = conn.execute(_ITEMS, project.params(cid=conversation_id))
     return [ItemRow.of(r) for r in rows]
 
@@ -279,7 +290,7 @@ def _list_items(
     project: Project,
     conn: Connection,
 ) -> Page[ItemRow] | None:
-    if conn.execute(_GET, project.params(cid=conversation_id)).first() is None:
+    if _get(conversation_id, project, conn) is None:
         return None
     query = sa.select(CI.c.id, CI.c.body).where(
         project.rows(CI, CI.c.conversation_id == conversation_id)
@@ -300,6 +311,8 @@ def _list_items(
 def _get_item(
     conversation_id: str, item_id: str, project: Project, conn: Connection
 ) -> ItemRow | None:
+    if not _readable(conversation_id, project, conn):
+        return None
     row = conn.execute(_ITEM, project.params(cid=conversation_id, iid=item_id)).first()
     return None if row is None else ItemRow.of(row)
 
@@ -319,7 +332,10 @@ def _delete_item(
 
 
 def _find_item(item_id: str, project: Project, conn: Connection) -> ItemRow | None:
-    row = conn.execute(_FIND_ITEM, project.params(iid=item_id)).first()
+    find = _FIND_ITEM
+    if project.access is not None:  # an item follows its conversation
+        find = find.where(CI.c.conversation_id.in_(sa.select(C.c.id).where(project.rows(C))))
+    row = conn.execute(find, project.params(iid=item_id)).first()
     return None if row is None else ItemRow.of(row)
 
 
@@ -329,12 +345,14 @@ def _taken(item_ids: tuple[str, ...], conn: Connection) -> list[str]:
 
 
 def _lock(values: dict[str, object], project: Project, conn: Connection) -> int | None:
-    version = conn.execute(_LOCK, project.params(**values)).scalar()
+    lock = project.visible(_LOCK, C, "update")
+    version = conn.execute(lock, project.params(**values)).scalar()
     return None if version is None else int(version)
 
 
 def _why_not_locked(conversation_id: str, project: Project, conn: Connection) -> Exception:
-    row = conn.execute(_GET, project.params(cid=conversation_id)).first()
+    found = project.visible(_GET, C, "update")
+    row = conn.execute(found, project.params(cid=conversation_id)).first()
     if row is None:
         return _conversation_not_found(conversation_id)
     return _locked(conversation_id, row.lock_response_id)
@@ -371,12 +389,17 @@ def end_turn(turn: ConversationTurn, project: Project, conn: Connection) -> None
 
 
 def _unlocked_for_update(
-    conn: Connection, project: Project, conversation_id: str, since: float
+    conn: Connection,
+    project: Project,
+    conversation_id: str,
+    since: float,
+    action: Action = "update",
 ) -> Any:
     """The conversation's row, locked for this transaction; ``None`` if it does not exist (in
-    this project). Raises ``ConversationLockedError`` while a response of a live instance holds
-    it."""
-    row = conn.execute(_GET_FOR_UPDATE, project.params(cid=conversation_id)).first()
+    this project, for the access rules' ``action``). Raises ``ConversationLockedError`` while a
+    response of a live instance holds it."""
+    found = project.visible(_GET_FOR_UPDATE, C, action)
+    row = conn.execute(found, project.params(cid=conversation_id)).first()
     if row is not None and row.lock_response_id is not None and row.lock_instance_id is not None:
         alive = conn.execute(_HOLDER_ALIVE, {"iid": row.lock_instance_id, "since": since}).first()
         if alive is not None:

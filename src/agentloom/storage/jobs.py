@@ -53,6 +53,7 @@ class JobRow:
     irreversible: bool = False
     created_at: float = 0.0
     run_after: float | None = None
+    owner: str | None = None  # whose the objects it makes are (agentloom.access_rules)
 
 
 _COLUMNS = tuple(J.c[name] for name in JobRow.__slots__)
@@ -79,7 +80,8 @@ class SqlJobStore:
         self._runner = runner  # across projects
 
     async def enqueue_response(self, response: ResponseRow, job: JobRow) -> None:
-        """Store a background response (queued, no items yet) and its job together."""
+        """Store a background response (queued, no items yet, owned by the running work's
+        viewer) and its job together."""
         await self._runner.write(partial(_enqueue_response, response, job))
 
     async def enqueue(self, job: JobRow) -> None:
@@ -171,6 +173,7 @@ def _enqueue_response(response: ResponseRow, job: JobRow, conn: Connection) -> N
             previous_response_id=response.previous_response_id,
             body=response.body,
             project_id=job.project_id,
+            owner=job.owner,
         )
     )
     enqueue(job, conn)

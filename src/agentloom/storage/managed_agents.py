@@ -16,13 +16,14 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.access_rules import Action
 from agentloom.storage import schema
 from agentloom.storage.base import Order, Page
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
 from agentloom.storage.schedules import ScheduleRow
 from agentloom.storage.schedules import insert as insert_schedule
-from agentloom.storage.scoped import Project, ProjectRunner, in_project
+from agentloom.storage.scoped import Project, ProjectRunner, in_project, restricted
 
 A = schema.managed_agents
 M = schema.managed_agent_messages
@@ -182,8 +183,9 @@ class SqlManagedAgentStore:
         """Store the agent, with its schedule (if it has one) in the same transaction."""
         await self._runner.write(partial(_create, row, schedule))
 
-    async def get(self, agent_id: str) -> StoredAgent | None:
-        return await self._runner.read(partial(_get, agent_id))
+    async def get(self, agent_id: str, action: Action = "read") -> StoredAgent | None:
+        """The agent, if the access rules let the viewer ``action`` it."""
+        return await self._runner.read(partial(_get, agent_id, action))
 
     async def row(self, agent_id: str) -> AgentRow | None:
         """The agent's row alone (no schedule)."""
@@ -212,6 +214,8 @@ class SqlManagedAgentStore:
         """The agent and the ``history`` latest messages of its conversation, oldest first
         (``None`` when there is no such agent): one query, on the driver itself (a streamed
         turn reads this before its first token)."""
+        if restricted() and await self.get(agent_id, "update") is None:
+            return None  # a turn adds to the agent's messages: the access rules' update
         sql = _PG_TURN_CONTEXT if self._runner.dialect == "postgresql" else _SQLITE_TURN_CONTEXT
         rows = await self._runner.fetch(sql, agent_id, max(history, 0))
         if not rows:
@@ -270,13 +274,17 @@ def _create(
     conn.execute(project.insert(A).values(**asdict(row)))
 
 
-def _get(agent_id: str, project: Project, conn: Connection) -> StoredAgent | None:
-    row = conn.execute(_select(project).where(_mine(project, agent_id))).first()
+def _get(agent_id: str, action: Action, project: Project, conn: Connection) -> StoredAgent | None:
+    mine = _select(project).where(A.c.project_id == project.id, A.c.id == agent_id)
+    row = conn.execute(project.visible(mine, A, action)).first()
     return None if row is None else _stored(row)
 
 
-def _row(agent_id: str, project: Project, conn: Connection) -> AgentRow | None:
-    row = conn.execute(_AGENT_ROW, project.params(agent_id=agent_id)).first()
+def _row(
+    agent_id: str, project: Project, conn: Connection, action: Action = "read"
+) -> AgentRow | None:
+    found = project.visible(_AGENT_ROW, A, action)
+    row = conn.execute(found, project.params(agent_id=agent_id)).first()
     return None if row is None else _agent(row)
 
 
@@ -297,11 +305,11 @@ def _update(
 ) -> StoredAgent | None:
     if values:
         conn.execute(project.update(A, A.c.id == agent_id).values(**values))
-    return _get(agent_id, project, conn)
+    return _get(agent_id, "read", project, conn)
 
 
 def _delete(agent_id: str, project: Project, conn: Connection) -> bool:
-    agent = _row(agent_id, project, conn)
+    agent = _row(agent_id, project, conn, "delete")
     if agent is None:
         return False
     runs = schema.managed_agent_runs

@@ -46,6 +46,7 @@ class ProjectRow:
     tool_policy: str | None = None  # JSON list of the hosted tools it may not use
     response_timeout: float | None = None  # seconds a response may run; None: the server's
     response_retention: float | None = None  # seconds its responses are kept; None: the server's
+    access_rules: str | None = None  # JSON list (agentloom.access_rules); None: no rules
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +223,7 @@ _PROJECT_COLUMNS = (
     PR.c.tool_policy,
     PR.c.response_timeout,
     PR.c.response_retention,
+    PR.c.access_rules,
 )
 
 

@@ -22,6 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
+from agentloom.access_rules import Action
 from agentloom.storage import schema
 from agentloom.storage.base import Order, Page
 from agentloom.storage.pages import keyset_page
@@ -89,38 +90,44 @@ class SqlPromptStore:
 
 
 def _insert(row: PromptRow, project: Project, conn: Connection) -> None:
-    conn.execute(
-        project.insert(P).values(
-            id=row.id,
-            version=row.version,
-            created_at=row.created_at,
-            is_default=row.is_default,
-            body=row.body,
-        )
+    insert = project.insert(P).values(
+        id=row.id,
+        version=row.version,
+        created_at=row.created_at,
+        is_default=row.is_default,
+        body=row.body,
     )
+    if row.version > 1:  # a prompt's versions are its first version's owner's
+        first = sa.select(P.c.owner).where(P.c.project_id == project.id, P.c.id == row.id)
+        insert = insert.values(owner=first.where(P.c.version == 1).scalar_subquery())
+    conn.execute(insert)
 
 
 def _get(
     prompt_id: str, version: int | None, project: Project, conn: Connection
 ) -> PromptRow | None:
     if version is None:
-        row = conn.execute(_GET_DEFAULT, project.params(pid=prompt_id)).first()
+        row = conn.execute(project.visible(_GET_DEFAULT, P), project.params(pid=prompt_id)).first()
     else:
-        row = conn.execute(_GET_VERSION, project.params(pid=prompt_id, version=version)).first()
+        found = project.visible(_GET_VERSION, P)
+        row = conn.execute(found, project.params(pid=prompt_id, version=version)).first()
     return None if row is None else _row(row)
 
 
 def _exists(prompt_id: str, project: Project, conn: Connection) -> bool:
-    return conn.scalar(_FIRST_SEQ, project.params(pid=prompt_id)) is not None
+    return conn.scalar(project.visible(_FIRST_SEQ, P), project.params(pid=prompt_id)) is not None
 
 
 def _versions(prompt_id: str, project: Project, conn: Connection) -> list[PromptRow]:
-    return [_row(row) for row in conn.execute(_VERSIONS, project.params(pid=prompt_id))]
+    versions = project.visible(_VERSIONS, P)
+    return [_row(row) for row in conn.execute(versions, project.params(pid=prompt_id))]
 
 
-def _locked(prompt_id: str, project: Project, conn: Connection) -> bool:
-    """Lock the prompt against other writers for this transaction; ``False`` if it is gone."""
-    return conn.scalar(_LOCK, project.params(pid=prompt_id)) is not None
+def _locked(prompt_id: str, project: Project, conn: Connection, action: Action = "update") -> bool:
+    """Lock the prompt against other writers for this transaction; ``False`` if it is gone (or
+    the access rules do not let the viewer ``action`` it)."""
+    lock = project.visible(_LOCK, P, action)
+    return conn.scalar(lock, project.params(pid=prompt_id)) is not None
 
 
 def _add_version(row: PromptRow, based_on: int, project: Project, conn: Connection) -> AddOutcome:
@@ -151,7 +158,7 @@ def _make_default(prompt_id: str, version: int, project: Project, conn: Connecti
 
 
 def _delete(prompt_id: str, project: Project, conn: Connection) -> bool:
-    if not _locked(prompt_id, project, conn):
+    if not _locked(prompt_id, project, conn, "delete"):
         return False
     conn.execute(project.delete(P, P.c.id == prompt_id))
     return True
@@ -162,7 +169,7 @@ def _list(
 ) -> Page[PromptRow] | None:
     cursor = None
     if after is not None:
-        cursor = conn.scalar(_FIRST_SEQ, project.params(pid=after))
+        cursor = conn.scalar(project.visible(_FIRST_SEQ, P), project.params(pid=after))
         if cursor is None:
             return None
     query = _LIST.where(project.rows(FIRST), project.rows(DEFAULT))

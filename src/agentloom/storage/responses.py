@@ -16,6 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.access_rules import Action
 from agentloom.errors import NotFoundError
 from agentloom.storage import schema
 from agentloom.storage.base import (
@@ -31,7 +32,13 @@ from agentloom.storage.base import (
 from agentloom.storage.conversations import end_turn
 from agentloom.storage.pages import keyset_page
 from agentloom.storage.runner import Runner
-from agentloom.storage.scoped import Project, ProjectRunner, across_projects, in_project
+from agentloom.storage.scoped import (
+    Project,
+    ProjectRunner,
+    across_projects,
+    acting_owner,
+    in_project,
+)
 
 R = schema.responses
 I = schema.items  # noqa: E741
@@ -62,10 +69,13 @@ _FIND_ITEM = (
 ).limit(1)
 
 
-def _history_query() -> sa.Select[tuple[int, str | None, str | None]]:
-    """Items of the response and of its ``previous_response_id`` ancestors, oldest first."""
+def _history_query(
+    *allowed: sa.ColumnElement[bool],
+) -> sa.Select[tuple[int, str | None, str | None]]:
+    """Items of the response (one the access rules let the viewer read: ``allowed``) and of its
+    ``previous_response_id`` ancestors, oldest first."""
     start = sa.select(R.c.id, R.c.previous_response_id, sa.literal(0).label("depth")).where(
-        R.c.id == sa.bindparam("rid"), in_project(R)
+        R.c.id == sa.bindparam("rid"), in_project(R), *allowed
     )
     chain = start.cte("chain", recursive=True)
     step = (
@@ -103,10 +113,10 @@ _PG_BEGIN = """
 WITH r AS (
     INSERT INTO responses
         (project_id, id, created_at, model, status, previous_response_id, body, instance_id,
-         trace)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         trace, owner)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
     RETURNING id
-)""" + _pg_items(1, 10)
+)""" + _pg_items(1, 11)
 _PG_FINISH = """
 WITH r AS (
     UPDATE responses SET status = $3, body = $4, trace = $5
@@ -172,8 +182,18 @@ class SqlResponseStore:
     def _pg_row(self, r: ResponseRow) -> tuple[object, ...]:
         """``_PG_BEGIN``'s response parameters after the project, in order."""
         created = float(r.created_at)
-        previous = r.previous_response_id
-        return (r.id, created, r.model, r.status, previous, r.body, self._instance_id, r.trace)
+        previous, owner = r.previous_response_id, acting_owner()
+        return (
+            r.id,
+            created,
+            r.model,
+            r.status,
+            previous,
+            r.body,
+            self._instance_id,
+            r.trace,
+            owner,
+        )
 
     async def start(self, response: ResponseRow, input_items: Sequence[ItemRow]) -> None:
         write = partial(_start, response, input_items)
@@ -188,8 +208,8 @@ class SqlResponseStore:
     async def trace(self, response_id: str) -> StoredTrace | None:
         return await self._runner.read(partial(_trace, response_id))
 
-    async def exists(self, response_id: str) -> bool:
-        return await self._runner.read(partial(_exists, response_id))
+    async def exists(self, response_id: str, action: Action = "read") -> bool:
+        return await self._runner.read(partial(_exists, response_id, action))
 
     async def delete(self, response_id: str) -> bool:
         return await self._runner.write(partial(_delete, response_id))
@@ -273,7 +293,7 @@ def _with_turn(
 # the transaction the runner opened; ``?`` placeholders serve SQLite, the only user of this path.
 _SQL_INSERT_RESPONSE = (
     "INSERT INTO responses (id, created_at, model, status, previous_response_id, instance_id,"
-    " body, trace, project_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " body, trace, project_id, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _SQL_UPDATE_RESPONSE = (
     "UPDATE responses SET status = ?, body = ?, trace = ? WHERE id = ? AND project_id = ?"
@@ -298,7 +318,7 @@ def _begin(
     cursor = _cursor(conn)
     r = response
     row = (r.id, r.created_at, r.model, r.status, r.previous_response_id, instance_id, r.body)
-    cursor.execute(_SQL_INSERT_RESPONSE, (*row, r.trace, project.id))
+    cursor.execute(_SQL_INSERT_RESPONSE, (*row, r.trace, project.id, project.owner))
     _insert_items(cursor, project, response.id, schema.INPUT, items)
 
 
@@ -333,8 +353,11 @@ def _insert_items(
 
 
 def _update(response: ResponseRow, project: Project, conn: Connection) -> None:
+    """The run's own write of its response (as the run's finishing write: no access rule's
+    ``update``, which is the API's)."""
     values = {"status": response.status, "body": response.body, "trace": response.trace}
-    conn.execute(project.update(R, R.c.id == response.id).values(values))
+    mine = sa.and_(R.c.project_id == project.id, R.c.id == response.id)
+    conn.execute(R.update().where(mine).values(values))
 
 
 def _start(
@@ -361,7 +384,7 @@ def _reset(response: ResponseRow, project: Project, conn: Connection) -> None:
 
 
 def _get(response_id: str, project: Project, conn: Connection) -> StoredResponse | None:
-    row = conn.execute(_GET_RESPONSE, project.params(rid=response_id)).first()
+    row = conn.execute(project.visible(_GET_RESPONSE, R), project.params(rid=response_id)).first()
     if row is None:
         return None
     output = [ItemRow.of(r) for r in conn.execute(_GET_OUTPUT, project.params(rid=response_id))]
@@ -369,16 +392,18 @@ def _get(response_id: str, project: Project, conn: Connection) -> StoredResponse
 
 
 def _trace(response_id: str, project: Project, conn: Connection) -> StoredTrace | None:
-    row = conn.execute(_GET_TRACE, project.params(rid=response_id)).first()
+    row = conn.execute(project.visible(_GET_TRACE, R), project.params(rid=response_id)).first()
     return None if row is None else StoredTrace(status=row.status, trace=row.trace)
 
 
-def _exists(response_id: str, project: Project, conn: Connection) -> bool:
-    return conn.scalar(_SEQ_OF, project.params(rid=response_id)) is not None
+def _exists(response_id: str, action: Action, project: Project, conn: Connection) -> bool:
+    found = project.visible(_SEQ_OF, R, action)
+    return conn.scalar(found, project.params(rid=response_id)) is not None
 
 
 def _delete(response_id: str, project: Project, conn: Connection) -> bool:
-    owned = conn.execute(sa.select(R.c.id).where(project.rows(R, R.c.id == response_id)))
+    mine = sa.select(R.c.id).where(R.c.project_id == project.id, R.c.id == response_id)
+    owned = conn.execute(project.visible(mine, R, "delete"))
     return delete_responses([response_id], conn, project) > 0 if owned.first() else False
 
 
@@ -465,7 +490,7 @@ def _input_items(
     project: Project,
     conn: Connection,
 ) -> Page[ItemRow] | None:
-    if conn.scalar(_SEQ_OF, project.params(rid=response_id)) is None:
+    if not _exists(response_id, "read", project, conn):
         return None
     query = sa.select(I.c.id, I.c.body).where(_inputs(project, response_id))
     return keyset_page(
@@ -485,14 +510,19 @@ def _inputs(project: Project, response_id: str) -> sa.ColumnElement[bool]:
 
 
 def _history(response_id: str, project: Project, conn: Connection) -> list[ItemRow] | None:
-    rows = conn.execute(_HISTORY, project.params(rid=response_id)).all()
+    allowed = None if project.access is None else project.access.condition(R, "read")
+    history = _HISTORY if allowed is None else _history_query(allowed)
+    rows = conn.execute(history, project.params(rid=response_id)).all()
     if not rows:
         return None
     return [ItemRow.of(r) for r in rows if r.id is not None]
 
 
 def _find_item(item_id: str, project: Project, conn: Connection) -> ItemRow | None:
-    row = conn.execute(_FIND_ITEM, project.params(iid=item_id)).first()
+    find = _FIND_ITEM
+    if project.access is not None:  # an item follows its response
+        find = find.where(I.c.response_id.in_(sa.select(R.c.id).where(project.rows(R))))
+    row = conn.execute(find, project.params(iid=item_id)).first()
     return None if row is None else ItemRow.of(row)
 
 
@@ -511,7 +541,7 @@ def _response_row(row: Any) -> ResponseRow:
 
 
 def _seq_of(conn: Connection, project: Project, response_id: str) -> int:
-    seq = conn.scalar(_SEQ_OF, project.params(rid=response_id))
+    seq = conn.scalar(project.visible(_SEQ_OF, R), project.params(rid=response_id))
     if seq is None:
         raise NotFoundError(f"Response with id '{response_id}' not found.", param="after")
     return int(seq)

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from agentloom.storage.schema_base import SeqKey as SeqKey
 from agentloom.storage.schema_base import metadata as metadata
-from agentloom.storage.schema_base import project_column
+from agentloom.storage.schema_base import owner_column, project_column
 from agentloom.storage.schema_batches import (
     batch_results as batch_results,
 )
@@ -374,6 +374,7 @@ projects = sa.Table(
     sa.Column("response_timeout", sa.Float, nullable=True),  # seconds; null: [limits]
     # seconds its stored responses are kept (0: forever); null: [retention] responses
     sa.Column("response_retention", sa.Float, nullable=True),
+    sa.Column("access_rules", sa.Text, nullable=True),  # JSON list; null: no rules (all access)
 )
 
 # A project's service accounts: the owners of its API keys.
@@ -793,3 +794,8 @@ OWNED += MANAGED_AGENT_TABLES
 
 
 OWNED += (batches, batch_results)
+# The objects people create have an owner (access rules, issue 41): agentloom.access_rules.
+for _owned in (responses, conversations, files, vector_stores, containers, prompts):
+    _owned.append_column(owner_column())
+for _owned in (chat_completions, batches, managed_agents, jobs):  # a job: whose its work is
+    _owned.append_column(owner_column())

@@ -15,3 +15,9 @@ def project_column() -> sa.Column[str]:
     """The owning project (see :data:`agentloom.storage.schema.OWNED`); rows from before projects
     are the default's."""
     return sa.Column("project_id", sa.String(96), nullable=False, server_default="proj_default")
+
+
+def owner_column() -> sa.Column[str]:
+    """Who created the row's object: the id of the user or service account behind the key
+    (``agentloom.storage.access``); null: nobody's (made before 0025, or without keys)."""
+    return sa.Column("owner", sa.String(96), nullable=True)

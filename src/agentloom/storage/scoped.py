@@ -21,6 +21,13 @@ are :func:`across_projects`, marked with :data:`ACROSS_PROJECTS` (a SQL comment,
 database's own logs show it too), and it runs on :attr:`ProjectRunner.across_projects`.
 ``tests/storage/test_scoping.py`` reads every statement a workload runs and fails on one that
 touches a project's table unmarked without naming the project.
+
+The :class:`Project` also carries who the work acts as: ``owner``, recorded on the rows it
+inserts into a table with an ``owner`` column, and ``access``, the project's access rules for
+that viewer (:mod:`agentloom.storage.access`), which :meth:`Project.rows`, ``update`` and
+``delete`` add to their conditions (a statement built once adds them with
+:meth:`Project.visible`). Without rules, or for work without an owner (the admin key, a server
+without keys, background work), nothing is added.
 """
 
 from __future__ import annotations
@@ -34,8 +41,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.selectable import HasPrefixes
 
+from agentloom.access_rules import Action
+from agentloom.storage.access import Access
 from agentloom.storage.runner import Runner
-from agentloom.tenancy import current_project
+from agentloom.tenancy import current_policy, current_project, current_viewer
 
 __all__ = [
     "ACROSS_PROJECTS",
@@ -43,11 +52,14 @@ __all__ = [
     "Project",
     "ProjectRunner",
     "across_projects",
+    "acting_owner",
     "in_project",
+    "restricted",
 ]
 
 T = TypeVar("T")
 S = TypeVar("S", bound=HasPrefixes)
+Q = TypeVar("Q", sa.Select[Any], sa.Update)
 
 ACROSS_PROJECTS: Final = "/* across projects */"
 PROJECT: Final[sa.BindParameter[str]] = sa.bindparam("project", type_=sa.String())
@@ -68,26 +80,56 @@ class Project:
     """The project a piece of storage work acts for: the statements it builds."""
 
     id: str
+    owner: str | None = None  # whose the rows it inserts are (a user's or service account's id)
+    access: Access | None = None  # the project's access rules for the viewer; None: all rows
 
     def rows(
         self, table: sa.FromClause, *criteria: sa.ColumnElement[bool]
     ) -> sa.ColumnElement[bool]:
-        """The project's rows of ``table`` (an alias too) that match every criterion."""
-        return sa.and_(table.c.project_id == self.id, *criteria)
+        """The project's rows of ``table`` (an alias too) that match every criterion (and
+        that the access rules let the viewer read)."""
+        return sa.and_(table.c.project_id == self.id, *criteria, *self._allowed(table, "read"))
 
     def insert(self, table: sa.Table) -> sa.Insert:
-        """An insert into ``table`` of rows of the project."""
-        return table.insert().values(project_id=self.id)
+        """An insert into ``table`` of rows of the project (owned by the viewer)."""
+        if "owner" not in table.c:
+            return table.insert().values(project_id=self.id)
+        if self.access is not None:
+            self.access.check_create(table)
+        return table.insert().values(project_id=self.id, owner=self.owner)
 
     def update(self, table: sa.Table, *criteria: sa.ColumnElement[bool]) -> sa.Update:
-        return table.update().where(self.rows(table, *criteria))
+        allowed = self._allowed(table, "update")
+        return table.update().where(table.c.project_id == self.id, *criteria, *allowed)
 
     def delete(self, table: sa.Table, *criteria: sa.ColumnElement[bool]) -> sa.Delete:
-        return table.delete().where(self.rows(table, *criteria))
+        allowed = self._allowed(table, "delete")
+        return table.delete().where(table.c.project_id == self.id, *criteria, *allowed)
+
+    def visible(self, statement: Q, table: sa.FromClause, action: Action = "read") -> Q:
+        """``statement`` (one built once, on ``table``), limited to the rows the access rules
+        let the viewer ``action``."""
+        return statement.where(*self._allowed(table, action)) if self.access else statement
+
+    def children_of(
+        self, column: sa.ColumnElement[str], parent: sa.Table, action: Action = "read"
+    ) -> tuple[sa.ColumnElement[bool], ...]:
+        """Rows whose ``column`` names a row of ``parent`` that the access rules let the viewer
+        ``action`` (a child follows its parent); nothing without rules."""
+        allowed = self._allowed(parent, action)
+        if not allowed:
+            return ()
+        return (column.in_(sa.select(parent.c.id).where(parent.c.project_id == self.id, *allowed)),)
 
     def params(self, **values: Any) -> dict[str, Any]:
         """Parameters for a statement built with :func:`in_project`."""
         return {"project": self.id, **values}
+
+    def _allowed(self, table: sa.FromClause, action: Action) -> tuple[sa.ColumnElement[bool], ...]:
+        if self.access is None:
+            return ()
+        found = self.access.condition(table, action)
+        return () if found is None else (found,)
 
 
 class ProjectRunner:
@@ -116,5 +158,24 @@ class ProjectRunner:
         return await self.across_projects.fetch(sql, current_project(), *args)
 
 
+def restricted() -> bool:
+    """Whether the running work is under access rules (driver SQL on a table with owners checks
+    this, and reads through a :class:`Project` first when it is)."""
+    return acting_owner() is not None and current_policy().access is not None
+
+
+def acting_owner() -> str | None:
+    """Whose the objects the running work creates are: its user's or service account's id
+    (``None``: the admin key's, a server's without keys, background work's)."""
+    viewer = current_viewer()
+    return None if viewer is None else viewer.id
+
+
 def _acting() -> Project:
-    return Project(current_project())
+    viewer = current_viewer()
+    if viewer is None:
+        return Project(current_project())
+    rules = current_policy().access
+    if rules is None:
+        return Project(current_project(), viewer.id)
+    return Project(current_project(), viewer.id, Access(rules, viewer))

@@ -221,7 +221,8 @@ def _remove_everywhere(file_id: str, project: Project, conn: Connection) -> list
 
 
 def _index_state(store_id: str, project: Project, conn: Connection) -> IndexState | None:
-    row = conn.execute(_INDEX_STATE, project.params(sid=store_id)).first()
+    found = project.visible(_INDEX_STATE, VS)
+    row = conn.execute(found, project.params(sid=store_id)).first()
     if row is None:
         return None
     return IndexState(store_row(row), int(row.max_seq or 0))

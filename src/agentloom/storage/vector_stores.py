@@ -16,6 +16,7 @@ File counts are not stored: one ``GROUP BY`` over the files' statuses gives them
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
@@ -25,6 +26,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.access_rules import Action
 from agentloom.errors import NotFoundError
 from agentloom.ids import new_id
 from agentloom.storage import schema
@@ -180,7 +182,7 @@ def _recently_active(now: float, limit: int, conn: Connection) -> list[Owned]:
 
 
 def _get(store_id: str, project: Project, conn: Connection) -> StoreState | None:
-    row = conn.execute(_GET_STORE, project.params(sid=store_id)).first()
+    row = conn.execute(project.visible(_GET_STORE, VS), project.params(sid=store_id)).first()
     if row is None:
         return None
     store = store_row(row)
@@ -189,7 +191,7 @@ def _get(store_id: str, project: Project, conn: Connection) -> StoreState | None
 
 def _list(cursor: Cursor, project: Project, conn: Connection) -> Page[StoreState]:
     query = sa.select(*_STORE_COLUMNS).where(project.rows(VS))
-    seq = _STORE_SEQ.params(project=project.id)
+    seq = project.visible(_STORE_SEQ, VS).params(project=project.id)
     page = _page(conn, query, VS.c.seq, cursor, (seq, "sid"), store_row)
     counts = _counts_by_store(conn, [s.id for s in page.data])
     states = [StoreState(s, counts.get(s.id, FileCounts())) for s in page.data]
@@ -211,7 +213,7 @@ def _touch(
 
 
 def _delete(store_id: str, project: Project, conn: Connection) -> bool:
-    if not lock_store(conn, store_id, project):
+    if not lock_store(conn, store_id, project, "delete"):
         return False
     for table in (VC, VF, VB):
         conn.execute(table.delete().where(table.c.vector_store_id == store_id))
@@ -263,10 +265,10 @@ def queue_ingestion(conn: Connection, project: Project, store_id: str, file_ids:
         J, J.c.subject.in_(subjects), J.c.kind == INGEST_JOB, J.c.status == "queued"
     )
     subjects -= set(conn.scalars(sa.select(J.c.subject).where(active)))
-    now = time.time()
+    now, owner = time.time(), project.owner
     for subject in sorted(subjects):
         job = JobRow(new_id("job"), project.id, INGEST_JOB, subject, None, "{}", created_at=now)
-        enqueue(job, conn)
+        enqueue(dataclasses.replace(job, owner=owner), conn)
 
 
 def ingestion_subject(store_id: str, file_id: str) -> str:
@@ -365,7 +367,7 @@ def _page(
 def _set_attributes(
     store_id: str, file_id: str, attributes: str, project: Project, conn: Connection
 ) -> StoreFileRow | None:
-    if not _owns(conn, project, store_id):
+    if not _owns(conn, project, store_id, "update"):
         return None
     where = sa.and_(VF.c.vector_store_id == store_id, VF.c.file_id == file_id)
     updated = conn.execute(VF.update().where(where).values(attributes=attributes))
@@ -404,14 +406,18 @@ def _cancel_batch(
 # --- helpers ---------------------------------------------------------------------------------
 
 
-def lock_store(conn: Connection, store_id: str, project: Project) -> bool:
+def lock_store(
+    conn: Connection, store_id: str, project: Project, action: Action = "update"
+) -> bool:
     """Lock the store's row for this transaction; ``False`` if there is no such store (in
-    ``project``)."""
-    return conn.scalar(_LOCK_MINE, project.params(sid=store_id)) is not None
+    ``project``, that the access rules let the viewer change: its files follow it)."""
+    lock = project.visible(_LOCK_MINE, VS, action)
+    return conn.scalar(lock, project.params(sid=store_id)) is not None
 
 
-def _owns(conn: Connection, project: Project, store_id: str) -> bool:
-    return conn.scalar(_OWNS, project.params(sid=store_id)) is not None
+def _owns(conn: Connection, project: Project, store_id: str, action: Action = "read") -> bool:
+    found = project.visible(_OWNS, VS, action)
+    return conn.scalar(found, project.params(sid=store_id)) is not None
 
 
 def _seq_of(

@@ -18,6 +18,7 @@ others back to the queue. The same task queues the jobs of due schedules
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -27,6 +28,7 @@ from typing import Protocol
 import anyio
 from anyio.abc import TaskGroup
 
+from agentloom.access_rules import Viewer
 from agentloom.config import JobSettings
 from agentloom.storage.connection_faults import DATABASE_FAULTS
 from agentloom.storage.jobs import JobRow, SqlJobStore
@@ -184,11 +186,18 @@ class JobRunner:
         with tracing.span(f"job {job.kind}", attributes):
             await self._run_job(job)
 
+    async def _acting(self, job: JobRow) -> tuple[str, Policy]:
+        """The job's project, under its policy without access rules (background work)."""
+        policy = await self._policy(job.project_id)
+        if policy.access is not None:
+            policy = dataclasses.replace(policy, access=None)
+        return job.project_id, policy
+
     async def _run_job(self, job: JobRow) -> None:
         handler = self._handlers.get(job.kind)
         running = self._running[job.id]
         try:
-            with acting_for(job.project_id, await self._policy(job.project_id), key_id=job.key_id):
+            with acting_for(*await self._acting(job), key_id=job.key_id, viewer=_owner(job)):
                 if handler is None:
                     raise LookupError(f"no handler for jobs of kind {job.kind!r}")
                 again: float | None = None
@@ -270,6 +279,12 @@ class JobRunner:
                 elif await self._jobs.requeue(job.id, lease_before=now):
                     await handler.requeued(job)
                     self._queued.set()
+
+
+def _owner(job: JobRow) -> Viewer | None:
+    """Who the job works for: the objects it makes are theirs (its project's access rules are
+    not applied to background work, which reaches every object of its project)."""
+    return None if job.owner is None else Viewer(job.owner)
 
 
 def _why_not_again(job: JobRow) -> str:

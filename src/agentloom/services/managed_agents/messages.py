@@ -61,7 +61,7 @@ class AgentMessages:
 
     async def queue(self, agent_id: str, request: SendMessageRequest) -> AgentMessage:
         """Store the message for the agent's next run (started now when ``immediate``)."""
-        await self._agents.stored(agent_id)
+        await self._agents.stored(agent_id, "update")
         message = _message(agent_id, request, "pending")
         await self._store.add_message(message)
         if request.mode != "immediate":

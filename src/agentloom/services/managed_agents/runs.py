@@ -39,6 +39,7 @@ from agentloom.storage.base import Order
 from agentloom.storage.events import SqlEventStore, StoredEvent
 from agentloom.storage.jobs import JobRow, SqlJobStore
 from agentloom.storage.managed_agents import AgentRow, SqlManagedAgentStore, TurnEnd
+from agentloom.storage.scoped import acting_owner
 from agentloom.tenancy import current_key, current_project
 
 __all__ = ["RUN_JOB", "TICK_JOB", "AgentRuns"]
@@ -91,7 +92,7 @@ class AgentRuns:
 
     async def start(self, agent_id: str, trigger: RunTrigger = "manual") -> AgentRun:
         """Queue a run of the agent; a 409 when it has one queued or in progress."""
-        await self._agents.stored(agent_id)
+        await self._agents.stored(agent_id, "update")
         now = time.time()
         run = RunRow(new_id("arun"), agent_id, "queued", trigger, now)
         job = JobRow(
@@ -100,6 +101,7 @@ class AgentRuns:
             kind=RUN_JOB,
             subject=run.id,
             key_id=current_key(),
+            owner=acting_owner(),
             payload="{}",
             created_at=now,
         )
@@ -128,6 +130,7 @@ class AgentRuns:
     async def cancel(self, agent_id: str, run_id: str) -> AgentRun:
         """Stop a queued or running run (ended ``cancelled``, its stream ended); an ended one is
         returned as it is."""
+        await self._agents.stored(agent_id, "update")
         run = await self._row(agent_id, run_id)
         if run.status in SETTLED:
             return run_wire(run)

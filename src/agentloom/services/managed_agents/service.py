@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentloom.access_rules import Action
 from agentloom.api.managed_agents import (
     AgentState,
     AgentTick,
@@ -122,9 +123,10 @@ class ManagedAgentsService:
     async def get(self, agent_id: str) -> ManagedAgent:
         return agent_wire(await self.stored(agent_id))
 
-    async def stored(self, agent_id: str) -> StoredAgent:
-        """The agent (a 404 for an unknown id, or another project's)."""
-        stored = await self._store.get(agent_id)
+    async def stored(self, agent_id: str, action: Action = "read") -> StoredAgent:
+        """The agent (a 404 for an unknown id, another project's, or one the access rules do
+        not let the caller ``action``: its messages, runs and tasks follow it)."""
+        stored = await self._store.get(agent_id, action)
         if stored is None:
             raise not_found(agent_id)
         return stored
@@ -136,7 +138,7 @@ class ManagedAgentsService:
         return agent_page([agent_wire(s) for s in page.data], has_more=page.has_more)
 
     async def update(self, agent_id: str, request: UpdateManagedAgentRequest) -> ManagedAgent:
-        stored = await self.stored(agent_id)
+        stored = await self.stored(agent_id, "update")
         row = stored.row
         agent_type = request.agent_type or row.agent_type
         config = request.config or ManagedAgentConfig.model_validate_json(row.config)

@@ -29,7 +29,7 @@ class AgentTasks:
         self._store = store
 
     async def create(self, agent_id: str, request: CreateTaskRequest) -> AgentTask:
-        await self._agents.stored(agent_id)
+        await self._agents.stored(agent_id, "update")
         now = time.time()
         row = TaskRow(
             id=new_id("atask"),
@@ -57,7 +57,7 @@ class AgentTasks:
         return task_wire(row)
 
     async def update(self, agent_id: str, task_id: str, request: UpdateTaskRequest) -> AgentTask:
-        await self._agents.stored(agent_id)
+        await self._agents.stored(agent_id, "update")
         values: dict[str, Any] = {
             name: value
             for name, value in (("description", request.description), ("status", request.status))
@@ -74,7 +74,7 @@ class AgentTasks:
         return task_wire(row)
 
     async def delete(self, agent_id: str, task_id: str) -> DeletedAgentTask:
-        await self._agents.stored(agent_id)
+        await self._agents.stored(agent_id, "update")
         if not await self._store.delete(agent_id, task_id):
             raise _not_found(task_id)
         return DeletedAgentTask(id=task_id)

@@ -13,8 +13,9 @@ import dataclasses
 import json
 import time
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from agentloom.access_rules import parse_rules, rules_of
 from agentloom.api import admin
 from agentloom.api.lists import ListPage
 from agentloom.api.wire import WireModel
@@ -69,9 +70,18 @@ class ProjectsService:
     # --- projects --------------------------------------------------------------------------
 
     async def create_project(self, request: admin.CreateProjectRequest) -> admin.Project:
-        row = ProjectRow(id=new_id("proj"), name=request.name, created_at=time.time())
+        rules = parse_rules(request.access_rules or [])
+        row = ProjectRow(
+            id=new_id("proj"),
+            name=request.name,
+            created_at=time.time(),
+            access_rules=None if rules is None else rules.text,
+        )
         await self._store.create_project(row)
-        await self._log("project.created", row, row.id, {"data": {"name": row.name}})
+        data: dict[str, object] = {"name": row.name}
+        if rules is not None:
+            data["access_rules"] = rules.shown()
+        await self._log("project.created", row, row.id, {"data": data})
         return _project(row)
 
     async def get_project(self, project_id: str) -> admin.Project:
@@ -96,7 +106,20 @@ class ProjectsService:
             row = await self._store.set_policy(project_id, **{name: value}) or row
             asked = {"changes_requested": {name: value}}
             await self._log("project.updated", row, project_id, asked)
+        if "access_rules" in request.model_fields_set:
+            row = await self._set_access_rules(row, request.access_rules or [])
         return _project(row)
+
+    async def _set_access_rules(self, row: ProjectRow, given: list[Any]) -> ProjectRow:
+        rules = parse_rules(given)
+        text = None if rules is None else rules.text
+        row = await self._store.set_policy(row.id, access_rules=text) or row
+        self._changed()
+        shown = [] if rules is None else rules.shown()  # [] : none (as asked)
+        await self._log(
+            "project.updated", row, row.id, {"changes_requested": {"access_rules": shown}}
+        )
+        return row
 
     async def archive_project(self, project_id: str) -> admin.Project:
         await self._project(project_id)
@@ -403,6 +426,7 @@ def _own_settings(request: admin.UpdateProjectRequest) -> dict[str, float | None
 
 def _project(row: ProjectRow) -> admin.Project:
     archived = row.archived_at is not None
+    rules = rules_of(row.access_rules)
     return admin.Project(
         id=row.id,
         name=row.name,
@@ -411,6 +435,7 @@ def _project(row: ProjectRow) -> admin.Project:
         status="archived" if archived else "active",
         response_timeout=row.response_timeout,
         response_retention=row.response_retention,
+        access_rules=None if rules is None else rules.shown(),
     )
 
 
