@@ -36,7 +36,9 @@ SHARED_READS: list[dict[str, Any]] = [
     *PRIVATE,
 ]
 # Objects without an owner (the project's configuration): every key of the project sees them.
-_PROJECT_WIDE = ("/v1/webhook_endpoints", "/v1/mcp_connectors", "/v1/traces")
+# The project's configuration and records, not objects with owners (the request log: the
+# project's traffic, as its usage is)
+_PROJECT_WIDE = ("/v1/webhook_endpoints", "/v1/mcp_connectors", "/v1/traces", "/v1/requests")
 
 
 async def make_all(tenant: Tenant, backend: FakeBackend) -> dict[str, str]:

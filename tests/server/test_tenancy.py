@@ -202,7 +202,8 @@ class Owned:
 
 async def make_everything(tenant: Tenant, backend: FakeBackend) -> Owned:
     client = tenant.client
-    response = await client.responses.create(model=backend.model, input="Hi")
+    created = await client.responses.with_raw_response.create(model=backend.model, input="Hi")
+    response = created.parse()
     conversation = await client.conversations.create(
         items=[{"type": "message", "role": "user", "content": "hello"}]
     )
@@ -254,6 +255,7 @@ async def make_everything(tenant: Tenant, backend: FakeBackend) -> Owned:
             "run_id": run["id"],
             "task_id": task["id"],
             "api_batch_id": api_batch.id,  # the Batch API's (batch_id: a vector store's)
+            "request_id": created.headers["x-request-id"],  # its row in the request log
         }
     )
 
