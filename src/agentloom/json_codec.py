@@ -19,7 +19,6 @@ import pydantic_core
 
 LARGEST = sys.float_info.max  # 1.7976931348623157e308
 _NOT_JSON = ("NaN", "Infinity")  # what Python's and pydantic's parsers read beyond JSON
-_NOT_JSON_BYTES = tuple(word.encode() for word in _NOT_JSON)
 
 
 def loads(data: str | bytes) -> object:
@@ -31,7 +30,9 @@ def dumps(value: object) -> bytes:
     """``value`` (JSON types only) as compact UTF-8 JSON; a non-finite number as the nearest
     JSON has (see above)."""
     written = pydantic_core.to_json(value)
-    if any(word in written for word in _NOT_JSON_BYTES):  # rare: a string saying so, or one
+    # rare: a string saying so, or one. (find, not ``in``: ``bytes in bytes`` tries the operand
+    # as an int first, and makes and drops a TypeError each time)
+    if written.find(b"NaN") >= 0 or written.find(b"Infinity") >= 0:
         return pydantic_core.to_json(finite_value(value))
     return written
 

@@ -12,9 +12,8 @@ context into new tasks); work that runs elsewhere (a background response's job) 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextlib import AbstractContextManager
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import Final
 
@@ -93,14 +92,28 @@ def current_entry() -> RequestEntry | None:
     return _ENTRY.get()
 
 
-@contextmanager
-def logging_request(entry: RequestEntry) -> Iterator[RequestEntry]:
+def logging_request(entry: RequestEntry) -> AbstractContextManager[RequestEntry]:
     """Run the block (and the tasks it starts) as the request ``entry`` logs."""
-    token = _ENTRY.set(entry)
-    try:
-        yield entry
-    finally:
-        _ENTRY.reset(token)
+    return _Logging(entry)
+
+
+class _Logging(AbstractContextManager[RequestEntry]):
+    """:func:`logging_request`'s block: an object, not a generator (every logged request
+    enters one)."""
+
+    __slots__ = ("_entry", "_token")
+
+    def __init__(self, entry: RequestEntry) -> None:
+        self._entry = entry
+        self._token: Token[RequestEntry | None] | None = None
+
+    def __enter__(self) -> RequestEntry:
+        self._token = _ENTRY.set(self._entry)
+        return self._entry
+
+    def __exit__(self, *_: object) -> None:
+        assert self._token is not None, "entered first"
+        _ENTRY.reset(self._token)
 
 
 def model_not_found(name: str) -> NotFoundError:

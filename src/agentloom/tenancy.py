@@ -17,9 +17,9 @@ a store builds its statements.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
@@ -105,21 +105,43 @@ def current_viewer() -> Viewer | None:
     return _VIEWER.get()
 
 
-@contextmanager
 def acting_for(
     project_id: str,
     policy: Policy = OPEN,
     *,
     key_id: str | None = None,
     viewer: Viewer | None = None,
-) -> Iterator[None]:
+) -> AbstractContextManager[None]:
     """Run the block (and the tasks it starts) as work of ``project_id`` under ``policy``,
     asked for with ``key_id`` by ``viewer``."""
-    project, rules, key = _PROJECT.set(project_id), _POLICY.set(policy), _KEY.set(key_id)
-    seen = _VIEWER.set(viewer)
-    try:
-        yield
-    finally:
+    return _Acting(project_id, policy, key_id, viewer)
+
+
+class _Acting(AbstractContextManager[None]):
+    """:func:`acting_for`'s block: an object, not a generator (every request enters one)."""
+
+    __slots__ = ("_key", "_policy", "_project", "_tokens", "_viewer")
+
+    def __init__(
+        self, project_id: str, policy: Policy, key_id: str | None, viewer: Viewer | None
+    ) -> None:
+        self._project, self._policy, self._key = project_id, policy, key_id
+        self._viewer = viewer
+        self._tokens: (
+            tuple[Token[str], Token[Policy], Token[str | None], Token[Viewer | None]] | None
+        ) = None
+
+    def __enter__(self) -> None:
+        self._tokens = (
+            _PROJECT.set(self._project),
+            _POLICY.set(self._policy),
+            _KEY.set(self._key),
+            _VIEWER.set(self._viewer),
+        )
+
+    def __exit__(self, *_: object) -> None:
+        assert self._tokens is not None, "entered first"
+        project, rules, key, seen = self._tokens
         _VIEWER.reset(seen)
         _KEY.reset(key)
         _POLICY.reset(rules)

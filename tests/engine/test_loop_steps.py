@@ -57,6 +57,7 @@ def make_loop(
     truncation: Literal["auto", "disabled"] = "disabled",
     context_window: int | None = None,
     max_tool_calls: int | None = None,
+    collected: bool = False,
 ) -> AgentLoop:
     tool_plan = tools or plan()
     request = inf.ChatRequest(
@@ -78,7 +79,7 @@ def make_loop(
         max_tool_calls=max_tool_calls,
     )
     response = Response(id="resp_test", created_at=0, status="in_progress", model="scripted")
-    return AgentLoop(response, config)
+    return AgentLoop(response, config, collected=collected)
 
 
 async def run(loop: AgentLoop) -> list[ev.StreamEvent]:
@@ -122,6 +123,19 @@ async def test_a_text_answer_completes_the_response() -> None:
     assert final.completed_at is not None
     assert final.output_text() == "Hello there."
     assert output_types(final) == ["message"]
+
+
+async def test_a_collected_run_yields_its_terminal_event_alone_and_times_its_output() -> None:
+    model = ScriptedModel(["Hello there."])
+    loop = make_loop(model, collected=True)
+
+    events = await run(loop)
+
+    assert [type(event) for event in events] == [ev.ResponseCompleted]
+    assert events[0].response.output_text() == "Hello there."
+    assert output_types(events[0].response) == ["message"]
+    assert loop.first_output is not None
+    assert loop.first_output >= loop.started
 
 
 async def test_the_first_call_sends_the_configured_messages_without_a_budget() -> None:

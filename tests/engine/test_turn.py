@@ -36,6 +36,7 @@ async def play(
     include_logprobs: bool = False,
     annotate: Callable[[str], list[Annotation]] | None = None,
     reasoning_output: ReasoningOutput | None = None,
+    quiet: bool = False,
 ) -> tuple[list[ev.StreamEvent], TurnResult]:
     """Stream one scripted turn through a TurnStreamer: its events and its result."""
     model = ScriptedModel()
@@ -47,6 +48,7 @@ async def play(
         include_logprobs=include_logprobs,
         annotate=annotate,
         reasoning=reasoning_output,
+        quiet=quiet,
     )
     events = [event async for event in turn.run(model.stream(REQUEST))]
     return events, turn.result
@@ -222,6 +224,37 @@ async def test_reasoning_summary_is_streamed_when_asked_for() -> None:
     done = of_type(events, ev.ReasoningSummaryTextDone)
     assert [e.text for e in done] == ["First thought.\n\nSecond thought."]
     assert types(events)[-1] == "response.output_item.done"
+
+
+# --- a quiet turn (a collected reply) ---------------------------------------------------------
+
+
+def _without_ids(result: TurnResult) -> list[dict[str, object]]:
+    return [item.model_dump(exclude={"id"}) for item in result.items]
+
+
+async def test_a_quiet_turn_makes_the_same_items_without_their_events() -> None:
+    parts = (reasoning("Let me think."), "Hello ", refusal("No."), finish("stop"), usage(5, 4))
+    loud_events, loud = await play(*parts, reasoning_output=ReasoningOutput(summary="concise"))
+    events, quiet = await play(
+        *parts, reasoning_output=ReasoningOutput(summary="concise"), quiet=True
+    )
+
+    assert loud_events
+    assert events == []
+    assert _without_ids(quiet) == _without_ids(loud)
+    assert (quiet.finish, quiet.usage, quiet.output_chars) == (
+        loud.finish,
+        loud.usage,
+        loud.output_chars,
+    )
+
+
+async def test_a_quiet_turn_still_tells_its_function_calls() -> None:
+    events, result = await play(tool_call("get_time", {}, call_id="call_2"), quiet=True)
+
+    assert names(result.calls) == ["get_time"]
+    assert "response.function_call_arguments.done" in types(events)
 
 
 # --- function calls --------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import pytest
 
 from agentloom.errors import UpstreamTimeoutError
 from agentloom.inference.base import Chunk, HTTPClientKind, TextDelta
-from agentloom.inference.deadlines import StreamDeadlines, Which
+from agentloom.inference.deadlines import StreamDeadlines, Which, Within
 from agentloom.inference.deadlines import bounded as bounded_pieces
 from agentloom.inference.openai_compatible import OpenAICompatibleProvider
 from agentloom.inference.scripted import ScriptedModel, TurnPart, delay
@@ -104,6 +104,41 @@ async def test_a_cancellation_from_outside_stays_a_cancellation() -> None:
             pass
 
     task = asyncio.create_task(drain())
+    await asyncio.sleep(0.05)
+    task.cancel()
+
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+# --- one wait under a limit (asyncio.timeout's work, cheaper) ---------------------------------
+
+
+async def test_a_wait_past_its_limit_ends_in_a_timeout() -> None:
+    with pytest.raises(TimeoutError), Within(0.05) as limit:
+        await asyncio.sleep(5)
+
+    assert limit.expired()
+    task = asyncio.current_task()
+    assert task is not None
+    assert task.cancelling() == 0  # its cancellation taken back: the task goes on
+    await asyncio.sleep(0)
+
+
+async def test_a_wait_within_its_limit_is_left_alone() -> None:
+    with Within(5.0) as limit:
+        await asyncio.sleep(0.01)
+
+    assert not limit.expired()
+    await asyncio.sleep(0.05)  # the timer was cancelled: no late cancellation
+
+
+async def test_a_cancellation_under_a_limit_stays_a_cancellation() -> None:
+    async def wait() -> None:
+        with Within(5.0):
+            await asyncio.sleep(30)
+
+    task = asyncio.create_task(wait())
     await asyncio.sleep(0.05)
     task.cancel()
 

@@ -8,9 +8,8 @@ a session's user, the admin key itself.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextlib import AbstractContextManager
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import Final
 
@@ -35,13 +34,26 @@ def current_principal() -> Principal | None:
     return _PRINCIPAL.get()
 
 
-@contextmanager
-def acting_as(principal: Principal) -> Iterator[None]:
-    token = _PRINCIPAL.set(principal)
-    try:
-        yield
-    finally:
-        _PRINCIPAL.reset(token)
+def acting_as(principal: Principal) -> AbstractContextManager[None]:
+    """Run the block (and the tasks it starts) as ``principal``."""
+    return _ActingAs(principal)
+
+
+class _ActingAs(AbstractContextManager[None]):
+    """:func:`acting_as`'s block: an object, not a generator (every request enters one)."""
+
+    __slots__ = ("_principal", "_token")
+
+    def __init__(self, principal: Principal) -> None:
+        self._principal = principal
+        self._token: Token[Principal | None] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _PRINCIPAL.set(self._principal)
+
+    def __exit__(self, *_: object) -> None:
+        assert self._token is not None, "entered first"
+        _PRINCIPAL.reset(self._token)
 
 
 def actor_of(principal: Principal | None, fallback: str) -> Actor:

@@ -148,11 +148,15 @@ class AgentLoop:
         self.model_calls = 0  # model calls made so far
         self.timeline = Timeline()  # the run's own trace, stored with the response
         self.started = self.timeline.started  # when the run was set up
+        # when the first text, refusal, reasoning or arguments came (a collected run, whose
+        # delta events are not made, tells its first token by this)
+        self.first_output: float | None = None
         self._guard = None if config.guards is None else Guard(config.guards, self.timeline)
 
     async def run(self) -> AsyncGenerator[ev.StreamEvent, None]:
-        yield ev.ResponseCreated(sequence_number=self._seq(), response=self.response)
-        yield ev.ResponseInProgress(sequence_number=self._seq(), response=self.response)
+        if not self._collected:  # a collected run's consumer uses its terminal event alone
+            yield ev.ResponseCreated(sequence_number=self._seq(), response=self.response)
+            yield ev.ResponseInProgress(sequence_number=self._seq(), response=self.response)
         async with self._stack:  # errors are caught inside: none crosses the sessions' tasks
             try:
                 # The steps under the response budget: one timer, counting only while they run
@@ -214,6 +218,7 @@ class AgentLoop:
                 include_logprobs=self._config.include_logprobs,
                 annotate=self._citations.annotate if self._citations.sources else None,
                 reasoning=self._config.reasoning,
+                quiet=self._collected,
             )
             self._turn = turn
             self.model_calls += 1
@@ -389,13 +394,14 @@ class AgentLoop:
                 # the turn's events made here, not by a generator of its own (one level less
                 # for each of them)
                 async for chunk in chunks:
-                    for event in turn.on_chunk(chunk):
-                        if not started:
-                            started, call.first_output = True, time.perf_counter()
+                    events = turn.on_chunk(chunk)
+                    if not started and turn.opened:  # the call's first event (or item)
+                        started, call.first_output = True, time.perf_counter()
+                    if self.first_output is None and turn.first_delta:
+                        self.first_output = time.perf_counter()
+                    for event in events:
                         yield event
                 for event in turn.close():
-                    if not started:
-                        started, call.first_output = True, time.perf_counter()
                     yield event
                 return
             except ContextLengthExceededError:

@@ -12,8 +12,10 @@ itself (see :mod:`agentloom.tools`). The client's own tools (``function``, ``cus
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from agentloom.api.items import StoredItem, ToolSearchOutput
 from agentloom.api.tools import (
@@ -132,6 +134,8 @@ def plan_tools(
     services: ToolServices | None = None,
     include: Collection[str] = (),
 ) -> ToolPlan:
+    if not tools and isinstance(choice, str):
+        return _no_tools(choice, parallel=parallel)  # most requests: one plan for all of them
     services = services or ToolServices()
     toolsets = _toolsets(tools, services, frozenset(include))
     offers = _offers(tools, services, frozenset(include))
@@ -153,6 +157,19 @@ def plan_tools(
         ),
         server={name: t for name, t in server.items() if name in offered},
         toolsets=toolsets,
+        offer_listed=choice in ("auto", "required"),
+    )
+
+
+@functools.cache
+def _no_tools(choice: str, *, parallel: bool) -> ToolPlan:
+    """The plan of a request without tools (shared: nothing in it can be changed)."""
+    policy = CallPolicy(offered=frozenset(), single_call=not parallel, client=MappingProxyType({}))
+    return ToolPlan(
+        specs=(),
+        choice=None,
+        policy=policy,
+        server=MappingProxyType({}),
         offer_listed=choice in ("auto", "required"),
     )
 

@@ -107,8 +107,12 @@ class TurnStreamer:
         include_logprobs: bool = False,
         annotate: Callable[[str], list[Annotation]] | None = None,
         reasoning: ReasoningOutput | None = None,
+        quiet: bool = False,
     ) -> None:
+        """``quiet``: no one sees the events of messages and reasoning (a collected reply):
+        their items are made, their events are not (only a function call's are)."""
         self._seq = seq
+        self._quiet = quiet
         self._reasoning_output = reasoning or ReasoningOutput()
         self._annotate = annotate
         self._next_index = first_output_index
@@ -122,6 +126,8 @@ class TurnStreamer:
         self._skipped_names: dict[int, tuple[str, str]] = {}
         self._hosted: dict[int, tuple[str, str, list[str]]] = {}
         self._refusal_only = False
+        self.opened = False  # an output item was opened (its first event, when not quiet)
+        self.first_delta = False  # text, a refusal, reasoning or arguments came
         self.result = TurnResult()
 
     async def run(self, chunks: AsyncIterator[inf.Chunk]) -> AsyncIterator[ev.StreamEvent]:
@@ -170,6 +176,7 @@ class TurnStreamer:
         return []
 
     def _take_index(self) -> int:
+        self.opened = True
         index = self._next_index
         self._next_index += 1
         return index
@@ -184,6 +191,9 @@ class TurnStreamer:
         assert self._reasoning is not None
         self._reasoning.chunks.append(chunk.text)
         self.result.output_chars += len(chunk.text)
+        self.first_delta = True
+        if self._quiet:
+            return events
         events.append(
             ev.ReasoningTextDelta(
                 sequence_number=self._seq(),
@@ -198,6 +208,8 @@ class TurnStreamer:
     def _open_reasoning(self) -> list[ev.StreamEvent]:
         item = _OpenReasoning(id=new_id("rs"), index=self._take_index())
         self._reasoning = item
+        if self._quiet:
+            return []
         added = Reasoning(id=item.id, summary=[], content=[], status="in_progress")
         return [
             ev.OutputItemAdded(sequence_number=self._seq(), output_index=item.index, item=added),
@@ -217,6 +229,8 @@ class TurnStreamer:
         text = "".join(item.chunks)
         done = self._reasoning_output.item(item.id, text)  # sealed and summarised as asked
         self.result.items.append(done)
+        if self._quiet:
+            return []
         where = {"item_id": item.id, "output_index": item.index, "content_index": 0}
         return [
             ev.ReasoningTextDone(sequence_number=self._seq(), text=text, **where),
@@ -232,17 +246,20 @@ class TurnStreamer:
         if self._message is None:
             events += self._close_reasoning() + self._close_calls()
             self._message = _OpenMessage(id=new_id("msg"), index=self._take_index())
-            added = OutputMessage(id=self._message.id, status="in_progress", content=[])
-            events.append(
-                ev.OutputItemAdded(
-                    sequence_number=self._seq(), output_index=self._message.index, item=added
+            if not self._quiet:
+                added = OutputMessage(id=self._message.id, status="in_progress", content=[])
+                events.append(
+                    ev.OutputItemAdded(
+                        sequence_number=self._seq(), output_index=self._message.index, item=added
+                    )
                 )
-            )
         message = self._message
         if not message.parts or message.parts[-1].kind != kind:
             if message.parts:
                 events += self._close_part(message)
             message.parts.append(_Part(kind=kind))
+            if self._quiet:
+                return message, message.parts[-1], events
             events.append(
                 ev.ContentPartAdded(
                     sequence_number=self._seq(),
@@ -260,6 +277,9 @@ class TurnStreamer:
         logprobs = [_logprob(lp) for lp in chunk.logprobs]
         part.logprobs.extend(logprobs)
         self.result.output_chars += len(chunk.text)
+        self.first_delta = True
+        if self._quiet:
+            return events
         events.append(
             ev.OutputTextDelta(
                 sequence_number=self._seq(),
@@ -276,6 +296,9 @@ class TurnStreamer:
         message, part, events = self._ensure_part("refusal")
         part.chunks.append(chunk.text)
         self.result.output_chars += len(chunk.text)
+        self.first_delta = True
+        if self._quiet:
+            return events
         events.append(
             ev.RefusalDelta(
                 sequence_number=self._seq(),
@@ -296,6 +319,8 @@ class TurnStreamer:
         }
         events = self._annotations(part, where)
         model = part.done = part.model(with_logprobs=self._with_logprobs)
+        if self._quiet:
+            return events
         done: ev.StreamEvent
         if isinstance(model, Refusal):
             done = ev.RefusalDone(sequence_number=self._seq(), refusal=model.refusal, **where)
@@ -326,6 +351,8 @@ class TurnStreamer:
         content = [p.model(with_logprobs=self._with_logprobs) for p in parts]
         done = OutputMessage(id=message.id, status="completed", content=content)
         self.result.items.append(done)
+        if self._quiet:
+            return events
         events.append(
             ev.OutputItemDone(sequence_number=self._seq(), output_index=message.index, item=done)
         )
@@ -391,6 +418,7 @@ class TurnStreamer:
         if not delta:
             return []
         self.result.output_chars += len(delta)
+        self.first_delta = True
         return call.delta(self._seq, delta)
 
     def _close_calls(self) -> list[ev.StreamEvent]:

@@ -38,6 +38,53 @@ class StreamDeadlines:
         return StreamDeadlines(seconds, seconds, seconds)
 
 
+class Within:
+    """``asyncio.timeout(seconds)``'s work for a wait that nearly always ends in time, at a
+    fraction of its cost (one timer, no states, no coroutines to enter and leave: a request
+    waits under three of them): past ``seconds`` the task is cancelled, and the block ends in
+    :class:`TimeoutError` (:meth:`expired` says it was this limit's). A cancellation of the
+    task from elsewhere passes through as it came. ``with``, not ``async with``."""
+
+    __slots__ = ("_cancelling", "_seconds", "_task", "_timer", "fired")
+
+    def __init__(self, seconds: float) -> None:
+        self._seconds = seconds
+        self._task: asyncio.Task[object] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._cancelling = 0
+        self.fired = False
+
+    def __enter__(self) -> Within:
+        task = self._task = asyncio.current_task()
+        assert task is not None, "a limit is for a task's waits"
+        self._cancelling = task.cancelling()
+        self._timer = task.get_loop().call_later(self._seconds, self._fire)
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, _: object
+    ) -> None:
+        assert self._timer is not None, "entered first"
+        assert self._task is not None, "entered first"
+        self._timer.cancel()
+        if not self.fired:
+            return
+        # as asyncio.timeout: this limit's cancellation is taken back; a CancelledError with
+        # no other one asked for is this limit's
+        alone = self._task.uncancel() <= self._cancelling
+        if alone and kind is asyncio.CancelledError:
+            raise TimeoutError from error
+
+    def expired(self) -> bool:
+        """Whether the limit passed (and cancelled the wait)."""
+        return self.fired
+
+    def _fire(self) -> None:
+        assert self._task is not None, "entered first"
+        self.fired = True
+        self._task.cancel()
+
+
 class _Watch:
     """One timer for all the waits of a stream (a timer per wait cost ~5 us a piece, most of a
     token's handling): it fires at a wait's limit, or later, and cancels the task only if it

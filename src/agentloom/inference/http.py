@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import urlsplit
 
+from agentloom.inference.deadlines import Within
 from agentloom.redact import redact_url
 from agentloom.tls import client_context
 
@@ -172,7 +173,7 @@ class Response:
             self._buf.clear()
             return piece
         try:
-            async with asyncio.timeout(self._read_timeout):
+            with Within(self._read_timeout):
                 return await self._conn.reader.read(_READ_SIZE)
         except TimeoutError as exc:
             raise HTTPTimeout(f"no data for {self._read_timeout:g}s") from exc
@@ -287,7 +288,7 @@ class Pool:
     async def _send(self, conn: _Connection, request: bytes) -> Response:
         conn.writer.write(request)
         try:
-            async with asyncio.timeout(self.read_timeout):
+            with Within(self.read_timeout):
                 await conn.writer.drain()
                 head = await conn.reader.readuntil(b"\r\n\r\n")
         except TimeoutError as exc:

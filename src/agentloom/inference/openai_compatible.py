@@ -42,7 +42,7 @@ from agentloom.inference.base import (
 from agentloom.inference.chat_body import chat_body
 from agentloom.inference.chat_chunks import CallIndexes, InvalidChunk, chunks_of
 from agentloom.inference.counting import BackendTokenCounter, tokenize_path
-from agentloom.inference.deadlines import Which, bounded
+from agentloom.inference.deadlines import Which, Within, bounded
 from agentloom.inference.http import (
     HTTPConnectError,
     HTTPError,
@@ -227,7 +227,7 @@ class OpenAICompatibleProvider:
     async def _whole(self, request: ChatRequest) -> AsyncGenerator[Chunk, None]:
         seconds = self.config.deadlines.total
         try:
-            async with asyncio.timeout(seconds) as scope:
+            with Within(seconds) as scope:
                 answer = await self._answer(request)
         except TimeoutError:
             if not scope.expired():

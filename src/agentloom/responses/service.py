@@ -74,6 +74,12 @@ class _Timed:
             self.waiting = False
             self.metrics.first_token(self.model, loop.elapsed())
 
+    def collected(self, loop: AgentLoop) -> None:
+        """A collected run's first output, as its loop timed it (it made no delta events)."""
+        if self.waiting and loop.first_output is not None:
+            self.waiting = False
+            self.metrics.first_token(self.model, loop.first_output - loop.started)
+
     def ended(self, loop: AgentLoop) -> None:
         self.metrics.responses_in_flight.dec()
         self.metrics.response_done(self.model, loop.elapsed())
@@ -238,6 +244,8 @@ class ResponsesService:
                     ended = run.saw(event)
                     if ended is not None:
                         final = ended
+                        if run.timed is not None:
+                            run.timed.collected(run.loop)
                         await self._ended(run, ended)
         finally:
             await self._stopped(run, None)

@@ -77,6 +77,10 @@ def create_app(
         try:
             async with opened as runtime:
                 app.state.runtime = runtime
+                # ... and an attribute of its own, found at once: Starlette's State answers
+                # from its dict only after a miss, an AttributeError made and dropped (six
+                # times a request)
+                object.__setattr__(app.state, "runtime", runtime)
                 async with anyio.create_task_group() as tasks:
                     start_tasks(tasks, runtime)
                     if serving:

@@ -19,8 +19,7 @@ the tasks it starts, works as that project.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Final
 
@@ -66,17 +65,31 @@ class Admission:
     project: str
     policy: Policy
 
-    @contextmanager
-    def acting(self) -> Iterator[None]:
+    def acting(self) -> AbstractContextManager[None]:
         """Run the block as work of the request's project, asked for with its key."""
-        principal = self.principal
+        return _Admitted(self)
+
+
+class _Admitted(AbstractContextManager[None]):
+    """:meth:`Admission.acting`'s block: an object, not generators (every request enters
+    one)."""
+
+    __slots__ = ("_as", "_for")
+
+    def __init__(self, admission: Admission) -> None:
+        principal = admission.principal
         key_id = principal.key_id or (ADMIN_ACTOR if principal.is_admin else None)
         viewer = principal.viewer()
-        with (
-            acting_for(self.project, self.policy, key_id=key_id, viewer=viewer),
-            acting_as(principal),
-        ):
-            yield
+        self._for = acting_for(admission.project, admission.policy, key_id=key_id, viewer=viewer)
+        self._as = acting_as(principal)
+
+    def __enter__(self) -> None:
+        self._for.__enter__()
+        self._as.__enter__()
+
+    def __exit__(self, *_: object) -> None:
+        self._as.__exit__(None, None, None)  # neither suppresses an error
+        self._for.__exit__(None, None, None)
 
 
 async def admit(scope: Scope) -> Admission | None:

@@ -14,7 +14,7 @@ from typing import TypeVar
 
 import pydantic_core
 from pydantic import BaseModel, ValidationError
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
 from agentloom.api.limits import RequestLimits
 from agentloom.errors import InvalidRequestError, PayloadTooLargeError
@@ -30,12 +30,24 @@ OFF_LOOP_BYTES = 64 * 1024
 
 
 async def read_body(request: Request, limit: int) -> bytes:
+    """The whole body (at most ``limit`` bytes), from the request's messages as
+    ``Request.stream`` reads them, without an async generator of its own: the body is read
+    once, by this."""
     declared = request.headers.get("content-length")
     if declared is not None and declared_over(declared, limit):
         raise _too_large(limit)
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
+    more = True
+    while more:
+        message = await request.receive()
+        kind = message["type"]
+        if kind == "http.disconnect":
+            raise ClientDisconnect()
+        if kind != "http.request":
+            continue
+        chunk: bytes = message.get("body", b"")
+        more = message.get("more_body", False)
         size += len(chunk)
         if size > limit:
             raise _too_large(limit)

@@ -39,11 +39,13 @@ def check_finite(raw: bytes) -> None:
 
 
 def _may_hold_one(raw: bytes) -> bool:
+    # find, not ``in``: ``bytes in bytes`` tries the operand as an int first, and makes and
+    # drops a TypeError each time (every body passes here)
     return (
-        b"NaN" in raw
-        or b"Infinity" in raw
+        raw.find(b"NaN") >= 0
+        or raw.find(b"Infinity") >= 0
         or _LARGE_EXPONENT.search(raw) is not None
-        or _LONG_NUMBER in raw.translate(_DIGITS)
+        or raw.translate(_DIGITS).find(_LONG_NUMBER) >= 0
     )
 
 

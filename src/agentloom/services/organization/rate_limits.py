@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextlib import AbstractContextManager
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 
 from agentloom.errors import RateLimitedError
@@ -64,15 +63,27 @@ class _Lease:
 _STATE: ContextVar[RateState | None] = ContextVar("agentloom_rate_state", default=None)
 
 
-@contextmanager
-def noting_rates() -> Iterator[RateState]:
+def noting_rates() -> AbstractContextManager[RateState]:
     """A request's rate state, filled in by the limiter while the block runs."""
-    state = RateState()
-    token = _STATE.set(state)
-    try:
-        yield state
-    finally:
-        _STATE.reset(token)
+    return _Noting()
+
+
+class _Noting(AbstractContextManager[RateState]):
+    """:func:`noting_rates`' block: an object, not a generator (every request enters one)."""
+
+    __slots__ = ("_token",)
+
+    def __init__(self) -> None:
+        self._token: Token[RateState | None] | None = None
+
+    def __enter__(self) -> RateState:
+        state = RateState()
+        self._token = _STATE.set(state)
+        return state
+
+    def __exit__(self, *_: object) -> None:
+        assert self._token is not None, "entered first"
+        _STATE.reset(self._token)
 
 
 class RateLimiter:
