@@ -8,6 +8,18 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
+from agentloom.storage.schema_agents import (
+    managed_agent_messages as managed_agent_messages,
+)
+from agentloom.storage.schema_agents import (
+    managed_agent_runs as managed_agent_runs,
+)
+from agentloom.storage.schema_agents import (
+    managed_agent_tasks as managed_agent_tasks,
+)
+from agentloom.storage.schema_agents import (
+    managed_agents as managed_agents,
+)
 from agentloom.storage.schema_base import SeqKey as SeqKey
 from agentloom.storage.schema_base import metadata as metadata
 from agentloom.storage.schema_base import owner_column, project_column
@@ -68,6 +80,7 @@ responses = sa.Table(
     sa.Column("trace", sa.Text, nullable=True),  # its run's timeline (agentloom.timeline)
     sa.Index("ix_responses_model_seq", "model", "seq"),
     sa.Index("ix_responses_status", "status"),
+    sa.Index("ix_responses_project_seq", "project_id", "seq"),  # a project's list (migration 0007)
 )
 
 # Items are stored once, under the response that introduced them: kind 0 = its new input,
@@ -120,6 +133,9 @@ conversations = sa.Table(
     sa.Column("lock_response_id", sa.String(96), nullable=True),
     sa.Column("lock_instance_id", sa.String(96), nullable=True),
     sa.Column("lock_at", sa.Float, nullable=True),
+    sa.Index(
+        "ix_conversations_project_seq", "project_id", "seq"
+    ),  # a project's list (migration 0007)
 )
 
 # A conversation's items in order (``seq``). An item id belongs to one conversation only.
@@ -153,6 +169,7 @@ prompts = sa.Table(
     sa.Column("is_default", sa.Boolean, nullable=False),
     sa.Column("body", sa.Text, nullable=False),
     sa.UniqueConstraint("id", "version", name="uq_prompts_id_version"),
+    sa.Index("ix_prompts_project_seq", "project_id", "seq"),  # a project's list (migration 0007)
 )
 
 # Keys that seal opaque content handed to clients (compaction items, encrypted reasoning):
@@ -184,6 +201,7 @@ files = sa.Table(
     sa.Column("blob_key", sa.String(255), nullable=False),
     sa.Index("ix_files_purpose_seq", "purpose", "seq"),
     sa.Index("ix_files_expires_at", "expires_at"),
+    sa.Index("ix_files_project_seq", "project_id", "seq"),  # a project's list (migration 0007)
 )
 
 
@@ -206,6 +224,9 @@ vector_stores = sa.Table(
     sa.Column("embedder", sa.String(256), nullable=False),
     sa.Column("dimensions", sa.Integer, nullable=False),
     sa.Column("epoch", sa.Integer, nullable=False, server_default="0"),
+    sa.Index(
+        "ix_vector_stores_project_seq", "project_id", "seq"
+    ),  # a project's list (migration 0007)
 )
 
 # A file in a vector store (the id the API shows is the file's id). ``in_progress`` rows are
@@ -294,6 +315,7 @@ containers = sa.Table(
     sa.Column("memory_limit", sa.String(8), nullable=True),
     sa.Column("user_paths", sa.Text, nullable=False),
     sa.Index("ix_containers_last_active_at", "last_active_at"),
+    sa.Index("ix_containers_project_seq", "project_id", "seq"),  # a project's list (migration 0007)
 )
 
 # Chat completions created with ``store: true`` (``/v1/chat/completions`` list, retrieve, update,
@@ -526,6 +548,7 @@ usage_records = sa.Table(
     sa.Column("cost_cached", sa.BigInteger, nullable=False, server_default="0"),
     sa.Column("cost_output", sa.BigInteger, nullable=False, server_default="0"),
     sa.Column("cost_embeddings", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Index("ix_usage_records_minute", "minute"),  # (migration 0008)
 )
 
 
@@ -696,92 +719,6 @@ schedules = sa.Table(
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Index("ix_schedules_next_run_at", "next_run_at"),
     sa.Index("ix_schedules_subject", "subject"),
-)
-
-# --- managed agents ------------------------------------------------------------------------
-# Agents that live on the server (``/v1/managed-agents``): their configuration (a JSON object),
-# their schedule (a row of ``schedules``), and what they have used so far. Their sessions and
-# ticks (the operatives') are ``agent_sessions`` / ``agent_ticks`` rows under the agent's id.
-managed_agents = sa.Table(
-    "managed_agents",
-    metadata,
-    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
-    sa.Column("id", sa.String(96), nullable=False, unique=True),
-    _project(),
-    sa.Column("name", sa.String(256), nullable=False),
-    sa.Column("agent_type", sa.String(64), nullable=False),
-    sa.Column("config", sa.Text, nullable=False),  # a JSON object
-    sa.Column("status", sa.String(32), nullable=False),  # idle, running, error
-    sa.Column("template_id", sa.String(96), nullable=True),
-    sa.Column("schedule_id", sa.String(96), nullable=True),
-    sa.Column("summary_memory", sa.Text, nullable=False, server_default=""),
-    sa.Column("total_runs", sa.Integer, nullable=False, server_default="0"),
-    sa.Column("input_tokens", sa.BigInteger, nullable=False, server_default="0"),
-    sa.Column("output_tokens", sa.BigInteger, nullable=False, server_default="0"),
-    sa.Column("last_run_at", sa.Float, nullable=True),
-    sa.Column("last_activity_at", sa.Float, nullable=True),
-    sa.Column("created_at", sa.Float, nullable=False),
-    sa.Column("updated_at", sa.Float, nullable=False),
-    sa.Index("ix_managed_agents_project", "project_id", "seq"),
-)
-
-# What was said to an agent and what it answered: ``direction`` user_to_agent (``status``
-# pending until a run or a stream takes it, then delivered) or agent_to_user (delivered, or
-# incomplete when its turn was cut short); ``tool_calls`` a JSON list of what its tools did.
-managed_agent_messages = sa.Table(
-    "managed_agent_messages",
-    metadata,
-    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
-    sa.Column("id", sa.String(96), nullable=False, unique=True),
-    _project(),
-    sa.Column("agent_id", sa.String(96), nullable=False),
-    sa.Column("direction", sa.String(16), nullable=False),
-    sa.Column("content", sa.Text, nullable=False),
-    sa.Column("mode", sa.String(16), nullable=False),
-    sa.Column("status", sa.String(16), nullable=False),
-    sa.Column("run_id", sa.String(96), nullable=True),
-    sa.Column("tool_calls", sa.Text, nullable=True),
-    sa.Column("stop_reason", sa.String(32), nullable=True),
-    sa.Column("created_at", sa.Float, nullable=False),
-    sa.Index("ix_managed_agent_messages_agent", "agent_id", "seq"),
-)
-
-# One run of an agent over its queued messages (or a tick of its schedule), run as a durable
-# job; its stream's frames are ``response_events`` rows under the run's id.
-managed_agent_runs = sa.Table(
-    "managed_agent_runs",
-    metadata,
-    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
-    sa.Column("id", sa.String(96), nullable=False, unique=True),
-    _project(),
-    sa.Column("agent_id", sa.String(96), nullable=False),
-    sa.Column("status", sa.String(16), nullable=False),
-    sa.Column("trigger", sa.String(16), nullable=False),  # manual, message, schedule
-    sa.Column("error", sa.Text, nullable=True),  # a JSON object: code, message
-    sa.Column("reply_id", sa.String(96), nullable=True),
-    sa.Column("input_tokens", sa.BigInteger, nullable=False, server_default="0"),
-    sa.Column("output_tokens", sa.BigInteger, nullable=False, server_default="0"),
-    sa.Column("created_at", sa.Float, nullable=False),
-    sa.Column("started_at", sa.Float, nullable=True),
-    sa.Column("ended_at", sa.Float, nullable=True),
-    sa.Index("ix_managed_agent_runs_agent", "agent_id", "seq"),
-)
-
-# An agent's task list (OpenJarvis's): what to do, how far it got, what it found.
-managed_agent_tasks = sa.Table(
-    "managed_agent_tasks",
-    metadata,
-    sa.Column("seq", SeqKey, primary_key=True, autoincrement=True),
-    sa.Column("id", sa.String(96), nullable=False, unique=True),
-    _project(),
-    sa.Column("agent_id", sa.String(96), nullable=False),
-    sa.Column("description", sa.Text, nullable=False),
-    sa.Column("status", sa.String(32), nullable=False),
-    sa.Column("progress", sa.Text, nullable=False, server_default="{}"),
-    sa.Column("findings", sa.Text, nullable=False, server_default="[]"),
-    sa.Column("created_at", sa.Float, nullable=False),
-    sa.Column("updated_at", sa.Float, nullable=False),
-    sa.Index("ix_managed_agent_tasks_agent", "agent_id", "seq"),
 )
 
 MANAGED_AGENT_TABLES = (  # owned too (see OWNED)
