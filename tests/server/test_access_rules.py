@@ -24,7 +24,7 @@ from tests.plugins.server import audited_client
 from tests.plugins.tenants import ADMIN, Tenant, sdk
 from tests.server.test_background import settled
 from tests.server.test_people import new_user, user_key
-from tests.server.test_tenancy import _UNOWNED, _body, _filled, make_everything
+from tests.server.test_tenancy import _UNOWNED, _body, _filled, make_everything, references
 
 pytestmark = pytest.mark.both_databases  # what these check depends on the storage
 
@@ -196,31 +196,8 @@ async def test_references_to_private_objects_are_404(
     ada, _, carol = await team(raw, alpha)
     await set_rules(raw, alpha.project_id, PRIVATE)
     theirs = await make_all(ada, backend)
-    create = carol.client.responses.create
     model = backend.model
-    attempts: dict[str, Any] = {
-        "previous_response_id": create(
-            model=model, input="Hi", previous_response_id=theirs["response_id"]
-        ),
-        "conversation": create(model=model, input="Hi", conversation=theirs["conversation_id"]),
-        "item_reference": create(
-            model=model, input=[{"type": "item_reference", "id": theirs["item_id"]}]
-        ),
-        "input_file": create(
-            model=model,
-            input=[
-                {"role": "user", "content": [{"type": "input_file", "file_id": theirs["file_id"]}]}
-            ],
-        ),
-        "file_search": create(
-            model=model,
-            input="Hi",
-            tools=[{"type": "file_search", "vector_store_ids": [theirs["vector_store_id"]]}],
-        ),
-        "prompt": create(model=model, prompt={"id": theirs["prompt_id"]}),
-        "vector store file": carol.client.vector_stores.create(file_ids=[theirs["file_id"]]),
-        "container file": carol.client.containers.create(name="c", file_ids=[theirs["file_id"]]),
-    }
+    attempts = references(carol, model, theirs)
 
     missed = []
     for name, attempt in attempts.items():

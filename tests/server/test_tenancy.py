@@ -7,6 +7,7 @@ import asyncio
 import hashlib
 import json
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -377,13 +378,13 @@ async def test_lists_show_only_the_callers_project(
     assert [a["id"] for a in agents.json()["data"]] == [mine.ids["managed_agent_id"]]
 
 
-async def test_references_to_another_projects_objects_are_404(
-    alpha: Tenant, beta: Tenant, backend: FakeBackend
-) -> None:
-    theirs = (await make_everything(alpha, backend)).ids
-    create = beta.client.responses.create
-    model = backend.model
-    attempts: dict[str, Any] = {
+def references(
+    viewer: Tenant, model: str, theirs: dict[str, str]
+) -> dict[str, Coroutine[Any, Any, object]]:
+    """Every way a request of ``viewer`` names another's objects (the ids of ``theirs``), by
+    name: each must be a 404 when the objects are not the viewer's to read."""
+    create = viewer.client.responses.create
+    return {
         "previous_response_id": create(
             model=model, input="Hi", previous_response_id=theirs["response_id"]
         ),
@@ -394,10 +395,7 @@ async def test_references_to_another_projects_objects_are_404(
         "input_file": create(
             model=model,
             input=[
-                {
-                    "role": "user",
-                    "content": [{"type": "input_file", "file_id": theirs["file_id"]}],
-                }
+                {"role": "user", "content": [{"type": "input_file", "file_id": theirs["file_id"]}]}
             ],
         ),
         "file_search": create(
@@ -406,9 +404,16 @@ async def test_references_to_another_projects_objects_are_404(
             tools=[{"type": "file_search", "vector_store_ids": [theirs["vector_store_id"]]}],
         ),
         "prompt": create(model=model, prompt={"id": theirs["prompt_id"]}),
-        "vector store file": beta.client.vector_stores.create(file_ids=[theirs["file_id"]]),
-        "container file": beta.client.containers.create(name="c", file_ids=[theirs["file_id"]]),
+        "vector store file": viewer.client.vector_stores.create(file_ids=[theirs["file_id"]]),
+        "container file": viewer.client.containers.create(name="c", file_ids=[theirs["file_id"]]),
     }
+
+
+async def test_references_to_another_projects_objects_are_404(
+    alpha: Tenant, beta: Tenant, backend: FakeBackend
+) -> None:
+    theirs = (await make_everything(alpha, backend)).ids
+    attempts = references(beta, backend.model, theirs)
 
     for name, attempt in attempts.items():
         with pytest.raises(openai.NotFoundError):
