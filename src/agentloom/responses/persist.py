@@ -25,6 +25,7 @@ from agentloom.api.items import OutputItem, StoredItem
 from agentloom.api.response import Response
 from agentloom.errors import DatabaseUnavailableError
 from agentloom.offload import off_loop
+from agentloom.shielding import shielded
 from agentloom.storage.base import ConversationTurn, ItemRow, ResponseRow, ResponseStore
 from agentloom.storage.connection_faults import DATABASE_FAULTS
 from agentloom.tenancy import acting_for, current_project
@@ -121,7 +122,7 @@ class ResponseWriter:
         ``turn`` in the same transaction (shielded: a cancelled client does not lose the row).
         A write the database lost in flight is settled by :meth:`_settle`."""
         self._timer.cancel()
-        with anyio.CancelScope(shield=True):
+        with shielded():
             final, outputs = response_row(response, trace), item_rows(response.output)
             try:
                 await self._write_final(final, outputs, turn)
