@@ -18,6 +18,7 @@ from agentloom.metrics import Metrics
 from agentloom.retrieval.embeddings import Embedder
 from agentloom.server import banner, errors, process
 from agentloom.server.edge import EdgeMiddleware
+from agentloom.server.handled import App
 from agentloom.server.routes import (
     batches,
     chat_completions,
@@ -100,7 +101,7 @@ def create_app(
 
         middleware.insert(0, Middleware(TracingMiddleware, tracing=tracing))
 
-    app = Starlette(
+    app = App(
         middleware=middleware,
         exception_handlers={
             AgentloomError: errors.handle_agentloom_error,
