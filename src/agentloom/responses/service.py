@@ -12,6 +12,7 @@ import logging
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
+from functools import partial
 
 from agentloom import json_codec
 from agentloom.api import events as ev
@@ -314,8 +315,7 @@ class ResponsesService:
         if hold is None:
             if writer is not None:
                 await writer.finish(response, trace=trace)
-                output = [_as_stored(item) for item in response.output]
-                self._histories.remember(response.id, prepared.seen, output)
+                self._histories.remember(response.id, prepared.seen, partial(_output, response))
             return
         after = hold.turn.context  # a failed or cancelled response adds nothing
         if _joins(response):
@@ -423,6 +423,11 @@ def _no_trace(response_id: str, status: str) -> NotFoundError:
         "or not run by agentloom's agent loop)."
     )
     return NotFoundError(message, param="response_id", code="trace_not_found")
+
+
+def _output(response: Response) -> list[StoredItem]:
+    """The response's output items as they read back from storage."""
+    return [_as_stored(item) for item in response.output]
 
 
 def _as_stored(item: OutputItem) -> StoredItem:
