@@ -18,7 +18,6 @@ from agentloom.metrics import Metrics
 from agentloom.retrieval.embeddings import Embedder
 from agentloom.server import banner, errors, process
 from agentloom.server.edge import EdgeMiddleware
-from agentloom.server.handled import App
 from agentloom.server.routes import (
     batches,
     chat_completions,
@@ -101,7 +100,7 @@ def create_app(
 
         middleware.insert(0, Middleware(TracingMiddleware, tracing=tracing))
 
-    app = App(
+    app = Starlette(
         middleware=middleware,
         exception_handlers={
             AgentloomError: errors.handle_agentloom_error,
