@@ -34,7 +34,8 @@ def _scope_finder() -> Callable[[asyncio.Task[Any]], bool]:
 
     def held(task: asyncio.Task[Any]) -> bool:
         state = _task_states.get(task)
-        return state is not None and state.cancel_scope is not None
+        # (a state without the attribute, another anyio's: held, so shielded)
+        return state is not None and getattr(state, "cancel_scope", True) is not None
 
     return held
 
