@@ -108,7 +108,7 @@ class Dispatcher:
         responses = self._services.responses
         prepared = await responses.prepare(request)
         try:
-            return _object((await responses.collect(prepared)).model_dump_json().encode())
+            return _object((await responses.collect_json(prepared)).encode())
         finally:
             await responses.discard(prepared)
 

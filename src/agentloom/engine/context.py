@@ -12,7 +12,7 @@ cached chain; a delete through another process is seen only for the response its
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from agentloom.api.items import STORED_ITEMS, StoredItem
@@ -73,7 +73,7 @@ class _Unbuilt:
     """A chain kept as the context it continued and what it added, not extended yet."""
 
     start: Context
-    added: Sequence[StoredItem]
+    added: Callable[[], Sequence[StoredItem]]  # made when a request continues the chain
 
 
 def _built(
@@ -121,7 +121,7 @@ class History:
         if cached is not None and await self._store.exists(response_id):
             self._cache.move_to_end(response_id)
             if isinstance(cached, _Unbuilt):
-                cached = self._cache[response_id] = cached.start.extended(cached.added)
+                cached = self._cache[response_id] = cached.start.extended(cached.added())
             return cached
         rows = await self._store.history(response_id)
         if rows is None:
@@ -130,11 +130,16 @@ class History:
         items = parse_items(rows)
         return Context.of(items, self._reader, await self._attachments.resolve(items))
 
-    def remember(self, response_id: str, chain: Context, added: Sequence[StoredItem] = ()) -> None:
-        """Keep the whole chain of a finished, stored response: ``chain`` followed by
-        ``added``, whose chat messages are built when a request continues it (most responses
-        are never continued)."""
-        self._cache[response_id] = _Unbuilt(chain, added) if added else chain
+    def remember(
+        self,
+        response_id: str,
+        chain: Context,
+        added: Callable[[], Sequence[StoredItem]] | None = None,
+    ) -> None:
+        """Keep the whole chain of a finished, stored response: ``chain`` followed by the items
+        ``added()`` makes, made (and their chat messages built) when a request continues it:
+        most responses are never continued."""
+        self._cache[response_id] = chain if added is None else _Unbuilt(chain, added)
         self._cache.move_to_end(response_id)
         while len(self._cache) > self._size:
             self._cache.popitem(last=False)

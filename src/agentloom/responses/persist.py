@@ -25,6 +25,7 @@ from agentloom.api.items import OutputItem, StoredItem
 from agentloom.api.response import Response
 from agentloom.errors import DatabaseUnavailableError
 from agentloom.offload import off_loop
+from agentloom.shielding import shielded
 from agentloom.storage.base import ConversationTurn, ItemRow, ResponseRow, ResponseStore
 from agentloom.storage.connection_faults import DATABASE_FAULTS
 from agentloom.tenancy import acting_for, current_project
@@ -116,18 +117,21 @@ class ResponseWriter:
         response: Response,
         turn: ConversationTurn | None = None,
         trace: str | None = None,
-    ) -> None:
+    ) -> str:
         """Write the final state with the run's ``trace`` (encoded), ending the conversation
         ``turn`` in the same transaction (shielded: a cancelled client does not lose the row).
-        A write the database lost in flight is settled by :meth:`_settle`."""
+        A write the database lost in flight is settled by :meth:`_settle`. The response's
+        JSON, made once for its row and its reply."""
         self._timer.cancel()
-        with anyio.CancelScope(shield=True):
-            final, outputs = response_row(response, trace), item_rows(response.output)
+        with shielded():
+            outputs = item_rows(response.output)
+            final, whole = final_row(response, outputs, trace)
             try:
                 await self._write_final(final, outputs, turn)
             except DatabaseUnavailableError:
                 log.warning("the final write of %s was lost; settling it", final.id)
                 await self._settle(final, outputs, turn)
+        return whole
 
     async def _write_final(
         self, final: ResponseRow, outputs: list[ItemRow], turn: ConversationTurn | None
@@ -192,7 +196,10 @@ def response_row(response: Response, trace: str | None = None) -> ResponseRow:
     """The response's row: its output is stored as items, so the body's is empty;
     ``trace``: its run's, encoded (:mod:`agentloom.timeline`)."""
     head = response.model_dump_json(exclude={"output"})
-    body = head[:-1] + ',"output":[]}'
+    return _row(response, head[:-1] + ',"output":[]}', trace)
+
+
+def _row(response: Response, body: str, trace: str | None) -> ResponseRow:
     return ResponseRow(
         id=response.id,
         created_at=response.created_at,
@@ -202,6 +209,21 @@ def response_row(response: Response, trace: str | None = None) -> ResponseRow:
         body=body,
         trace=trace,
     )
+
+
+def final_row(
+    response: Response, outputs: Sequence[ItemRow], trace: str | None
+) -> tuple[ResponseRow, str]:
+    """The response's final row and its JSON (``model_dump_json()``'s, for the reply), encoded
+    once: the row's body is that JSON with the output (stored as ``outputs``) left empty where
+    it stands. Where the output's encoding is not found in it, the body is made on its own."""
+    whole = response.model_dump_json()
+    output = '"output":[' + ",".join(row.body for row in outputs) + "]"
+    at = whole.find(output)
+    if at < 0:
+        return response_row(response, trace), whole
+    body = whole[:at] + '"output":[]' + whole[at + len(output) :]
+    return _row(response, body, trace), whole
 
 
 def item_rows(items: Sequence[StoredItem | OutputItem]) -> list[ItemRow]:

@@ -12,6 +12,7 @@ import logging
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
+from functools import partial
 
 from agentloom import json_codec
 from agentloom.api import events as ev
@@ -85,11 +86,19 @@ class _Timed:
         self.metrics.response_done(self.model, loop.elapsed())
 
 
+@dataclass(slots=True)
+class _Collected:
+    """A collected response, and its JSON if it was made to store it."""
+
+    response: Response
+    json: str | None
+
+
 class _Run:
     """One response's run as the service follows it: what it writes, what it times, and
     whether its end was written."""
 
-    __slots__ = ("finished", "loop", "prepared", "timed", "writer")
+    __slots__ = ("finished", "loop", "prepared", "reply", "timed", "writer")
 
     def __init__(
         self,
@@ -100,6 +109,7 @@ class _Run:
     ) -> None:
         self.prepared, self.loop, self.writer, self.timed = prepared, loop, writer, timed
         self.finished = False
+        self.reply: str | None = None  # the final response's JSON, made when it was written
 
     def events(self) -> AsyncGenerator[ev.StreamEvent, None]:
         """The loop's events (in the run's ``invoke_agent`` span when tracing is on)."""
@@ -236,6 +246,15 @@ class ResponsesService:
         """The non-streaming reply: the same stream, collected. A failed response (stored as
         such) is the caller's error, as OpenAI answers: 429 for rate limits, 400 for a context
         that does not fit, 502/504 for the backend failing or timing out."""
+        return (await self._collected(prepared)).response
+
+    async def collect_json(self, prepared: Prepared) -> str:
+        """:meth:`collect`'s response as JSON (``model_dump_json()``), encoded once for its
+        stored row and its reply."""
+        collected = await self._collected(prepared)
+        return collected.response.model_dump_json() if collected.json is None else collected.json
+
+    async def _collected(self, prepared: Prepared) -> _Collected:
         run = self._start(prepared, self._loop(prepared, collected=True))
         final: Response | None = None
         try:
@@ -252,7 +271,7 @@ class ResponsesService:
         assert final is not None, "the loop always ends with a terminal event"
         if run.loop.failure is not None:
             raise _caller_error(run.loop.failure, final, stored=prepared.store)
-        return final
+        return _Collected(final, run.reply)
 
     def _loop(self, prepared: Prepared, *, collected: bool = False) -> AgentLoop:
         return AgentLoop(
@@ -282,7 +301,7 @@ class ResponsesService:
     async def _ended(self, run: _Run, response: Response) -> None:
         """The terminal event: the response is stored (before the event is released)."""
         run.finished = True  # a final write that fails is not made again as cancelled
-        await self._finish(run.writer, run.prepared, response, run.loop)
+        run.reply = await self._finish(run.writer, run.prepared, response, run.loop)
         self._record(run.prepared, response, run.loop)
 
     async def _stopped(self, run: _Run, released: Callable[[], bool] | None) -> None:
@@ -306,25 +325,28 @@ class ResponsesService:
         prepared: Prepared,
         response: Response,
         loop: AgentLoop,
-    ) -> None:
+    ) -> str | None:
         """Store the final state with the run's trace (and end the conversation turn) before
-        the terminal event is released, so a client reacting to it finds both."""
+        the terminal event is released, so a client reacting to it finds both; the response's
+        JSON, when it was written."""
         hold = prepared.hold
         trace = None if writer is None else run_trace(loop.timeline, response)
         if hold is None:
-            if writer is not None:
-                await writer.finish(response, trace=trace)
-                output = [_as_stored(item) for item in response.output]
-                self._histories.remember(response.id, prepared.seen, output)
-            return
+            if writer is None:
+                return None
+            written = await writer.finish(response, trace=trace)
+            self._histories.remember(response.id, prepared.seen, partial(_output, response))
+            return written
         after = hold.turn.context  # a failed or cancelled response adds nothing
         if _joins(response):
             after = prepared.seen.extended([_as_stored(item) for item in response.output])
         if writer is None:
             await self._conversations.end_turn(hold.turn, after)
-            return
-        await writer.finish(response, turn_row(hold.turn, appended(hold.turn, after)), trace)
+            return None
+        turn = turn_row(hold.turn, appended(hold.turn, after))
+        written = await writer.finish(response, turn, trace)
         self._conversations.ended(hold.turn, after)
+        return written
 
     def _record(self, prepared: Prepared, response: Response, loop: AgentLoop) -> None:
         """Count the response's usage (in memory: the ledger writes it later); log its end."""
@@ -423,6 +445,11 @@ def _no_trace(response_id: str, status: str) -> NotFoundError:
         "or not run by agentloom's agent loop)."
     )
     return NotFoundError(message, param="response_id", code="trace_not_found")
+
+
+def _output(response: Response) -> list[StoredItem]:
+    """The response's output items as they read back from storage."""
+    return [_as_stored(item) for item in response.output]
 
 
 def _as_stored(item: OutputItem) -> StoredItem:

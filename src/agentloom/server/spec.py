@@ -21,7 +21,7 @@ from starlette.routing import Route
 from agentloom.api.errors import ErrorEnvelope
 from agentloom.api.requests import KNOWN_INCLUDES
 from agentloom.server.query import MAX_UNIX_SECONDS
-from agentloom.server.routes.methods import Endpoint, by_method
+from agentloom.server.routes.methods import Endpoint, by_method, endpoint_app
 
 JsonSchema = dict[str, Any]
 BINARY: JsonSchema = {"type": "string", "format": "binary"}
@@ -107,6 +107,7 @@ class ApiRoute(Route):
     def __init__(self, path: str, *, alias: Alias | None = None, **operations: Op) -> None:
         handlers = {method: op.handler for method, op in operations.items()}
         super().__init__(path, by_method(**handlers), methods=list(operations))
+        self.app = endpoint_app(self.endpoint)
         self.operations: dict[str, Op] = operations
         self.alias = alias
 
@@ -125,6 +126,7 @@ class PageRoute(Route):
 
     def __init__(self, path: str, handler: Endpoint, *, method: str = "GET") -> None:
         super().__init__(path, by_method(**{method: handler}), methods=[method])
+        self.app = endpoint_app(self.endpoint)
 
 
 # --- parameters shared by list endpoints ---------------------------------------------------------

@@ -74,7 +74,8 @@ async def create_response(request: Request) -> Response:
             background=BackgroundTask(runtime.responses.discard, prepared),
         )
     try:
-        return json_response(await runtime.responses.collect(prepared))
+        reply = await runtime.responses.collect_json(prepared)
+        return Response(reply, media_type="application/json")
     finally:
         await runtime.responses.discard(prepared)
 
