@@ -7,6 +7,7 @@ the next server on the same database sees that the process that owned it is gone
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -57,6 +58,10 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is None:
         process.kill()
     process.wait(timeout=WAIT)  # reaped: a zombie would still look alive to the next server
+    # and its workers (``--workers``: uvicorn's children, in the server's own session), which
+    # a killed supervisor leaves running
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
 
 
 def _wait_healthy(server: Server) -> None:
@@ -86,6 +91,7 @@ def agentloom_serve(env: dict[str, str], log: Path, *extra: str) -> Iterator[Ser
             stdout=sink,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            start_new_session=True,  # a process group of its own: _stop ends its workers too
         )
     server = Server(process, f"http://127.0.0.1:{port}/v1", log)
     try:
