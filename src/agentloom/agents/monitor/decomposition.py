@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import ClassVar, Final, Generic, Protocol, Self, TypeVar
@@ -240,11 +241,13 @@ class AdvanceTool(Tool, Generic[A]):
             "required": ["summary"],
         }
 
+    @abstractmethod
     def load(self, saved: JSONValue) -> A:
-        raise NotImplementedError
+        """The plan as saved in the session's state."""
 
+    @abstractmethod
     def message(self, before: A, after: A) -> str:
-        raise NotImplementedError
+        """What the model is told once ``before`` moved on to ``after``."""
 
     async def call(self, arguments: JSONObject, context: AgentContext) -> str:
         summary = arguments.get("summary")
