@@ -25,10 +25,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final, Literal, cast, get_args
 
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.json_types import JSONObject, JSONValue
 
 __all__ = [
@@ -72,7 +72,7 @@ _FIXED: Final[dict[str, tuple[Subject, bool]]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Viewer:
     """Who acts on stored objects: the owner id their new objects get (a user's or a service
     account's), their groups and their role names in the project."""
@@ -82,7 +82,7 @@ class Viewer:
     roles: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Condition:
     """One condition of a rule; ``negated``: its ``not`` form."""
 
@@ -108,7 +108,7 @@ class Condition:
         return held != self.negated
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Rule:
     permit: bool  # False: forbid
     actions: frozenset[Action]
@@ -126,7 +126,7 @@ class Rule:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AccessRules:
     """A project's rules, in order, and their JSON (as stored and shown)."""
 

@@ -9,8 +9,9 @@ matching either fires (as in Vixie cron). ``@hourly``, ``@daily`` (``@midnight``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+
+from agentloom.frozen import frozen
 
 __all__ = ["Cron", "CronError"]
 
@@ -40,7 +41,7 @@ class CronError(ValueError):
     """The expression is not a cron expression (the message says which part)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Cron:
     minutes: tuple[int, ...]
     hours: tuple[int, ...]

@@ -16,13 +16,13 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 import anyio
 from prometheus_client import CollectorRegistry, generate_latest
 
+from agentloom.frozen import frozen
 from agentloom.metric_kinds import Gauge
 from agentloom.metrics import Metrics
 
@@ -34,7 +34,7 @@ DIRECTORY_ENV: Final = "AGENTLOOM_METRICS_DIRECTORY"  # set by `serve` for its w
 PUBLISH_EVERY: Final = 1.0  # seconds between a worker's writes of its values
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Peer:
     pid: int
     families: dict[str, list[list[Any]]]

@@ -14,11 +14,11 @@ import base64
 import hashlib
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from agentloom.frozen import frozen
 from agentloom.tenancy import DEFAULT_PROJECT, current_project
 
 _PREFIX = "al1"
@@ -30,7 +30,7 @@ class SealError(ValueError):
     """The content was not sealed by this server for this purpose, or was changed."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SealingKey:
     kid: str
     key: bytes

@@ -20,10 +20,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from contextvars import ContextVar, Token
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Final, Literal
 
 from agentloom.access_rules import AccessRules, Viewer
+from agentloom.frozen import frozen
 
 __all__ = [
     "DEFAULT_PROJECT",
@@ -43,7 +44,7 @@ HOSTED_TOOLS: Final = ("code_interpreter", "file_search", "image_generation", "m
 ModelMode = Literal["allow_list", "deny_list"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RateLimit:
     """A project's limits on one model; 0: no limit."""
 
@@ -52,7 +53,7 @@ class RateLimit:
     requests_per_day: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Policy:
     """What a project may use: models (an allow list or a deny list, or any), hosted tools,
     and how long a response may run."""

@@ -11,7 +11,6 @@ import email.utils
 import json
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Final
 
 from agentloom.errors import (
@@ -20,6 +19,7 @@ from agentloom.errors import (
     UpstreamRateLimitError,
     UpstreamRequestError,
 )
+from agentloom.frozen import frozen
 from agentloom.text import clip
 
 MAX_MESSAGE: Final = 500  # characters of an upstream's own message kept in ours
@@ -34,7 +34,7 @@ _CONTEXT_PHRASES: Final = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Failure:
     """What an upstream said when it refused or failed: its HTTP status (if known), its
     message, OpenAI's ``code`` and ``param``, and how long it asked us to wait."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import ClassVar, Literal, TypeAlias, get_args
 
 from agentloom.bus import EventBus
+from agentloom.frozen import frozen
 from agentloom.json_types import JSONValue
 from agentloom.llm.client import LLM
 from agentloom.llm.state import ConversationState
@@ -47,7 +48,7 @@ RESULT_KEYS: frozenset[str] = frozenset(get_args(ResultKey))
 StopReason = Literal["final", "max_turns", "loop_guard", "error"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MemoryResult:
     """Something recalled before a run (a memory search hit, a document's passage), shown to
     the model with the run's system prompt; ``source`` and ``score`` are shown when given."""
@@ -108,7 +109,7 @@ def with_memory(messages: list[Message], results: Sequence[MemoryResult | str]) 
     return [Message.system(section), *messages]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolOutcome:
     """One tool call and what it returned (``is_error`` when it failed: the text says why)."""
 
@@ -119,7 +120,7 @@ class ToolOutcome:
     is_error: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AgentUsage:
     input_tokens: int = 0
     output_tokens: int = 0
@@ -150,7 +151,7 @@ class AgentUsage:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AgentResult:
     """A run's answer (``content``), the tools it used, its turns, usage and why it stopped."""
 
@@ -177,37 +178,37 @@ class AgentResult:
 # --- events ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TurnStarted:
     turn: int  # 1-based
     type: Literal["turn_started"] = "turn_started"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TextDelta:
     text: str
     type: Literal["text_delta"] = "text_delta"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ReasoningDelta:
     text: str
     type: Literal["reasoning_delta"] = "reasoning_delta"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolStarted:
     call: MessageToolCall
     type: Literal["tool_started"] = "tool_started"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolFinished:
     outcome: ToolOutcome
     type: Literal["tool_finished"] = "tool_finished"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AgentFinished:
     result: AgentResult
     type: Literal["agent_finished"] = "agent_finished"

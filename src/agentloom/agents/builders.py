@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +16,7 @@ from agentloom.agents.base import BaseAgent
 from agentloom.agents.sandbox_policy import SandboxSpec
 from agentloom.agents.tools.base import Tool, ToolEnvironment
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.llm.client import LLM
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ class UnknownNameError(InvalidRequestError):
     """An agent or tool name that is not in its table."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AgentOptions:
     """How a strategy is built. Operatives keep their sessions in ``sessions`` (default: the
     ``agents.db`` file in ``data_dir``) under ``agent_name`` (default: the strategy's name), and
@@ -63,13 +64,13 @@ AgentFactory = Callable[[LLM, Sequence[Tool], AgentOptions], BaseAgent]
 ToolFactory = Callable[[ToolEnvironment], Tool]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AgentEntry:
     description: str
     build: AgentFactory
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolEntry:
     description: str
     build: ToolFactory

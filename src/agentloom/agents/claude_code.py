@@ -51,6 +51,7 @@ from agentloom.agents.base import (
     memory_section,
 )
 from agentloom.errors import InvalidRequestError, UpstreamError, UpstreamTimeoutError
+from agentloom.frozen import frozen
 from agentloom.json_types import JSONValue
 from agentloom.llm.client import LLM
 from agentloom.llm.types import MessageToolCall
@@ -62,7 +63,7 @@ LINE_BYTES = 64 << 20  # the longest line the runner may send (a tool result)
 PermissionMode = Literal["default", "acceptEdits", "bypassPermissions", "plan"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ClaudeCodeRuntime:
     """Node and the npm prefix holding the SDK."""
 

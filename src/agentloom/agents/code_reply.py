@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from agentloom.agents.repl import ReplResult
+from agentloom.frozen import frozen
 
 __all__ = [
     "BadToolCall",
@@ -35,20 +35,20 @@ _STEP = re.compile(
 _FINAL = re.compile(r"^\s*FINAL\((?P<answer>.*)\)\s*$", re.DOTALL)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CodeBlock:
     code: str
     type: Literal["code"] = "code"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TextToolCall:
     name: str
     arguments: str  # JSON text
     type: Literal["tool_call"] = "tool_call"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class BadToolCall:
     problem: str
     type: Literal["bad_tool_call"] = "bad_tool_call"

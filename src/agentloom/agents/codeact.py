@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from agentloom.agents.base import (
     AgentContext,
@@ -45,6 +45,7 @@ from agentloom.agents.repl import REPL_LIMITS, HostFunction, Repl
 from agentloom.agents.tool_agent import AgentRun, ToolUsingAgent
 from agentloom.agents.tools.base import Tool
 from agentloom.agents.url_prefetch import UrlPrefetch
+from agentloom.frozen import frozen
 from agentloom.json_types import JSONValue
 from agentloom.llm.client import LLM
 from agentloom.llm.types import LLMResponse, Message, MessageToolCall
@@ -73,7 +74,7 @@ You may also call a tool directly as <tool_call>{{"name": "<tool>", "arguments":
 """
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CodeSetup:
     """How a run starts: the conversation's input, the variables put in the REPL first, and
     what the system prompt says about them."""
@@ -83,7 +84,7 @@ class CodeSetup:
     note: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Plan:
     """The calls of one reply, and for text replies how to report each step (``None``:
     native calls, answered by tool messages)."""

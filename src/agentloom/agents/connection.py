@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path as FilePath
 
 from agentloom.agents.base import BaseAgent
@@ -28,6 +28,7 @@ from agentloom.agents.builders import AgentOptions, ToolEnvironment, build_agent
 from agentloom.agents.tools.base import Tool
 from agentloom.config import ProviderSettings, Settings, load_settings
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.llm.client import LLM
 from agentloom.llm.types import Path
 
@@ -46,7 +47,7 @@ class ConnectionSettingsError(InvalidRequestError):
     """The model to talk to cannot be determined (no model named anywhere)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Connection:
     """A model behind an endpoint, and the configuration its tools read."""
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agentloom.agents.turns import (
@@ -30,6 +29,7 @@ from agentloom.agents.turns import (
     TurnResult,
     TurnTextDelta,
 )
+from agentloom.frozen import frozen
 
 if TYPE_CHECKING:
     from openai.types.responses import ResponseOutputItem
@@ -39,7 +39,7 @@ __all__ = ["EventLogger", "LogLine", "describe_hosted_call"]
 _MAX_SHOWN = 400  # characters of a tool's output or arguments shown
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LogLine:
     """A piece of the log: ``role> content`` (or bare ``content`` continuing a line)."""
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypeVar
 
 import httpx2
@@ -47,6 +46,7 @@ from agentloom.api.managed_agents import (
     ManagedAgentPage,
 )
 from agentloom.errors import UpstreamError
+from agentloom.frozen import frozen
 from agentloom.redact import redact_url
 from agentloom.tls import context_for
 from agentloom.upstream import Failure
@@ -63,7 +63,7 @@ PATH = "/managed-agents"
 TIMEOUT = httpx2.Timeout(600.0, connect=5.0)  # as the openai client's defaults
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Call:
     """One request to the server: ``stream``: the answer's body is left unread."""
 

@@ -14,11 +14,11 @@ import math
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentloom.agents.store_database import StoreDatabase
+from agentloom.frozen import frozen
 from agentloom.offload import off_loop
 from agentloom.retrieval.keywords import terms
 
@@ -31,7 +31,7 @@ __all__ = ["Memory", "MemoryHit", "MemoryStore"]
 LARGE_SEARCH = 500  # notes in a namespace from which a search ranks them off the loop
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Memory:
     id: int
     namespace: str
@@ -39,7 +39,7 @@ class Memory:
     created_at: float  # seconds since the epoch
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MemoryHit:
     memory: Memory
     score: float  # higher is better; 0 for the recent notes an empty query returns

@@ -40,6 +40,7 @@ from agentloom.agents.base import (
     memory_section,
 )
 from agentloom.errors import AgentloomError, InvalidRequestError, UpstreamError
+from agentloom.frozen import frozen
 from agentloom.json_types import JSONValue
 from agentloom.llm.client import LLM
 from agentloom.llm.types import MessageToolCall
@@ -69,7 +70,7 @@ def require_openhands() -> None:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Sdk:
     """The parts of the SDK a run uses (its types are the SDK's, unknown here)."""
 

@@ -26,7 +26,7 @@ import json
 import logging
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Final
 
@@ -42,6 +42,7 @@ from agentloom.agents.orchestrator import OrchestratorAgent
 from agentloom.agents.saved_history import trim_history
 from agentloom.agents.sessions import SavedSession, SessionStore, TickRecord, TickStatus
 from agentloom.agents.tools.base import Tool, ToolError
+from agentloom.frozen import frozen
 from agentloom.json_types import JSONObject
 from agentloom.llm.client import LLM
 from agentloom.llm.types import Message
@@ -106,7 +107,7 @@ class RememberTool(Tool):
         return f"{done} {key.strip()!r}. Saved keys: {', '.join(sorted(state)) or '(none)'}."
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TickReport:
     """One scheduled tick: its record, and its result unless it failed (``error`` says why)."""
 

@@ -25,7 +25,6 @@ import json
 import shutil
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import TypeAlias
@@ -38,6 +37,7 @@ from agentloom.agents._repl_process import (
     default_sandbox,
 )
 from agentloom.errors import AgentloomError
+from agentloom.frozen import frozen
 from agentloom.json_types import JSONValue
 from agentloom.tools.sandbox import Limits, Sandbox, SandboxKind, SandboxUnavailableError
 
@@ -53,7 +53,7 @@ class CallbackError(Exception):
     """Raised by a host function: the code's call raises ``HostError`` with this message."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ReplResult:
     """One execution: what it printed, its error (a traceback of the code's frames), the value
     given to ``FINAL`` (``final_set`` tells ``FINAL(None)`` from no call)."""

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from agentloom.agents.base import AgentInput
 from agentloom.agents.code_session import CodeSession
@@ -30,6 +29,7 @@ from agentloom.agents.repl import REPL_LIMITS, CallbackError, HostFunction
 from agentloom.agents.tool_agent import AgentRun
 from agentloom.agents.tools.base import Tool
 from agentloom.errors import AgentloomError
+from agentloom.frozen import frozen
 from agentloom.json_types import JSONValue
 from agentloom.llm.client import LLM
 from agentloom.llm.types import Message
@@ -54,7 +54,7 @@ it whole (output is cut). The REPL also has:
 Keep going, turn after turn, until you call FINAL(answer)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Failed:
     message: str
 

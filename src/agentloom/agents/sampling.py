@@ -15,8 +15,9 @@ sequences: ``strategy: {"type": "top_k"}``, another ``repetition_penalty`` and a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Literal, NotRequired, TypeAlias, TypedDict
+
+from agentloom.frozen import frozen
 
 __all__ = ["Sampling", "SamplingParams", "sampling"]
 
@@ -48,7 +49,7 @@ class SamplingParams(TypedDict, total=False):
     stop: list[str]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Sampling:
     """The sampling fields of each Responses request (``None``: the server's default)."""
 

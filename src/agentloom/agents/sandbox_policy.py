@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Literal, NoReturn
 
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.tools.sandbox import MOUNT, PACKAGES_MOUNT, Limits
 
 __all__ = [
@@ -78,7 +79,7 @@ class MountRefusedError(InvalidRequestError):
     """A mount the allowlist does not allow."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Mount:
     """A host path to show inside the sandbox (at the same path)."""
 
@@ -86,7 +87,7 @@ class Mount:
     writable: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AllowedRoot:
     """A host directory under which mounts are allowed (writable ones only if ``writable``)."""
 
@@ -94,13 +95,13 @@ class AllowedRoot:
     writable: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MountAllowlist:
     roots: tuple[AllowedRoot, ...] = ()
     blocked: tuple[str, ...] = BLOCKED_NAMES
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CheckedMount:
     """A mount that passed the allowlist: its real path, shown inside at that same path."""
 
@@ -112,7 +113,7 @@ class CheckedMount:
         return str(self.source)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SandboxSpec:
     """How a ``sandboxed`` agent runs: the inner agent (a name of the agent table, its tools by
     name), the runner, what it may see (``mounts`` under ``allowlist``; ``workspace``, one of

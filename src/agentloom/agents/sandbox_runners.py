@@ -26,13 +26,14 @@ import os
 import shutil
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Literal, Protocol
 
 import agentloom
 from agentloom.agents.sandbox_policy import CheckedMount, RunnerName, SandboxSpec
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.tools.sandbox import (
     MOUNT,
     Bind,
@@ -65,7 +66,7 @@ _ENGINE_ENV: tuple[str, ...] = ("PATH", "HOME", "DOCKER_HOST", "DOCKER_CONTEXT",
 _ENGINE_ENV += ("CONTAINER_HOST", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RunnerJob:
     """One run: ``name`` is unique to it (the container's name); ``args`` the interpreter's."""
 
@@ -142,7 +143,7 @@ def agentloom_packages() -> tuple[Path, ...]:
     return tuple(found)
 
 
-@dataclass(frozen=True)
+@frozen
 class BwrapRunner:
     python: str = ""  # the interpreter; default: this process's
     max_concurrent: int | None = None  # runs at once; None: no bound
@@ -166,7 +167,7 @@ class BwrapRunner:
         return None  # killing the command's group ends bwrap; --die-with-parent the rest
 
 
-@dataclass(frozen=True)
+@frozen
 class ContainerRunner:
     engine: Engine
     image: str

@@ -17,7 +17,7 @@ the child sends is validated before it is used: the child is not trusted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cache
 from typing import Any, Literal
 
@@ -27,6 +27,7 @@ from agentloom.agents.base import AgentEvent, AgentInput
 from agentloom.agents.sandbox_policy import ModelAccess
 from agentloom.agents.saved_history import message_from_json, message_to_json
 from agentloom.errors import AgentloomError, InvalidRequestError, UpstreamError
+from agentloom.frozen import frozen
 from agentloom.json_types import JSONObject, JSONValue
 from agentloom.llm.options import CallOptions
 from agentloom.llm.types import (
@@ -92,7 +93,7 @@ class SandboxPayload(BaseModel):
     api_key: str | None = Field(default=None, repr=False)  # direct mode only
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ModelCall:
     """A model call the child asks the host to make (``proxy`` mode); ``path`` ``None`` lets
     the host's LLM route it."""

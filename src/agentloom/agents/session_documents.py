@@ -16,11 +16,12 @@ import base64
 import mimetypes
 import urllib.parse
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import NotRequired, TypedDict
 
 import httpx2
 import openai
+
+from agentloom.frozen import frozen
 
 __all__ = ["URL", "AttachedDocuments", "Document", "DocumentError", "SessionDocuments"]
 
@@ -42,7 +43,7 @@ class DocumentError(ValueError):
     """A document that cannot be read, fetched or ingested; the message names it."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AttachedDocuments:
     """A turn's documents, in the session's vector store (``file_ids`` and ``filenames`` in
     the given order)."""
@@ -52,7 +53,7 @@ class AttachedDocuments:
     filenames: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Upload:
     filename: str
     data: bytes

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast, get_args
@@ -31,6 +31,7 @@ from agentloom.agents.saved_history import (
 )
 from agentloom.agents.store_database import StoreDatabase
 from agentloom.errors import NotFoundError
+from agentloom.frozen import frozen
 from agentloom.json_types import JSONObject, JSONValue
 from agentloom.llm.types import Message
 from agentloom.offload import off_loop
@@ -59,7 +60,7 @@ LARGE_HISTORY = 64 * 1024  # characters of stored history from which it is parse
 # --- records ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SavedSession:
     """A session as stored (empty history and state when it was never saved)."""
 
@@ -70,7 +71,7 @@ class SavedSession:
     updated_at: float | None = None  # None: never saved
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TickRecord:
     """One tick of a scheduled agent: when it ran, how it ended, what it said."""
 

@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal, TypeAlias
+
+from agentloom.frozen import frozen
 
 __all__ = [
     "FinalAnswer",
@@ -38,7 +39,7 @@ Kind = Literal["thought", "tool", "input", "final", "observation"]
 _KINDS: tuple[Kind, ...] = ("input", "final", "observation", "thought", "tool")  # match order
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Labels:
     """The label spellings of one protocol: regular expressions (case-insensitive) per kind."""
 
@@ -56,14 +57,14 @@ class Labels:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Section:
     kind: Kind
     body: str
     start: int  # where the body starts in the text
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolRequest:
     name: str
     arguments: str  # JSON text, as the model wrote it once cleaned (may be invalid)
@@ -71,14 +72,14 @@ class ToolRequest:
     type: Literal["tool"] = "tool"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FinalAnswer:
     answer: str
     thought: str = ""
     type: Literal["final"] = "final"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Malformed:
     problem: str
     type: Literal["malformed"] = "malformed"

@@ -21,8 +21,10 @@ vector store called that). Any other id, or an argument a tool cannot honour, is
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, NotRequired, TypeAlias, TypedDict
+
+from agentloom.frozen import frozen
 
 if TYPE_CHECKING:
     from openai.types.responses import ToolParam
@@ -55,7 +57,7 @@ class Toolgroup(TypedDict):
 ToolgroupSpec: TypeAlias = str | Toolgroup
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class BuiltinTools:
     """What an agent's built-in tool ids ask for."""
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from agentloom.agents.base import ToolOutcome
+from agentloom.frozen import frozen
 from agentloom.llm.types import MessageToolCall
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ Metadata: TypeAlias = dict[str, str | bool | list[str]]
 _NOT_TOOL_CALLS = frozenset({"message", "reasoning", "function_call", "compaction"})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolCall:
     """A tool the model called: ``arguments`` is the JSON text it wrote."""
 
@@ -52,7 +53,7 @@ class ToolCall:
     arguments: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolResponse:
     call_id: str
     tool_name: str
@@ -60,7 +61,7 @@ class ToolResponse:
     is_error: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CompletionMessage:
     """What the model said in one answer (``content``) and the tools it called."""
 
@@ -70,7 +71,7 @@ class CompletionMessage:
     role: Literal["assistant"] = "assistant"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SafetyViolation:
     """A shield's finding: ``user_message`` is what the user is told, ``metadata`` which shield
     found what (as ``POST /v1/safety/run-shield`` answers)."""
@@ -80,7 +81,7 @@ class SafetyViolation:
     metadata: Metadata = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class InferenceStep:
     """One model answer, made during the Responses call ``response_id``."""
 
@@ -91,7 +92,7 @@ class InferenceStep:
     step_type: Literal["inference"] = "inference"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolExecutionStep:
     """Tools run, by the server (``hosted``) or here, client-side."""
 
@@ -103,7 +104,7 @@ class ToolExecutionStep:
     step_type: Literal["tool_execution"] = "tool_execution"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ShieldCallStep:
     """Shields checked the turn's ``input`` or ``output``; ``violation`` is ``None`` when they
     found nothing."""

@@ -8,11 +8,12 @@ it is done. Its events form one typed stream ending with :class:`TurnCompleted`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from agentloom.agents.base import AgentUsage, ToolOutcome
 from agentloom.agents.turn_steps import CompletionMessage, ShieldCallStep, TurnStep
+from agentloom.frozen import frozen
 from agentloom.llm.types import Message, MessageToolCall
 
 if TYPE_CHECKING:  # the openai types are heavy to import; only the remote Agent needs them
@@ -35,7 +36,7 @@ __all__ = [
 TurnStatus = Literal["completed", "incomplete", "requires_action", "max_rounds", "blocked"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolOutput:
     """The output of a function call, sent back to the model (answers a pending call)."""
 
@@ -43,7 +44,7 @@ class ToolOutput:
     output: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TurnResult:
     """A finished turn.
 
@@ -85,7 +86,7 @@ class TurnResult:
         return tuple(ToolOutput(call.call_id, outputs[call.call_id]) for call in self.pending_calls)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class InferenceStarted:
     """A Responses call starts (``round`` is 1-based; each tool round is one more call)."""
 
@@ -93,13 +94,13 @@ class InferenceStarted:
     type: Literal["inference_started"] = "inference_started"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TurnTextDelta:
     text: str
     type: Literal["text_delta"] = "text_delta"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LocalToolStarted:
     """A function tool starts running here, client-side."""
 
@@ -107,13 +108,13 @@ class LocalToolStarted:
     type: Literal["tool_started"] = "tool_started"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LocalToolFinished:
     outcome: ToolOutcome
     type: Literal["tool_finished"] = "tool_finished"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class HostedToolCall:
     """A tool the server ran (web_search_call, file_search_call, mcp_call ...), as it ended."""
 
@@ -121,7 +122,7 @@ class HostedToolCall:
     type: Literal["hosted_tool_call"] = "hosted_tool_call"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ShieldCalled:
     """Shields checked the turn's input (before the model) or its output (after it)."""
 
@@ -129,7 +130,7 @@ class ShieldCalled:
     type: Literal["shield_call"] = "shield_call"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TurnCompleted:
     result: TurnResult
     type: Literal["turn_completed"] = "turn_completed"

@@ -28,11 +28,12 @@ import asyncio
 import ipaddress
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING, Final
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.llm.types import Message
 from agentloom.retrieval.html import html_text
 from agentloom.text import clip
@@ -74,7 +75,7 @@ def _trimmed(url: str) -> str:
     return url
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FetchedPage:
     """A linked page's text, or why it was not read (``error``)."""
 
@@ -90,7 +91,7 @@ class FetchedPage:
         return f'<page url="{self.url}">\n{self.text}{note}\n</page>'
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class UrlPrefetch:
     """How linked pages are fetched (see the module doc)."""
 

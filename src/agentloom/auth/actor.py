@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from contextvars import ContextVar, Token
-from dataclasses import dataclass
 from typing import Final
 
 from agentloom.auth.verifier import Principal
+from agentloom.frozen import frozen
 
 __all__ = ["Actor", "acting_as", "actor_of", "current_principal"]
 
@@ -21,7 +21,7 @@ JWT_PREFIX: Final = "jwt:"  # a JWT's principal: key_id "jwt:<sub>"
 _PRINCIPAL: ContextVar[Principal | None] = ContextVar("agentloom_principal", default=None)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Actor:
     """An audit entry's ``actor`` object, and the ids it can be found by (``actor_ids``)."""
 

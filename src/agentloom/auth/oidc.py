@@ -18,7 +18,6 @@ import json
 import secrets
 import time
 from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import quote, urlencode, urlsplit
 
@@ -36,6 +35,7 @@ from agentloom.errors import (
     UpstreamTimeoutError,
     UpstreamUnavailableError,
 )
+from agentloom.frozen import frozen
 from agentloom.sealing import Sealer
 from agentloom.tls import client_context
 
@@ -48,7 +48,7 @@ _REQUIRED: Final = ["exp", "iat", "iss", "aud", "sub", "nonce"]
 _NAME_CLAIMS: Final = ("email", "preferred_username", "name", "sub")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Endpoints:
     authorization: str
     token: str
@@ -172,7 +172,7 @@ class OidcClient:
         return claims
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class OidcSignIn:
     """Signing in to the console: the relying party, the sessions it makes, and their settings."""
 

@@ -17,10 +17,10 @@ what it needs.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Final
 
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 
 __all__ = [
     "ALL_READ",
@@ -37,7 +37,7 @@ ALL_READ: Final = "api.all.read"
 ALL_WRITE: Final = "api.all.write"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class EndpointGroup:
     """Routes under ``prefixes``, read with ``read`` and changed with ``write``."""
 

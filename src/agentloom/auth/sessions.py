@@ -14,11 +14,12 @@ import hmac
 import json
 import secrets
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Final, Protocol
 
 from agentloom.auth.verifier import Principal
 from agentloom.errors import AuthenticationError, InvalidRequestError, PermissionDeniedError
+from agentloom.frozen import frozen
 from agentloom.sealing import Sealer, SealError
 
 __all__ = ["LoginStart", "Session", "Sessions"]
@@ -36,7 +37,7 @@ class ProjectCheck(Protocol):
     async def project_active(self, project_id: str) -> bool: ...
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LoginStart:
     """What ``/auth/login`` keeps for ``/auth/callback``: the checks of the issuer's answer and
     where the browser goes afterwards."""
@@ -58,7 +59,7 @@ class LoginStart:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Session:
     """A signed-in person: the principal they work as, the name the console shows, until when."""
 

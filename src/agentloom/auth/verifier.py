@@ -21,7 +21,6 @@ import asyncio
 import json
 import logging
 import time
-from dataclasses import dataclass
 
 import anyio
 
@@ -29,6 +28,7 @@ from agentloom.access_rules import Viewer
 from agentloom.auth.keys import KeyHasher, same_secret
 from agentloom.auth.policy import policy_of
 from agentloom.auth.scopes import grants
+from agentloom.frozen import frozen
 from agentloom.storage.admin_keys import ADMIN_KEY_PREFIX as ADMIN_KEY_ID_PREFIX
 from agentloom.storage.admin_keys import SqlAdminKeyStore
 from agentloom.storage.connection_faults import DATABASE_FAULTS
@@ -43,7 +43,7 @@ MAX_UNKNOWN = 10_000  # remembered wrong tokens (a flood of them must not reach 
 TOUCH_EVERY = 60.0  # seconds between two ``last_used_at`` writes of one key
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Principal:
     """Who a request comes from: a project's key (a service account's or a user's, the user
     with their groups and roles in the project), or the organization (the admin key).
@@ -87,7 +87,7 @@ class Principal:
 ADMIN = Principal(project_id=None)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Project:
     active: bool
     policy: Policy

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -23,6 +22,7 @@ from agentloom.api.embeddings import EmbeddingsRequest
 from agentloom.api.limits import RequestLimits
 from agentloom.api.requests import CreateResponseRequest
 from agentloom.errors import AgentloomError, InternalError, InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.inference.base import CHAT_PATH, COMPLETIONS_PATH
 from agentloom.responses.gateway import ResponsesGateway
 from agentloom.responses.service import ResponsesService
@@ -48,14 +48,14 @@ class ErrorShapes(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Answer:
     status: int
     body: Body
     tokens: Tokens
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Services:
     """What the batch endpoints run on."""
 

@@ -8,23 +8,23 @@ first :data:`MAX_ERRORS` of it; a file with any error runs nothing.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 from pydantic import ValidationError
 
 from agentloom.api.batches import BatchError, InputLine
+from agentloom.frozen import frozen
 
 MAX_ERRORS = 100
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class BatchRequest:
     line: int  # 1-based
     custom_id: str
     body: dict[str, object]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Input:
     requests: list[BatchRequest]
     errors: list[BatchError]

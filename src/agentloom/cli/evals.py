@@ -4,13 +4,14 @@ files (``compare``), list the task sets shipped in the package (``sets``). See d
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import click
 
 from agentloom.cli.options import AgentChoice, agent_options, clean_errors, fail
+from agentloom.frozen import frozen
 
 if TYPE_CHECKING:
     from agentloom.agents.connection import Connection
@@ -168,7 +169,7 @@ def run(
     _print(result, as_json)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _IndexChoice:
     """Where retrieval documents go (``--index``), the extra ones (``--documents``), and how
     long indexing them may take."""

@@ -10,11 +10,12 @@ import functools
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path as FilePath
 from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 import click
+
+from agentloom.frozen import frozen
 
 if TYPE_CHECKING:
     from agentloom.agents.builders import AgentOptions
@@ -27,7 +28,7 @@ Command: TypeAlias = Callable[..., None]
 Decorator: TypeAlias = Callable[[Command], Command]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AgentChoice:
     """The agent, tools and model a command runs, as given on the command line."""
 

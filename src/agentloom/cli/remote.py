@@ -11,12 +11,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from agentloom.cli.options import fail
+from agentloom.frozen import frozen
 
 if TYPE_CHECKING:
     import httpx2
@@ -59,7 +60,7 @@ _admin_key_option = click.option(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Server:
     """An agentloom server and the key to use on it (a project key, or the admin key)."""
 

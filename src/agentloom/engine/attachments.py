@@ -12,20 +12,20 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Protocol, TypeAlias
 
 from agentloom.api.content import InputFile, InputImage, InputText, MessageContent
 from agentloom.api.files import FileObject
 from agentloom.api.items import Message, StoredItem
 from agentloom.errors import AgentloomError, InvalidRequestError, NotFoundError
+from agentloom.frozen import frozen
 from agentloom.retrieval.parsing import UnsupportedFileError
 
 MAX_IMAGE_BYTES = 20 * 1024 * 1024  # the largest image given to a model as a data URL
 UNSUPPORTED = UnsupportedFileError.code
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FileContent:
     """A stored file's bytes, as a :class:`FileSource` gives them."""
 
@@ -34,7 +34,7 @@ class FileContent:
     filename: str  # sanitised
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FileText:
     filename: str
     text: str
@@ -43,7 +43,7 @@ class FileText:
         return f"[file: {label or self.filename}]\n{self.text}\n"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FileImage:
     filename: str
     url: str  # a data URL

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from agentloom.api.content import Annotation, FileCitation, URLCitation
+from agentloom.frozen import frozen
 from agentloom.retrieval.keywords import terms
 from agentloom.tools.base import Source
 
@@ -30,7 +30,7 @@ MIN_SUPPORT = 0.5  # and the share of the sentence's terms found in the passage
 _Citation = FileCitation | URLCitation
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Sentence:
     start: int
     end: int  # where a citation of it goes: after its last character

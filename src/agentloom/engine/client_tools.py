@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Literal
 
 from agentloom.api.items import CustomToolCall, FunctionCall, ToolSearchCall, ToolSearchOutput
@@ -44,6 +43,7 @@ from agentloom.api.tools import (
 )
 from agentloom.engine.shell_tools import chat_arguments, shell_spec
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.inference import base as inf
 from agentloom.json_types import JSONObject
 
@@ -59,7 +59,7 @@ _SEARCH_PARAMETERS: JSONObject = {
 ClientKind = Literal["function", "custom", "tool_search", "shell", "local_shell", "apply_patch"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ClientTool:
     """A tool the client runs, and the function a chat backend is offered for it."""
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from agentloom.api.compaction import CompactedResponse
@@ -47,6 +46,7 @@ from agentloom.engine.items import with_id
 from agentloom.engine.messages import Summary, SummaryReader, visible
 from agentloom.engine.usage import response_usage
 from agentloom.errors import InvalidRequestError, UpstreamError
+from agentloom.frozen import frozen
 from agentloom.ids import new_id
 from agentloom.inference import base as inf
 from agentloom.inference.catalog import Resolved
@@ -65,7 +65,7 @@ SUMMARIZER = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Summarized:
     text: str
     usage: inf.Usage | None

@@ -13,18 +13,19 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from agentloom.api.items import STORED_ITEMS, StoredItem
 from agentloom.engine.attachments import Attachment, Attachments
 from agentloom.engine.messages import ChatHistory, SummaryReader, visible
 from agentloom.errors import NotFoundError
+from agentloom.frozen import frozen
 from agentloom.storage.base import ItemRow, ResponseStore
 
 DEFAULT_CACHE_SIZE = 1024
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Context:
     """Items the model sees before a request's own input, with their chat messages built.
     ``chat`` is never changed in place: :meth:`extended` copies it."""
@@ -68,7 +69,7 @@ class Context:
         return Context(every, chat)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Unbuilt:
     """A chain kept as the context it continued and what it added, not extended yet."""
 

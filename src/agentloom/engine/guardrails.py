@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
 from typing import Final
 
 import anyio
@@ -42,6 +41,7 @@ from agentloom.api.response import (
 from agentloom.api.shell_items import ShellKindOutput
 from agentloom.engine.output_guard import OutputGuard, StreamWindow
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.inference import base as inf
 from agentloom.safety.base import Role, Verdict
 from agentloom.safety.categories import moderation_scores
@@ -71,14 +71,14 @@ BLOCKED_OUTPUT: Final = "[withheld: the tool's output was blocked by a guardrail
 _CHECKED_ROLES: Final = frozenset({"user", "assistant"})  # not the developer's own messages
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ModerationPlan:
     shield: str
     block_input: bool
     block_output: bool
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GuardPlan:
     """The shields one response runs: ``shields`` (the guardrails) and ``moderation``;
     ``input_text`` is the request's new input."""

@@ -9,14 +9,14 @@ engine does not depend on the service.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from agentloom.api.items import StoredItem
 from agentloom.engine.context import Context
+from agentloom.frozen import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Turn:
     """A response's hold on a conversation: the history it sees, at ``version``."""
 

@@ -4,7 +4,6 @@ replaced by the item they name. Shared by responses (their ``input``) and conver
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 import anyio.lowlevel
@@ -21,6 +20,7 @@ from agentloom.api.items import (
     StoredItem,
 )
 from agentloom.errors import DuplicateItemError, NotFoundError
+from agentloom.frozen import frozen
 from agentloom.ids import new_id
 from agentloom.storage.base import ConversationStore, ItemRow, ResponseStore
 
@@ -32,7 +32,7 @@ class ItemFinder(Protocol):
     async def find_item(self, item_id: str) -> ItemRow | None: ...
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StoredItemFinder:
     """Finds an item by id among responses' items, then conversations' items."""
 

@@ -14,7 +14,6 @@ import dataclasses
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
 from typing import Literal, Protocol, TypeAlias
 
 from agentloom.api import events as ev
@@ -48,6 +47,7 @@ from agentloom.errors import (
     UpstreamError,
     UpstreamTimeoutError,
 )
+from agentloom.frozen import frozen
 from agentloom.ids import new_id
 from agentloom.inference import base as inf
 from agentloom.inference.deadlines import Deadline, Which
@@ -59,7 +59,7 @@ from agentloom.tools.mcp.approvals import approved_calls
 Failure: TypeAlias = UpstreamError | DatabaseUnavailableError
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CompactionPlan:
     """``context_management`` compaction: above ``threshold`` estimated input tokens, the
     items of ``context`` before the current turn are summarised first."""
@@ -70,7 +70,7 @@ class CompactionPlan:
     compactions: Compactions
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Budget:
     """How long a response may run, and the setting that says so (named when it runs out)."""
 
@@ -83,7 +83,7 @@ class Budget:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LoopConfig:
     provider: inf.Provider
     request: inf.ChatRequest  # messages + sampling params of the first model call
@@ -111,7 +111,7 @@ class LoopObserver(Protocol):
     def tool_called(self, tool: str, outcome: str, seconds: float) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Decision:
     kind: Literal["finish", "continue", "incomplete", "run_tools"]
     reason: IncompleteReason | None = None

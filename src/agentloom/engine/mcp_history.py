@@ -5,10 +5,10 @@ result; an approval request is a call that did not run; a denial is told as a us
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TypeAlias
 
 from agentloom.api.items import McpApprovalRequest, McpApprovalResponse, McpCall, McpListTools
+from agentloom.frozen import frozen
 from agentloom.inference.base import ChatMessage, ToolCall
 
 McpItem: TypeAlias = McpListTools | McpCall | McpApprovalRequest | McpApprovalResponse
@@ -16,7 +16,7 @@ MCP_ITEMS = (McpListTools, McpCall, McpApprovalRequest, McpApprovalResponse)
 MCP_TYPES = ("mcp_list_tools", "mcp_call", "mcp_approval_request", "mcp_approval_response")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Rendered:
     call: ToolCall | None = None  # an assistant tool call
     message: ChatMessage | None = None  # the tool's answer, or a note

@@ -36,6 +36,7 @@ from agentloom.engine import mcp_history
 from agentloom.engine.attachments import Attachment, FileImage, FileText
 from agentloom.engine.client_tools import chat_call, found_text
 from agentloom.errors import InvalidRequestError, NotFoundError
+from agentloom.frozen import frozen
 from agentloom.inference.base import (
     ChatMessage,
     ContentPart,
@@ -74,7 +75,7 @@ SUMMARY_HEADING = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Summary:
     """What a compaction item says: the summary, and the id of the last item it replaces
     (``None``: it replaces the items before it that are not input messages)."""
@@ -94,7 +95,7 @@ def _no_reader(item: Compaction, *, param: str | None) -> Summary:
     raise InvalidRequestError("Compaction items are not accepted here.", param=param)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Head:
     """What comes before every item: the instructions (a system message), and a prompt's
     image and file values (a user message)."""

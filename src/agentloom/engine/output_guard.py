@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
 
+from agentloom.frozen import frozen
 from agentloom.inference import base as inf
 from agentloom.safety.base import Role
 from agentloom.safety.service import Decision
@@ -27,7 +27,7 @@ Check = Callable[[Sequence[tuple[str, Role]]], Awaitable[Decision]]
 TextChunk = inf.TextDelta | inf.ReasoningDelta | inf.RefusalDelta
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StreamWindow:
     """How streamed output is checked: every ``batch_chars`` new characters, each check also
     re-reading (and holding back) the last ``overlap_chars`` checked ones."""
@@ -40,7 +40,7 @@ class StreamWindow:
             raise ValueError("batch_chars must be >= 1 and overlap_chars >= 0")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Held:
     chunk: TextChunk
     end: int  # where its text ends in the segment

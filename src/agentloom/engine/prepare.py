@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from agentloom.api.items import Message, StoredItem
 from agentloom.api.prompts import ResponsePrompt
@@ -29,6 +28,7 @@ from agentloom.engine.messages import Head
 from agentloom.engine.reasoning import ENCRYPTED_INCLUDE, ReasoningOutput, SealedReasoning
 from agentloom.engine.tool_plan import ToolPlan, plan_tools
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.ids import new_id
 from agentloom.inference import base as inf
 from agentloom.inference.catalog import ModelCatalog, Resolved
@@ -40,7 +40,7 @@ LOGPROBS_INCLUDE = "message.output_text.logprobs"
 LARGE_INPUT = 256  # input items from which chat messages are built off the event loop
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class EngineLimits:
     max_model_calls: int = 10
     truncation_retries: int = 4
@@ -56,7 +56,7 @@ class Hold:
         self.started = False  # the run began: it settles the hold when it ends
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Prepared:
     response: Response  # the in-progress Response, every field echoed
     input_items: list[StoredItem]  # the request's own input, with ids
@@ -66,7 +66,7 @@ class Prepared:
     hold: Hold | None = None  # the conversation the response runs on
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LocalChain:
     """A response known to the caller without the store (a WebSocket connection's last
     response, possibly ``store: false``): its id and its whole chain."""
@@ -75,7 +75,7 @@ class LocalChain:
     chain: Context
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Preview:
     """What a request would send to the model."""
 

@@ -18,13 +18,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 from agentloom.api import events as ev
 from agentloom.api.content import ReasoningText, SummaryText
 from agentloom.api.items import Reasoning, StoredItem
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.sealing import Sealer, SealError
 
 PURPOSE = "reasoning"
@@ -78,7 +78,7 @@ class SealedReasoning:
         return item.model_copy(update={"content": [ReasoningText(text=text)]})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ReasoningOutput:
     """How a model call's reasoning items are finished: sealed for ``model`` when ``sealed`` is
     given, summarised at ``summary`` when asked for."""
@@ -150,7 +150,7 @@ def summary_events(
     return events
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _SummaryAt:
     item_id: str
     output_index: int

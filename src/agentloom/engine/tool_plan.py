@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 
 from agentloom.api.items import StoredItem, ToolSearchOutput
@@ -37,6 +37,7 @@ from agentloom.api.tools import (
 from agentloom.engine.client_tools import ClientTool, client_tools
 from agentloom.engine.turn import CallPolicy
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.inference import base as inf
 from agentloom.tools.base import Listed, ServerTool, Toolset
 from agentloom.tools.server_tools import (
@@ -61,7 +62,7 @@ _SHELL_KINDS = frozenset({"shell", "local_shell", "apply_patch"})
 _LOADABLE = (FunctionTool, CustomTool, NamespaceTool)  # what a tool_search_output may load
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolPlan:
     specs: tuple[inf.FunctionSpec, ...]
     choice: inf.ToolChoice | None

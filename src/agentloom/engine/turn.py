@@ -24,6 +24,7 @@ from agentloom.api.items import OutputItem, OutputMessage, Reasoning
 from agentloom.engine.client_calls import ClientCall, OpenCall
 from agentloom.engine.client_tools import ClientTool
 from agentloom.engine.reasoning import ReasoningOutput, summary_events
+from agentloom.frozen import frozen
 from agentloom.ids import new_id
 from agentloom.inference import base as inf
 
@@ -86,7 +87,7 @@ class TurnResult:
     output_chars: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CallPolicy:
     """Which tool calls of the model are accepted and handed on."""
 

@@ -18,13 +18,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
 from agentloom.agents.base import AgentContext
 from agentloom.agents.tools.base import Tool, ToolError
 from agentloom.errors import InvalidRequestError, UpstreamError
+from agentloom.frozen import frozen
 from agentloom.json_types import JSONObject
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ CHUNK_TOKENS, CHUNK_OVERLAP = 800, 400  # the server's "auto" chunking
 POLL_SECONDS = 0.2
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Passage:
     """A piece of a document a search found."""
 

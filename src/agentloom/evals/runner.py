@@ -43,6 +43,7 @@ from agentloom.evals.records import RunFile, RunFileError, SessionOutcome, TaskR
 from agentloom.evals.scorers import score
 from agentloom.evals.strategies import Strategy
 from agentloom.evals.tasks import QATask, RetrievalTask, SessionsTask, TaskSet
+from agentloom.frozen import frozen
 from agentloom.llm.client import LLM
 from agentloom.llm.types import Message
 
@@ -73,7 +74,7 @@ INSTRUCTIONS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class EvalSettings:
     """How the run goes. ``model`` is the model of a strategy that names none; ``instructions``
     replace the default instructions of every kind (:data:`INSTRUCTIONS`)."""

@@ -10,9 +10,10 @@ The label names the configuration in the results (default: the text as given), s
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 
 __all__ = ["Strategy", "StrategyError", "parse_strategy"]
 
@@ -23,7 +24,7 @@ class StrategyError(InvalidRequestError):
     """A ``--strategy`` that cannot be read."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Strategy:
     label: str
     agent: str

@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Literal, TypeAlias
@@ -42,6 +41,7 @@ from pydantic import (
 
 from agentloom.errors import InvalidRequestError
 from agentloom.evals.scorers import SCORERS
+from agentloom.frozen import frozen
 
 __all__ = [
     "SHIPPED",
@@ -132,7 +132,7 @@ Task: TypeAlias = Annotated[QATask | RetrievalTask | SessionsTask, Field(discrim
 _TASK: TypeAdapter[QATask | RetrievalTask | SessionsTask] = TypeAdapter(Task)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TaskSet:
     """The tasks of one file, the folder their relative paths start from, and the file's
     SHA-256 (a run file remembers it, so a resumed run scores the same tasks)."""

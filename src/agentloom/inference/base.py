@@ -7,9 +7,10 @@ Providers raise only :mod:`agentloom.errors` upstream errors, never HTTP or vend
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal, Protocol, TypeAlias, cast, runtime_checkable
 
+from agentloom.frozen import frozen
 from agentloom.inference.deadlines import StreamDeadlines
 from agentloom.json_types import JSONObject, JSONValue
 
@@ -20,20 +21,20 @@ FinishReason = Literal["stop", "length", "tool_calls", "content_filter"]
 # --- request ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TextPart:
     text: str
     type: Literal["text"] = "text"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ImagePart:
     url: str  # http(s) URL or data URL
     detail: Literal["low", "high", "auto"] = "auto"
     type: Literal["image"] = "image"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FilePart:
     filename: str | None
     data: str | None  # data URL / base64 payload
@@ -44,7 +45,7 @@ class FilePart:
 ContentPart: TypeAlias = TextPart | ImagePart | FilePart
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolCall:
     """A complete tool call, as the model made it (assembled from deltas)."""
 
@@ -53,7 +54,7 @@ class ToolCall:
     arguments: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ChatMessage:
     """One chat-completions message.
 
@@ -69,7 +70,7 @@ class ChatMessage:
     reasoning: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FunctionSpec:
     name: str
     description: str | None
@@ -77,7 +78,7 @@ class FunctionSpec:
     strict: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class NamedToolChoice:
     name: str
 
@@ -85,7 +86,7 @@ class NamedToolChoice:
 ToolChoice: TypeAlias = Literal["auto", "none", "required"] | NamedToolChoice
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class JsonSchemaFormat:
     name: str
     schema: JSONObject
@@ -96,7 +97,7 @@ class JsonSchemaFormat:
 ResponseFormat: TypeAlias = Literal["text", "json_object"] | JsonSchemaFormat
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ChatRequest:
     model: str  # the backend's own model id
     messages: tuple[ChatMessage, ...]
@@ -155,14 +156,14 @@ class ChatRequest:
 # --- chunks ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TopLogprob:
     token: str
     logprob: float
     bytes: tuple[int, ...] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TokenLogprob:
     token: str
     logprob: float
@@ -170,26 +171,26 @@ class TokenLogprob:
     top_logprobs: tuple[TopLogprob, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TextDelta:
     text: str
     logprobs: tuple[TokenLogprob, ...] = ()
     type: Literal["text"] = "text"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RefusalDelta:
     text: str
     type: Literal["refusal"] = "refusal"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ReasoningDelta:
     text: str
     type: Literal["reasoning"] = "reasoning"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolCallDelta:
     """A fragment of tool call ``index``: ``id`` and ``name`` arrive once, arguments in pieces."""
 
@@ -200,13 +201,13 @@ class ToolCallDelta:
     type: Literal["tool_call"] = "tool_call"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Finish:
     reason: FinishReason
     type: Literal["finish"] = "finish"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
@@ -221,7 +222,7 @@ Chunk: TypeAlias = TextDelta | RefusalDelta | ReasoningDelta | ToolCallDelta | F
 # --- the seam --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ModelInfo:
     id: str
     created: int = 0
@@ -234,7 +235,7 @@ TokenCountMethod = Literal["tokenizer", "usage", "estimate"]
 TokenCountSetting = Literal["auto", "tokenize", "usage", "estimate"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TokenCount:
     """The input tokens of a request, and how they were counted.
 
@@ -246,7 +247,7 @@ class TokenCount:
     method: TokenCountMethod
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ProviderConfig:
     """How to build one provider: its registry ``type``, its name and connection details."""
 

@@ -18,7 +18,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Protocol, runtime_checkable
 
@@ -29,6 +28,7 @@ from agentloom.errors import (
     UpstreamTimeoutError,
     UpstreamUnavailableError,
 )
+from agentloom.frozen import frozen
 from agentloom.inference.base import ModelInfo, Provider, ProviderConfig
 from agentloom.request_entry import model_not_found
 from agentloom.tenancy import current_policy
@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 ROUTER = "router"  # the owner of routed models
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ServedModel:
     id: str  # the id clients use
     provider_name: str
@@ -45,7 +45,7 @@ class ServedModel:
     info: ModelInfo
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Backend:
     """A configured provider as discovery left it: its models, or why none were listed."""
 
@@ -55,7 +55,7 @@ class Backend:
     problem: str | None = None  # why its models could not be listed
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Resolved:
     provider: Provider
     model: ServedModel

@@ -11,17 +11,17 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import AsyncGenerator, Callable
-from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 from agentloom.errors import UpstreamTimeoutError
+from agentloom.frozen import frozen
 
 T = TypeVar("T")
 Which = Literal["first_byte_timeout", "chunk_timeout", "total_timeout"]
 Expired = Callable[[Which, float], UpstreamTimeoutError]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StreamDeadlines:
     """Seconds: to the first piece, between two pieces, for the whole answer."""
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import urlsplit
 
+from agentloom.frozen import frozen
 from agentloom.inference.deadlines import Within
 from agentloom.redact import redact_url
 from agentloom.tls import client_context
@@ -55,7 +56,7 @@ class HTTPProtocolError(HTTPError):
     """The peer closed the connection early or sent something that is not HTTP/1.1."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Origin:
     """Where requests go: scheme, host, port and the base path of every request."""
 

@@ -13,10 +13,10 @@ import dataclasses
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing
-from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
 
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.inference.balancer import Balancer, Clock, Replica
 from agentloom.inference.base import (
     CHAT_PATH,
@@ -37,14 +37,14 @@ RouteKind: TypeAlias = Literal["chat", "embeddings"]  # the API a routed id is s
 DEFAULT_COOLDOWN: Final = 30.0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Deployment:
     provider: str  # a provider's name
     model: str  # the id that provider's backend knows
     weight: float = 1.0  # its share of the calls
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RouteConfig:
     """A ``[[models]]`` entry: the id clients use, where it is served, what replaces it."""
 

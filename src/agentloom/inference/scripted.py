@@ -30,10 +30,10 @@ import json
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
 from typing import TypeAlias, cast
 
 from agentloom.errors import UpstreamError
+from agentloom.frozen import frozen
 from agentloom.inference.base import (
     ChatMessage,
     ChatRequest,
@@ -82,7 +82,7 @@ __all__ = [
 # --- script items that are not chunks --------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ScriptedToolCall:
     """A whole tool call; played as ``ToolCallDelta`` s with the turn's next index."""
 
@@ -92,33 +92,33 @@ class ScriptedToolCall:
     chunk_size: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Delay:
     """Sleep before the next item (a slow model)."""
 
     seconds: float
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RaiseError:
     """Raise ``error`` at this point of the turn (before any chunk: an HTTP error status)."""
 
     error: UpstreamError
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class BreakStream:
     """Fault: the backend drops the connection mid-stream."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class InvalidChunk:
     """Fault: the backend sends ``data`` as a stream line (not a chat completion chunk)."""
 
     data: str = "this is not json"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Stall:
     """Fault: the backend goes silent mid-stream (after the response headers) for ``seconds``."""
 

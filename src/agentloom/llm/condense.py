@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Final
 
 from agentloom.errors import ContextLengthExceededError
+from agentloom.frozen import frozen
 from agentloom.llm.types import Condensation, ImageContent, LLMCompleted, LLMEvent, Message
 
 __all__ = ["SUMMARY_PREFIX", "Condensation", "Condenser", "condensing"]
@@ -39,7 +40,7 @@ Run = Callable[[Sequence[Message]], AsyncGenerator[LLMEvent, None]]
 Summarise = Callable[[Sequence[Message]], Awaitable[str]]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Condenser:
     """How a conversation that overflows the context window is condensed.
 

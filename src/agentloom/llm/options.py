@@ -10,10 +10,11 @@ the LLM's own.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from typing import Final, Literal, TypeVar
 
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.inference.base import ResponseFormat, ToolChoice
 from agentloom.json_types import JSONValue
 
@@ -42,7 +43,7 @@ _V = TypeVar("_V")
 _MERGED: Final = ("metadata", "extra_body")  # merged key by key, the call's over the LLM's
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CallOptions:
     """What a call may change; ``None`` (and ``"text"``) leave the LLM's own setting.
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from agentloom import __version__
+from agentloom.frozen import frozen
 from agentloom.llm.options import CallOptions
 from agentloom.llm.types import LLMCompleted, LLMEvent, LLMResponse, Path
 
@@ -36,7 +36,7 @@ __all__ = ["SpanRequest", "default_tracer", "traced"]
 INSTRUMENTATION = "agentloom.llm"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SpanRequest:
     """What a span says about the request."""
 

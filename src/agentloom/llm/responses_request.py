@@ -10,7 +10,6 @@ verbatim, stateless mode only), its text as an assistant message and its tool ca
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import cast
 
 from openai.types.responses import (
@@ -34,6 +33,7 @@ from openai.types.responses.response_input_item_param import FunctionCallOutput
 from openai.types.shared_params import Reasoning
 
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.inference.base import JsonSchemaFormat
 from agentloom.inference.base import ToolChoice as SDKToolChoice
 from agentloom.json_types import JSONValue
@@ -54,7 +54,7 @@ __all__ = [
 ENCRYPTED_REASONING: ResponseIncludable = "reasoning.encrypted_content"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ResponsesCall:
     """One call on the Responses path: what to send, and how the conversation's state is kept.
 

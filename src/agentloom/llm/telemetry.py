@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from dataclasses import dataclass
 from typing import Literal
 
 from agentloom.bus import EventBus
@@ -20,6 +19,7 @@ from agentloom.errors import (
     UpstreamRequestError,
     UpstreamTimeoutError,
 )
+from agentloom.frozen import frozen
 from agentloom.llm.types import LLMCompleted, LLMEvent, Metrics, Path
 
 __all__ = ["ErrorCategory", "LLMCall", "error_category", "observed"]
@@ -29,7 +29,7 @@ ErrorCategory = Literal[
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LLMCall:
     """One model call, as telemetry sees it. ``metrics`` is set when the call succeeded."""
 

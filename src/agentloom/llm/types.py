@@ -10,11 +10,12 @@ import base64
 import json
 import mimetypes
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path as FilePath
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.json_types import JSONObject
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ class InvalidContentError(InvalidRequestError, ValueError):
     whose role takes only text)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TextContent:
     text: str
     type: Literal["text"] = "text"
@@ -77,7 +78,7 @@ class TextContent:
 _DETAILS = ("low", "high", "auto")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ImageContent:
     """An image the model looks at: an ``http(s)`` URL or a ``data:image/...;base64,`` URL.
 
@@ -156,7 +157,7 @@ def _content(content: str | Sequence[Content] | None) -> str | tuple[Content, ..
 # --- messages --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MessageToolCall:
     """A tool call as the model made it: the provider's ``call_id``, the name, JSON arguments.
 
@@ -182,7 +183,7 @@ class MessageToolCall:
         return value
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ReasoningItem:
     """A Responses ``reasoning`` item, kept so stateless mode can replay it verbatim.
 
@@ -196,7 +197,7 @@ class ReasoningItem:
     item: JSONObject = field(default_factory=dict, repr=False, compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Message:
     """One conversation message.
 
@@ -273,7 +274,7 @@ class Message:
         return cls("tool", content, tool_call_id=call_id, name=name)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FunctionTool:
     """A function the model may call; ``parameters`` is a JSON schema object.
 
@@ -289,7 +290,7 @@ class FunctionTool:
     strict: bool | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Metrics:
     """What one model call cost and how it went."""
 
@@ -310,7 +311,7 @@ class Metrics:
         return self.input_tokens + self.output_tokens
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Condensation:
     """What the condenser did to a call (:mod:`agentloom.llm.condense`): ``summary`` stands for
     the ``replaced`` oldest messages; ``messages`` is the history sent instead of the caller's,
@@ -321,7 +322,7 @@ class Condensation:
     messages: tuple[Message, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LLMResponse:
     """One model call's answer, the same on both paths.
 
@@ -358,19 +359,19 @@ class LLMResponse:
 # --- streamed events -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TextDeltaEvent:
     text: str
     type: Literal["text_delta"] = "text_delta"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ReasoningDeltaEvent:
     text: str
     type: Literal["reasoning_delta"] = "reasoning_delta"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolCallEvent:
     """A tool call, complete (sent once its arguments have all arrived)."""
 
@@ -378,7 +379,7 @@ class ToolCallEvent:
     type: Literal["tool_call"] = "tool_call"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LLMCompleted:
     """The last event of every stream: the whole response."""
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import TypeGuard
 
 from pydantic import ValidationError
@@ -32,6 +31,7 @@ from agentloom.api.response import Response
 from agentloom.engine.guardrails import Guardrails
 from agentloom.engine.items import ItemFinder, stored_items, user_message
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.inference.base import NativeResponses, Usage, native_responses_of
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.responses.persist import item_rows, response_row
@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 AGENTLOOM_TOOLS = frozenset({"file_search", "code_interpreter", "mcp"})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class NativeCall:
     """One request on its way to the backend."""
 

@@ -40,6 +40,7 @@ from agentloom.errors import (
     InvalidRequestError,
     NotFoundError,
 )
+from agentloom.frozen import frozen
 from agentloom.inference import base as inf
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.logs import RESPONSES, response_ended, set_response_id
@@ -126,7 +127,7 @@ class _Run:
         return None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ItemPageQuery:
     after: str | None = None
     before: str | None = None

@@ -5,8 +5,6 @@ to backends that serve the Responses API themselves."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from agentloom.config import Settings
 from agentloom.engine.attachments import Attachments
 from agentloom.engine.compaction import Compactions
@@ -14,6 +12,7 @@ from agentloom.engine.guardrails import Guardrails
 from agentloom.engine.items import StoredItemFinder
 from agentloom.engine.prepare import EngineLimits
 from agentloom.engine.reasoning import SealedReasoning
+from agentloom.frozen import frozen
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.metrics import Metrics
 from agentloom.responses.background import RESPONSE_JOB, BackgroundResponses
@@ -31,7 +30,7 @@ from agentloom.tools.server_tools import ToolServices
 __all__ = ["Needs", "Responses", "responses"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Responses:
     service: ResponsesService
     background: BackgroundResponses
@@ -40,7 +39,7 @@ class Responses:
     prompts: PromptsService
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Needs:
     """What the Responses resource runs on, built by other features."""
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
+from agentloom.frozen import frozen
 from agentloom.retrieval.segment import Segment
 
 __all__ = ["K1", "B", "CorpusStats", "Scored", "score"]
@@ -27,7 +27,7 @@ K1 = 1.2
 B = 0.75
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CorpusStats:
     documents: int
     total_length: float
@@ -39,7 +39,7 @@ class CorpusStats:
         return math.log(1.0 + (self.documents - df + 0.5) / (df + 0.5))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Scored:
     scores: NDArray[np.float32]  # one per row of the index, in index order
     ceiling: float  # no score reaches it; 0 when the query has no terms

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
+
+from agentloom.frozen import frozen
 
 __all__ = [
     "AUTO_MAX_TOKENS",
@@ -49,7 +50,7 @@ _SENTENCE = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]]*(?=\s)|[\u3002\uff01\uf
 _LINE = re.compile(r"\n")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Chunk:
     text: str
     start: int
@@ -57,7 +58,7 @@ class Chunk:
     tokens: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Span:
     """Where a chunk is in the text: ``text[start:end]``."""
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Final, Protocol
 from urllib.parse import urlsplit
 
@@ -27,6 +26,7 @@ from typing_extensions import TypeIs
 
 from agentloom.config import ConfigError, EmbeddingSettings
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.retrieval.embeddings import MiniLMEmbedder
 from agentloom.retrieval.minilm import DIMENSIONS, MODEL_NAME
 from agentloom.retrieval.openai_embeddings import OpenAICompatibleEmbedder
@@ -51,7 +51,7 @@ Inputs = Sequence[str] | Sequence[list[int]]  # texts, or token arrays
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class EmbeddingModelInfo:
     id: str
     owned_by: str
@@ -62,7 +62,7 @@ class EmbeddingModelInfo:
         return (self.id, *self.aliases)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Embedded:
     """The vectors of a request's inputs (one row each) and the tokens they took."""
 

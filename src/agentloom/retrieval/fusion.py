@@ -12,17 +12,18 @@ so a row ranked first by both sides scores 1.0, and every score lies in 0..1.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
+
+from agentloom.frozen import frozen
 
 __all__ = ["RRF_K", "Ranking", "fuse", "top"]
 
 RRF_K = 60.0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Ranking:
     rows: NDArray[np.intp]  # best first
     weight: float

@@ -56,11 +56,11 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
+from agentloom.frozen import frozen
 from agentloom.retrieval.graph import SLICE, Graph
 from agentloom.retrieval.index import ChunkIndex
 
@@ -71,7 +71,7 @@ log = logging.getLogger(__name__)
 Serials = NDArray[np.int64]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Work:
     """One step: removals to apply to the graphs that were alive, and a slice to add to one."""
 

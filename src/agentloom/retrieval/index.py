@@ -22,11 +22,11 @@ Scores, all in 0..1, higher is better:
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
+from agentloom.frozen import frozen
 from agentloom.retrieval import bm25
 from agentloom.retrieval.keywords import normalise, terms, words
 from agentloom.retrieval.postings import Postings
@@ -38,7 +38,7 @@ __all__ = ["ChunkIndex", "Hit", "IndexedChunk", "SearchMode", "Weights"]
 MIN_CANDIDATES = 10
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class IndexedChunk:
     chunk_id: int
     file_id: str

@@ -11,13 +11,13 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
 from numpy.typing import NDArray
 from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
 
+from agentloom.frozen import frozen
 from agentloom.retrieval.wordpieces import padded
 
 __all__ = ["NumpyForward"]
@@ -35,7 +35,7 @@ F32 = NDArray[np.float32]
 # --- weights ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Norm:
     gain: F32
     bias: F32
@@ -52,7 +52,7 @@ class _Norm:
         return x
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Layer:
     """One layer's weights, (out, in) as stored: products take their transposed views."""
 

@@ -6,17 +6,17 @@ then one (row, count) pair per posting, rows ascending within a term. Six bytes 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from numpy.typing import NDArray
+
+from agentloom.frozen import frozen
 
 __all__ = ["Postings"]
 
 _MAX_COUNT = np.iinfo(np.uint16).max
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Postings:
     terms: NDArray[np.int32]  # distinct term ids, ascending
     starts: NDArray[np.int64]  # len(terms) + 1 offsets into rows/counts

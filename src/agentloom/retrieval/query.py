@@ -13,12 +13,13 @@ The vector side is exact by default (every allowed row scored); ``ranked`` takes
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
+from agentloom.frozen import frozen
 from agentloom.retrieval import bm25
 from agentloom.retrieval.fusion import Ranking, fuse, top
 from agentloom.retrieval.segment import Segment
@@ -40,7 +41,7 @@ VectorSide = Callable[[int], Ranked]  # the best ``count`` rows by vector, of th
 _Located = tuple[Segment, NDArray[np.bool_], NDArray[np.intp]]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Weights:
     """How much each side counts in hybrid search (``ranking_options.hybrid_search``)."""
 
@@ -55,14 +56,14 @@ class Weights:
 DEFAULT_WEIGHTS = Weights()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Hit:
     chunk_id: int
     file_id: str
     score: float
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Snapshot:
     segments: tuple[Segment, ...]
     stats: bm25.CorpusStats

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TypeVar
 
 import anyio
@@ -21,6 +21,7 @@ from agentloom.errors import (
     UpstreamRequestError,
     UpstreamTimeoutError,
 )
+from agentloom.frozen import frozen
 
 __all__ = ["RetryPolicy", "Sleep", "is_transient", "with_retries"]
 
@@ -30,7 +31,7 @@ _T = TypeVar("_T")
 Sleep = Callable[[float], Awaitable[None]]
 
 
-@dataclass(frozen=True)
+@frozen
 class RetryPolicy:
     """Up to ``max_retries`` retries; before retry ``n`` (from 0) a wait of the backend's
     ``retry-after`` or else of ``base_delay * 2**n`` with "equal jitter" (between half and all

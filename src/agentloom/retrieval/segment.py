@@ -12,11 +12,11 @@ however the rows are split into segments.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
+from agentloom.frozen import frozen
 from agentloom.retrieval.postings import Postings
 
 __all__ = ["MAX_SEGMENTS", "Segment", "compact"]
@@ -25,7 +25,7 @@ MAX_SEGMENTS = 8
 _MERGE_RATIO = 2  # merge the last two segments while the older is at most this many times larger
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Segment:
     vectors: NDArray[np.float32]  # (rows, dimensions), rows L2-normalised
     chunk_ids: NDArray[np.int64]

@@ -13,12 +13,12 @@ vector search use nothing else:
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
+from agentloom.frozen import frozen
 from agentloom.retrieval.ann import ANN_THRESHOLD, ApproximateIndex
 from agentloom.retrieval.index import ChunkIndex, Hit, IndexedChunk, SearchMode, Weights
 from agentloom.retrieval.query import DEFAULT_WEIGHTS
@@ -61,7 +61,7 @@ class VectorIndex(Protocol):
     ) -> list[Hit]: ...
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class IndexOptions:
     ann_threshold: int = ANN_THRESHOLD  # chunks from which an ``hnsw`` index uses its graph
 

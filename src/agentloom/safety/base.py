@@ -7,16 +7,16 @@ verdict with an ``error`` and decides per shield whether it blocks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from agentloom.errors import UpstreamError
+from agentloom.frozen import frozen
 
 Role = Literal["user", "assistant", "tool"]
 ShieldKind = Literal["rules", "llama_guard", "moderation"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Violation:
     """One finding: its ``category`` (``"pii.email"``, ``"S1"``, ``"prompt_injection"`` ...),
     a message that never quotes the offending text, a score in [0, 1] and, when known, the
@@ -28,7 +28,7 @@ class Violation:
     span: tuple[int, int] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Verdict:
     shield_id: str
     violations: tuple[Violation, ...] = ()

@@ -4,14 +4,15 @@ table mapping our shields' categories onto OpenAI's."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
+
+from agentloom.frozen import frozen
 
 if TYPE_CHECKING:
     from agentloom.safety.base import Violation
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Hazard:
     code: str  # "S1"
     name: str  # as the Llama Guard 3 prompt names it

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Final
 
+from agentloom.frozen import frozen
 from agentloom.safety.base import Violation
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Cue:
     name: str
     pattern: re.Pattern[str]

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Final
 
 import anyio.to_thread
 
+from agentloom.frozen import frozen
 from agentloom.safety import pii
 from agentloom.safety.base import Role, ShieldKind, Verdict, Violation
 from agentloom.safety.injection import prompt_injection
@@ -37,7 +37,7 @@ _INJECTION_ROLES: Final[frozenset[Role]] = frozenset({"user", "tool"})
 _THREAD_AT: Final = 64 * 1024  # characters past which a scan runs in a worker thread
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Rule:
     category: str
     message: str

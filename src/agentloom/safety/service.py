@@ -9,12 +9,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Final, Literal
 
 import anyio
 
 from agentloom.errors import InvalidRequestError, NotFoundError, UpstreamError
+from agentloom.frozen import frozen
 from agentloom.safety.base import Role, Shield, Verdict
 from agentloom.timeline import Attributes, Timeline
 from agentloom.tracing import active
@@ -27,7 +27,7 @@ CHECK_FAILED: Final = "I'm sorry, but I can't answer right now: a safety check c
 OnError = Literal["block", "allow"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GuardedShield:
     """A shield with how long it may take and what its failure means."""
 
@@ -36,7 +36,7 @@ class GuardedShield:
     on_error: OnError = "block"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Decision:
     """What the shields said about one text. ``failed``: a shield that blocks on error could
     not run. ``message`` is the refusal to show when ``blocked`` (else empty)."""

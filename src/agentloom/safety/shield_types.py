@@ -4,9 +4,9 @@ the ``[safety]`` settings. Implementations are imported when first built."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TypeAlias, TypeVar
 
+from agentloom.frozen import frozen
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.safety.base import Shield
 from agentloom.safety.service import GuardedShield, SafetyService
@@ -25,7 +25,7 @@ AnyShieldSettings: TypeAlias = (
 S = TypeVar("S", RulesShieldSettings, LlamaGuardShieldSettings, ModerationShieldSettings)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ShieldContext:
     """What shields may use from the server: the model catalog serving model-backed shields."""
 

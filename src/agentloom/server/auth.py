@@ -20,7 +20,6 @@ the tasks it starts, works as that project.
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import Final
 
 from starlette.requests import cookie_parser
@@ -33,6 +32,7 @@ from agentloom.auth.scopes import needed_scope
 from agentloom.auth.sessions import SAFE_METHODS, SESSION_COOKIE
 from agentloom.auth.verifier import Principal
 from agentloom.errors import AgentloomError, AuthenticationError, PermissionDeniedError
+from agentloom.frozen import frozen
 from agentloom.server.errors import error_response_for
 from agentloom.server.runtime import Runtime
 from agentloom.tenancy import DEFAULT_PROJECT, Policy, acting_for
@@ -56,7 +56,7 @@ def principal_of(scope: Scope) -> Principal:
     return found if isinstance(found, Principal) else Principal(DEFAULT_PROJECT)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Admission:
     """Who a request is (its principal) and the project it works in, under that project's
     policy."""

@@ -26,11 +26,11 @@ import functools
 import json
 import logging
 import math
-from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
 from agentloom.config import ServerSettings
+from agentloom.frozen import frozen
 from agentloom.server.coalesce import CoalescingHttpToolsProtocol
 from agentloom.server.errors import envelope
 
@@ -43,7 +43,7 @@ BODY_LATE = "The request body did not arrive within {:g} seconds."
 BODY_IDLE = "No byte of the request body arrived for {:g} seconds."
 
 
-@dataclass(frozen=True)
+@frozen
 class ConnectionLimits:
     header_timeout: float
     body_idle_timeout: float

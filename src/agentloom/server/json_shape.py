@@ -7,12 +7,11 @@ ever sees it. The scan does not validate JSON; what it cannot read sensibly the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from agentloom.api.limits import RequestLimits
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 
 _STRUCTURE = b'[]{}",'
 _OTHER_BYTES = bytes(b for b in range(256) if b not in _STRUCTURE)
@@ -21,7 +20,7 @@ _OPENERS = (ord("["), ord("{"))
 _CLOSERS = (ord("]"), ord("}"))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Shape:
     depth: int  # deepest nesting of objects and arrays
     values: int  # objects, arrays and their members (at least the number of them)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import partial
 
 import anyio
@@ -22,6 +22,7 @@ from agentloom.config import Settings
 from agentloom.engine.attachments import Attachments
 from agentloom.engine.guardrails import Guardrails, StreamWindow
 from agentloom.errors import InternalError
+from agentloom.frozen import frozen
 from agentloom.inference.base import Provider, ProviderConfig
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.inference.provider_types import build_provider
@@ -115,7 +116,7 @@ class Duties:
         return Probe(kind, name, run)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Runtime:
     settings: Settings
     database: Database
@@ -181,7 +182,7 @@ async def open_runtime(
         yield await _services(settings, parts)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Parts:
     """What the features are built on: opened first, closed last."""
 

@@ -12,7 +12,7 @@ document, and a test fails (``tests/server/test_openapi.py``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -20,6 +20,7 @@ from starlette.routing import Route
 
 from agentloom.api.errors import ErrorEnvelope
 from agentloom.api.requests import KNOWN_INCLUDES
+from agentloom.frozen import frozen
 from agentloom.server.query import MAX_UNIX_SECONDS
 from agentloom.server.routes.methods import Endpoint, by_method, endpoint_app
 
@@ -27,7 +28,7 @@ JsonSchema = dict[str, Any]
 BINARY: JsonSchema = {"type": "string", "format": "binary"}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Param:
     """A query (or header) parameter, with its JSON schema."""
 
@@ -38,7 +39,7 @@ class Param:
     where: Literal["query", "header"] = "query"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Upload:
     """A ``multipart/form-data`` body: a ``file`` part and the fields of ``fields`` (a nested
     object's fields are sent as ``name[field]``, as the ``openai`` SDK sends them)."""
@@ -46,7 +47,7 @@ class Upload:
     fields: type[BaseModel] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Link:
     """An OpenAPI link from an operation's 200 to the operation (its ``operationId``) the answer
     leads to, with where each of its parameters comes from (a runtime expression:
@@ -57,7 +58,7 @@ class Link:
     parameters: Mapping[str, str]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Op:
     """One method of a route: its handler and what the document says of it.
 
@@ -86,7 +87,7 @@ class Op:
     errors: type[BaseModel] = ErrorEnvelope  # the error answers' envelope (OpenAI's)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Alias:
     """What makes a route an alias: the path it is an alias of (``/v1/responses``) and whose
     path the alias is (``Llama Stack``: its clients call ``/v1/agents/responses``)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import BinaryIO
 
 from starlette.datastructures import FormData, UploadFile
@@ -19,6 +19,7 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 
 from agentloom.errors import InvalidRequestError, PayloadTooLargeError
+from agentloom.frozen import frozen
 from agentloom.server.body import declared_over
 
 FIELD_BYTES = 64 * 1024  # the most a plain form field may hold
@@ -26,7 +27,7 @@ OVERHEAD_BYTES = 1024 * 1024  # allowance for the fields, part headers and bound
 MAX_FIELDS = 16
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Upload:
     filename: str
     file: BinaryIO  # seekable, at its start; read it in a thread

@@ -21,7 +21,6 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import anyio
 
@@ -41,6 +40,7 @@ from agentloom.engine.holds import Turn
 from agentloom.engine.items import ItemFinder, stored_items
 from agentloom.engine.messages import SummaryReader
 from agentloom.errors import DuplicateItemError, InvalidRequestError, NotFoundError
+from agentloom.frozen import frozen
 from agentloom.ids import new_id
 from agentloom.storage.base import (
     ConversationRow,
@@ -65,7 +65,7 @@ def check_conversation_id(value: str, *, param: str) -> str:
     return value
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ItemQuery:
     after: str | None = None
     limit: int = 20

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from pydantic import BaseModel
 
@@ -31,6 +30,7 @@ from agentloom.api.prompts import (
 from agentloom.api.requests import CreateResponseRequest
 from agentloom.engine.attachments import Attachments
 from agentloom.errors import ConflictError, InvalidRequestError, NotFoundError
+from agentloom.frozen import frozen
 from agentloom.ids import new_id
 from agentloom.services.templates import declared_variables, substitute
 from agentloom.storage.base import Order
@@ -47,14 +47,14 @@ class _Fields(BaseModel):
     metadata: dict[str, str]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RenderedPrompt:
     version: int
     text: str  # the template with every variable substituted
     media: Message | None  # the image and file values, for the model
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Applied:
     """A create request with its prompt applied, and the prompt's media message if any."""
 

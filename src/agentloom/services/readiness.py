@@ -21,11 +21,11 @@ import asyncio
 import contextlib
 import shutil
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
 from urllib.parse import urlsplit
 
 from agentloom.config import McpServerSettings, SearchSourceSettings, WebSearchSettings
+from agentloom.frozen import frozen
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.redact import redact_url, redact_urls
 from agentloom.storage.connection_faults import DATABASE_FAULTS
@@ -54,14 +54,14 @@ ESSENTIAL: Final[frozenset[CheckKind]] = frozenset({"database", "job_runner"})
 SEARCH_APIS: Final = {"tavily": "https://api.tavily.com", "brave": "https://api.search.brave.com"}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Probe:
     kind: CheckKind
     name: str
     run: Callable[[], Awaitable[str | None]]  # why the part is down; ``None``: it is up
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Checked:
     kind: CheckKind
     name: str

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from functools import partial
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.frozen import field_names, frozen
 from agentloom.storage import schema
 from agentloom.storage.base import Order, Page
 from agentloom.storage.pages import keyset_page
@@ -19,7 +20,7 @@ AK = schema.admin_keys
 ADMIN_KEY_PREFIX = "admin_key"  # of their ids
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AdminKeyRow:
     id: str
     name: str
@@ -30,7 +31,7 @@ class AdminKeyRow:
     last_used_at: float | None = None
 
 
-_COLUMNS = tuple(AK.c[name] for name in AdminKeyRow.__slots__)
+_COLUMNS = tuple(AK.c[name] for name in field_names(AdminKeyRow))
 
 
 class SqlAdminKeyStore:

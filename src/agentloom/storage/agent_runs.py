@@ -9,13 +9,14 @@ check and the change are one transaction, after locking the agent's row on Postg
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from functools import partial
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.frozen import field_names, frozen
 from agentloom.storage import schema
 from agentloom.storage.base import Order, Page
 from agentloom.storage.jobs import JobRow, enqueue
@@ -30,7 +31,7 @@ ACTIVE = ("queued", "in_progress")
 SETTLED = frozenset({"completed", "failed", "cancelled"})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RunRow:
     id: str
     agent_id: str
@@ -45,10 +46,10 @@ class RunRow:
     ended_at: float | None = None
 
 
-_COLUMNS = tuple(R.c[name] for name in RunRow.__slots__)
+_COLUMNS = tuple(R.c[name] for name in field_names(RunRow))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Begun:
     run: RunRow
     taken: TakenMessages

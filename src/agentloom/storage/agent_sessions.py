@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.frozen import frozen
 from agentloom.storage import schema
 from agentloom.storage.runner import Runner
 from agentloom.storage.upsert import insert as upsert
@@ -73,14 +73,14 @@ if TYPE_CHECKING:
     from sqlalchemy.dialects import postgresql, sqlite
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SessionRow:
     history: str  # a JSON array of messages
     state: str  # a JSON object
     updated_at: float  # unix seconds
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TickRow:
     id: int
     agent: str

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from functools import partial
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.frozen import field_names, frozen
 from agentloom.storage import schema
 from agentloom.storage.runner import Runner
 from agentloom.storage.scoped import Project, ProjectRunner
@@ -17,7 +18,7 @@ T = schema.managed_agent_tasks
 MAX_TASKS = 1000  # listed at once
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TaskRow:
     id: str
     agent_id: str
@@ -29,7 +30,7 @@ class TaskRow:
     updated_at: float
 
 
-_COLUMNS = tuple(T.c[name] for name in TaskRow.__slots__)
+_COLUMNS = tuple(T.c[name] for name in field_names(TaskRow))
 
 
 class SqlAgentTaskStore:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.frozen import frozen
 from agentloom.storage import schema
 from agentloom.storage.base import Page
 from agentloom.storage.pages import keyset_page
@@ -18,7 +18,7 @@ from agentloom.storage.scoped import across_projects
 A = schema.audit_logs
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AuditRow:
     id: str
     type: str
@@ -29,7 +29,7 @@ class AuditRow:
     actor_user_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AuditQuery:
     after: str | None = None
     before: str | None = None

@@ -9,10 +9,10 @@ by walking the chain in one query, never by copying history into every row.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from agentloom.access_rules import Action
+from agentloom.frozen import frozen
 
 T = TypeVar("T")
 Order = Literal["asc", "desc"]
@@ -20,7 +20,7 @@ ResponseStatus = Literal["queued", "in_progress", "completed", "failed", "incomp
 TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "incomplete", "cancelled"})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ResponseRow:
     id: str
     created_at: float  # unix seconds, as in the Response object
@@ -31,7 +31,7 @@ class ResponseRow:
     trace: str | None = None  # JSON of its run's timeline (agentloom.timeline), once it ended
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ItemRow:
     id: str
     body: str  # JSON of the item
@@ -42,7 +42,7 @@ class ItemRow:
         return cls(id=row.id, body=row.body)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ResponseQuery:
     """A page of the stored responses: after the response ``after``, ``limit`` of them in
     ``order``, those that match every filter given (``created_after`` inclusive,
@@ -58,13 +58,13 @@ class ResponseQuery:
     metadata: tuple[tuple[str, str], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StoredResponse:
     response: ResponseRow
     output: list[ItemRow]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StoredTrace:
     """A stored response's status and its run's trace (``None``: none was recorded)."""
 
@@ -72,7 +72,7 @@ class StoredTrace:
     trace: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Owned:
     """An object of some project, as found by work that serves every project (housekeeping):
     it acts on the object as that project (:func:`agentloom.tenancy.acting_for`)."""
@@ -81,7 +81,7 @@ class Owned:
     id: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Page(Generic[T]):
     data: list[T]
     has_more: bool
@@ -155,7 +155,7 @@ class ResponseStore(Protocol):
 # --- conversations ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ConversationRow:
     id: str
     created_at: float
@@ -163,7 +163,7 @@ class ConversationRow:
     version: int  # grows with every change of the conversation's items
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ConversationTurn:
     """How a response that ran on a conversation ends: its items are appended (``items``, in
     order; empty when it failed) and the conversation is unlocked."""

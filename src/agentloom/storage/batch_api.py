@@ -9,7 +9,7 @@ process stopped runs the lines without a result and counts each request once.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from functools import partial
 from typing import Any
 
@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from agentloom.access_rules import Action
+from agentloom.frozen import field_names, frozen
 from agentloom.storage import schema
 from agentloom.storage.base import Page
 from agentloom.storage.jobs import JobRow, enqueue
@@ -30,7 +31,7 @@ J = schema.jobs
 BATCH_JOB = "batch"  # the kind of the jobs that run batches
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class BatchRow:
     id: str
     created_at: float
@@ -61,7 +62,7 @@ class BatchRow:
     reasoning_tokens: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Tokens:
     """What one request used."""
 
@@ -71,14 +72,14 @@ class Tokens:
     reasoning: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Result:
     line: int
     failed: bool
     body: str  # the output line, JSON
 
 
-_COLUMNS = tuple(B.c[name] for name in BatchRow.__slots__)
+_COLUMNS = tuple(B.c[name] for name in field_names(BatchRow))
 
 
 class SqlBatchStore:

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Final
 
 from agentloom.errors import DatabaseUnavailableError
+from agentloom.frozen import frozen
 
 __all__ = ["MAX_BATCH", "StatementBatches"]
 
@@ -33,7 +33,7 @@ One = Callable[[str, Args], Awaitable[None]]
 Many = Callable[[str, Sequence[Args]], Awaitable[None]]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Waiting:
     args: Args
     future: asyncio.Future[None]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -17,6 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection
 
+from agentloom.frozen import frozen
 from agentloom.storage import schema
 from agentloom.storage.base import Order, Page
 from agentloom.storage.pages import keyset_page
@@ -27,7 +27,7 @@ CC = schema.chat_completions
 _COLUMNS = (CC.c.id, CC.c.created_at, CC.c.model, CC.c.metadata, CC.c.body, CC.c.messages)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StoredCompletionRow:
     id: str
     created_at: float  # unix seconds
@@ -37,7 +37,7 @@ class StoredCompletionRow:
     messages: str  # the request's messages, a JSON array
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CompletionQuery:
     after: str | None = None
     limit: int = 20

@@ -8,7 +8,6 @@ deletes them. Pages are keyset-paginated on ``seq``.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
@@ -16,6 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from agentloom.access_rules import Action
+from agentloom.frozen import frozen
 from agentloom.storage import schema
 from agentloom.storage.base import Order, Owned, Page
 from agentloom.storage.pages import keyset_page
@@ -34,7 +34,7 @@ _COLUMNS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ContainerRow:
     id: str
     created_at: float  # unix seconds

@@ -8,12 +8,12 @@ response's id.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import partial
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.frozen import frozen
 from agentloom.storage import schema
 from agentloom.storage.notify import notify
 from agentloom.storage.runner import Runner
@@ -26,7 +26,7 @@ EVENTS_CHANNEL = "agentloom_events"
 TERMINAL_EVENTS = frozenset({"response.completed", "response.failed", "response.incomplete"})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StoredEvent:
     sequence_number: int
     type: str

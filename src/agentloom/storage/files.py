@@ -7,13 +7,13 @@ Pages are keyset-paginated on ``seq``, so files created in the same second keep 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.frozen import frozen
 from agentloom.storage import schema
 from agentloom.storage.base import Order, Owned, Page
 from agentloom.storage.pages import keyset_page
@@ -34,7 +34,7 @@ _COLUMNS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FileRow:
     id: str
     created_at: float  # unix seconds
@@ -47,7 +47,7 @@ class FileRow:
     blob_key: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FileQuery:
     purpose: str | None = None
     after: str | None = None

@@ -18,13 +18,14 @@ notifies the processes listening (PostgreSQL) that there is work.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from functools import partial
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.frozen import field_names, frozen
 from agentloom.storage import schema
 from agentloom.storage.base import ResponseRow
 from agentloom.storage.notify import notify
@@ -39,7 +40,7 @@ JOBS_CHANNEL = "agentloom_jobs"  # notified when a job is queued
 CANCEL_CHANNEL = "agentloom_cancel"  # notified with a job's subject when it is to stop
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class JobRow:
     id: str
     project_id: str
@@ -56,10 +57,10 @@ class JobRow:
     owner: str | None = None  # whose the objects it makes are (agentloom.access_rules)
 
 
-_COLUMNS = tuple(J.c[name] for name in JobRow.__slots__)
+_COLUMNS = tuple(J.c[name] for name in field_names(JobRow))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class QueueStat:
     """The jobs of one kind in one status, and how long the oldest has existed."""
 

@@ -9,7 +9,7 @@ stored stream frames), tasks, schedule, and its sessions, ticks and memory notes
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from functools import partial
 from typing import Any
 
@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from agentloom.access_rules import Action
+from agentloom.frozen import field_names, frozen
 from agentloom.storage import schema
 from agentloom.storage.base import Order, Page
 from agentloom.storage.pages import keyset_page
@@ -31,7 +32,7 @@ S = schema.schedules
 SEEN = ("delivered", "incomplete")  # messages a turn's conversation is made of
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AgentRow:
     id: str
     name: str
@@ -50,7 +51,7 @@ class AgentRow:
     last_activity_at: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ScheduleView:
     """The agent's schedule as it runs."""
 
@@ -61,13 +62,13 @@ class ScheduleView:
     cron: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StoredAgent:
     row: AgentRow
     schedule: ScheduleView | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MessageRow:
     id: str
     agent_id: str
@@ -81,7 +82,7 @@ class MessageRow:
     stop_reason: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TurnEnd:
     """What a turn leaves: its reply (if it said anything), the tokens it used, when; for a
     run, how the run ended."""
@@ -96,8 +97,8 @@ class TurnEnd:
     run_error: str | None = None  # a JSON object: code, message
 
 
-_AGENT = tuple(A.c[name] for name in AgentRow.__slots__)
-_MESSAGE = tuple(M.c[name] for name in MessageRow.__slots__)
+_AGENT = tuple(A.c[name] for name in field_names(AgentRow))
+_MESSAGE = tuple(M.c[name] for name in field_names(MessageRow))
 _SCHEDULE = (
     S.c.id.label("schedule_ref"),
     S.c.next_run_at,
@@ -113,14 +114,14 @@ _LATEST = (
     .order_by(M.c.seq.desc())
     .limit(sa.bindparam("limit", type_=sa.Integer))
 )
-_AGENT_WIDTH = len(AgentRow.__slots__)
+_AGENT_WIDTH = len(field_names(AgentRow))
 
 
 def _turn_context_sql(mark: str) -> str:
     """The agent (``{mark}2`` its id, ``{mark}1`` its project) and a row per message of its
     latest conversation (``{mark}3`` of them), in the driver's own SQL."""
-    agent = ", ".join(f"a.{name}" for name in AgentRow.__slots__)
-    said = ", ".join(f"m.{name}" for name in MessageRow.__slots__)
+    agent = ", ".join(f"a.{name}" for name in field_names(AgentRow))
+    said = ", ".join(f"m.{name}" for name in field_names(MessageRow))
     seen = ", ".join(f"'{status}'" for status in SEEN)
     return (
         f"SELECT {agent}, {said} FROM managed_agents a"
@@ -133,7 +134,7 @@ def _turn_context_sql(mark: str) -> str:
     )
 
 
-_MESSAGE_COLUMNS = tuple(MessageRow.__slots__)
+_MESSAGE_COLUMNS = field_names(MessageRow)
 
 
 def _add_message_sql(mark: str) -> str:
@@ -235,7 +236,7 @@ class SqlManagedAgentStore:
         return await self._runner.read(read)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TakenMessages:
     messages: list[MessageRow]  # given to the run, oldest first
     history: list[MessageRow]  # the conversation before them, oldest first

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.frozen import frozen
 from agentloom.storage import schema
 from agentloom.storage.runner import Runner
 from agentloom.storage.scoped import Project, ProjectRunner
@@ -18,7 +18,7 @@ C = schema.mcp_connectors
 _COLUMNS = (C.c.id, C.c.created_at, C.c.server_url, C.c.description, C.c.credentials)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class McpConnectorRow:
     id: str
     created_at: float

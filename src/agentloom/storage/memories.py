@@ -7,13 +7,13 @@ are the highest ids.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.frozen import frozen
 from agentloom.storage import schema
 from agentloom.storage.runner import Runner
 
@@ -25,7 +25,7 @@ _NEWEST = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MemoryRow:
     id: int
     namespace: str

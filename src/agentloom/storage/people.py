@@ -10,13 +10,14 @@ process drops the principals it has cached.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from functools import partial
 from typing import Any, Literal
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.frozen import frozen
 from agentloom.storage import schema
 from agentloom.storage.base import Page
 from agentloom.storage.pages import keyset_page
@@ -35,7 +36,7 @@ K = schema.api_keys
 PrincipalType = Literal["user", "group"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class UserRow:
     id: str
     email: str
@@ -44,7 +45,7 @@ class UserRow:
     added_at: float
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class InviteRow:
     id: str
     email: str
@@ -55,14 +56,14 @@ class InviteRow:
     accepted_at: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GroupRow:
     id: str
     name: str
     created_at: float
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MemberRow:
     """A user (role ``owner`` / ``member``) or a group (a project role's id) in a project."""
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from functools import partial
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.frozen import frozen
 from agentloom.storage import schema
 from agentloom.storage.base import Order, Page
 from agentloom.storage.notify import notify
@@ -36,7 +37,7 @@ AS = schema.auth_state
 AUTH_CHANNEL = "agentloom_auth"  # notified when the epoch moves (PostgreSQL)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ProjectRow:
     id: str
     name: str
@@ -49,7 +50,7 @@ class ProjectRow:
     access_rules: str | None = None  # JSON list (agentloom.access_rules); None: no rules
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ServiceAccountRow:
     id: str
     project_id: str
@@ -58,7 +59,7 @@ class ServiceAccountRow:
     created_at: float
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class KeyRow:
     id: str
     project_id: str
@@ -73,7 +74,7 @@ class KeyRow:
     scopes: str | None = None  # JSON list of scopes (a restricted key); None: all
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class KeyOwner:
     """A key found by its digest, with what a request needs to know about it: the service
     account that owns it (``None``: a user's key, :attr:`KeyRow.user_id`)."""
@@ -82,7 +83,7 @@ class KeyOwner:
     account: ServiceAccountRow | None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ListQuery:
     after: str | None = None
     limit: int = 20

@@ -6,9 +6,9 @@ engine owns that shape, the store owns versions, the default and pagination.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from agentloom.frozen import frozen
 from agentloom.storage.base import Order, Page
 
 AddOutcome = Literal["added", "missing", "stale"]
@@ -16,7 +16,7 @@ AddOutcome = Literal["added", "missing", "stale"]
 latest version any more (another update won)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PromptRow:
     id: str
     version: int

@@ -7,13 +7,14 @@ the database counts against the same limit.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from functools import partial
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.frozen import frozen
 from agentloom.storage import schema
 from agentloom.storage.projects import bump_epoch
 from agentloom.storage.runner import Runner
@@ -24,7 +25,7 @@ L = schema.rate_limits
 W = schema.rate_windows
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LimitRow:
     model: str
     max_requests_per_1_minute: int = 0  # 0: no limit
@@ -42,7 +43,7 @@ class LimitRow:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Counts:
     """A project's use of one model in the current minute and day, this request included."""
 

@@ -9,7 +9,6 @@ organization's: filtered by project, key, model, endpoint, status and time, newe
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import partial
 from operator import attrgetter
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.frozen import frozen
 from agentloom.request_entry import RequestEntry
 from agentloom.storage import schema
 from agentloom.storage.base import Order, Page
@@ -48,7 +48,7 @@ _COLUMNS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LoggedRequest:
     id: str
     project_id: str
@@ -69,7 +69,7 @@ class LoggedRequest:
     created_at: float
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RequestLogQuery:
     after: str | None = None  # a request id: the page starts past it
     limit: int = 20

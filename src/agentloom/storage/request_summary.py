@@ -10,13 +10,13 @@ requests is left out (the caller fills in the zeros).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.frozen import frozen
 from agentloom.storage import schema
 from agentloom.storage.latency_histogram import BOUNDS_MS, quantile, summed
 from agentloom.storage.request_log import FAILED, RequestLogQuery, log_conditions
@@ -34,7 +34,7 @@ __all__ = [
 R = schema.request_log
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RequestSummaryQuery:
     filters: RequestLogQuery  # its since/until are the span; after, limit and order unused
     start: int  # the first bucket's start (unix seconds)
@@ -42,7 +42,7 @@ class RequestSummaryQuery:
     groups: int = 100  # at most this many groups, the busiest first
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RequestStats:
     requests: int
     errors: int
@@ -62,7 +62,7 @@ class RequestStats:
         return quantile(q, self.at_most, self.timed, self.latency_ms_max)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SummedGroup:
     project_id: str
     model: str | None
@@ -70,7 +70,7 @@ class SummedGroup:
     stats: RequestStats
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Summary:
     buckets: dict[int, RequestStats]  # a bucket's index (from the start) to its sums
     totals: RequestStats

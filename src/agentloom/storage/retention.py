@@ -12,13 +12,13 @@ responses (``projects.response_retention``) has those swept with that age instea
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.frozen import frozen
 from agentloom.storage import schema
 from agentloom.storage.events import TERMINAL_EVENTS
 from agentloom.storage.responses import delete_responses
@@ -40,7 +40,7 @@ Q = schema.request_log
 _LIVE_RESPONSES = ("queued", "in_progress")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Kind:
     """A kind of row retention deletes: which keys a batch of old ones has, and how they go."""
 
@@ -50,7 +50,7 @@ class Kind:
     delete: Callable[[Sequence[Any], Connection], int]  # rows deleted
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Scope:
     """Whose rows a sweep deletes: one project's, or every project's but ``skip``'s."""
 
@@ -126,7 +126,11 @@ class SqlRetentionStore:
         self._runner = runner
 
     async def sweep_batch(
-        self, kind: Kind, cutoff: float, limit: int, scope: Scope = Scope()
+        self,
+        kind: Kind,
+        cutoff: float,
+        limit: int,
+        scope: Scope = Scope(),  # noqa: B008 - frozen
     ) -> int:
         """Delete at most ``limit`` rows of ``kind`` older than ``cutoff`` (in ``scope``); how
         many went (fewer than ``limit``: none are left)."""

@@ -10,13 +10,14 @@ all of it for the key verifier: a user's groups, role names and permissions in a
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from functools import partial
 from typing import Any, Final
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.frozen import frozen
 from agentloom.storage import schema
 from agentloom.storage.base import Page
 from agentloom.storage.pages import keyset_page
@@ -53,7 +54,7 @@ PREDEFINED: Final = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RoleRow:
     id: str
     project_id: str | None
@@ -71,7 +72,7 @@ class RoleRow:
         return found
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AssignmentRow:
     role_id: str
     principal_type: PrincipalType
@@ -80,7 +81,7 @@ class AssignmentRow:
     created_at: float
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Access:
     """What a user is in a project: their groups, the names of their roles, and the
     permissions those grant (the scopes' words)."""

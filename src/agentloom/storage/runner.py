@@ -28,7 +28,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -38,6 +37,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.pool import Pool, QueuePool
 
 from agentloom.errors import DatabaseUnavailableError, InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.storage.batches import StatementBatches
 from agentloom.storage.connection_faults import connection_lost, driver_words, never_sent
 from agentloom.tracing import Leaf, Tracing
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PoolUse:
     """One connection pool's connections right now (what ``GET /metrics`` shows)."""
 

@@ -11,7 +11,7 @@ while no server ran fires once, then goes on from now.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from functools import partial
 from typing import Any
 
@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from agentloom.cron import Cron
+from agentloom.frozen import field_names, frozen
 from agentloom.ids import new_id
 from agentloom.storage import schema
 from agentloom.storage.jobs import JobRow, enqueue
@@ -29,7 +30,7 @@ S = schema.schedules
 J = schema.jobs
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ScheduleRow:
     id: str
     kind: str  # of the jobs it queues
@@ -50,7 +51,7 @@ class ScheduleRow:
         return moment + (self.every or 0.0)
 
 
-_COLUMNS = tuple(S.c[name] for name in ScheduleRow.__slots__)
+_COLUMNS = tuple(S.c[name] for name in field_names(ScheduleRow))
 
 
 class SqlScheduleStore:

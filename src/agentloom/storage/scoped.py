@@ -33,7 +33,6 @@ without keys, background work), nothing is added.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, Final, TypeVar
 
@@ -42,6 +41,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql.selectable import HasPrefixes
 
 from agentloom.access_rules import Action
+from agentloom.frozen import frozen
 from agentloom.storage.access import Access
 from agentloom.storage.runner import Runner
 from agentloom.tenancy import current_policy, current_project, current_viewer
@@ -75,7 +75,7 @@ def across_projects(statement: S) -> S:
     return statement.prefix_with(ACROSS_PROJECTS)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Project:
     """The project a piece of storage work acts for: the statements it builds."""
 

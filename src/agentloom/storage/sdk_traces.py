@@ -7,13 +7,13 @@ batch it is not sure arrived). Traces are listed in the order they came, keyset-
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.frozen import frozen
 from agentloom.storage import schema
 from agentloom.storage.base import Order, Page
 from agentloom.storage.pages import keyset_page
@@ -26,7 +26,7 @@ _TRACE = (T.c.id, T.c.created_at, T.c.workflow_name, T.c.group_id, T.c.metadata)
 _SPAN = (S.c.id, S.c.trace_id, S.c.response_id, S.c.body)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SdkTraceRow:
     id: str
     created_at: float  # unix seconds: when it arrived
@@ -35,7 +35,7 @@ class SdkTraceRow:
     metadata: str  # JSON object
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SdkSpanRow:
     id: str
     trace_id: str
@@ -43,7 +43,7 @@ class SdkSpanRow:
     body: str  # the span as exported, JSON
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SdkTraceQuery:
     after: str | None = None
     limit: int = 20

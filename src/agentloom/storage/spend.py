@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any, Final
@@ -19,6 +18,7 @@ from typing import Any, Final
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.frozen import frozen
 from agentloom.storage import schema
 from agentloom.storage.base import Order, Page
 from agentloom.storage.pages import keyset_page
@@ -50,7 +50,7 @@ def month_of(at: float) -> int:
     return int(datetime(moment.year, moment.month, 1, tzinfo=UTC).timestamp())
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LimitRow:
     scope: str
     threshold_amount: int  # cents
@@ -58,7 +58,7 @@ class LimitRow:
     interval: str = "month"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AlertRow:
     id: str
     scope: str
@@ -70,7 +70,7 @@ class AlertRow:
     fired_period: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SpendState:
     """Everything the budgets enforce in one month: limits, alerts and each project's spend."""
 

@@ -39,12 +39,12 @@ import queue
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
 
 from sqlalchemy.engine import Connection, Engine
 
+from agentloom.frozen import frozen
 from agentloom.storage.runner import PoolUse, sqlalchemy_use
 
 T = TypeVar("T")
@@ -54,7 +54,7 @@ MAX_BATCH = 64  # writes committed together at most
 CHECKPOINT_EVERY = 256  # committed writes between two checkpoints (about SQLite's 1,000 pages)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Job:
     fn: Callable[[Connection], Any]
     future: asyncio.Future[Any]
@@ -62,7 +62,7 @@ class _Job:
     brief: bool
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Outcome:
     job: _Job
     result: Any = None

@@ -15,6 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.frozen import frozen
 from agentloom.storage import schema
 from agentloom.storage.runner import Runner
 from agentloom.storage.scoped import across_projects
@@ -45,7 +46,7 @@ COUNTS = (
 GROUPS = {"project_id": U.c.project_id, "api_key_id": U.c.key_id, "model": U.c.model}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class UsageKey:
     minute: int  # unix seconds, a multiple of 60
     project_id: str
@@ -100,7 +101,7 @@ class UsageCounts:
         self.cost_embeddings += other.cost_embeddings
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class UsageQuery:
     start: int  # unix seconds, inclusive
     end: int  # exclusive
@@ -111,7 +112,7 @@ class UsageQuery:
     models: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class UsageTotal:
     bucket: int  # the bucket's start
     groups: dict[str, str | None]

@@ -7,9 +7,9 @@ JSON columns (``metadata``, ``attributes``, ``chunking_strategy``, ``last_error`
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
+from agentloom.frozen import frozen
 from agentloom.storage.base import Order
 from agentloom.tenancy import DEFAULT_PROJECT
 
@@ -17,7 +17,7 @@ FileStatus = Literal["in_progress", "completed", "cancelled", "failed"]
 FILE_STATUSES: tuple[FileStatus, ...] = ("in_progress", "completed", "cancelled", "failed")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StoreRow:
     id: str
     created_at: float  # unix seconds
@@ -31,7 +31,7 @@ class StoreRow:
     epoch: int = 0  # grows whenever chunks are deleted
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FileCounts:
     in_progress: int = 0
     completed: int = 0
@@ -46,13 +46,13 @@ class FileCounts:
         return self.in_progress + self.completed + self.failed + self.cancelled
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StoreState:
     row: StoreRow
     counts: FileCounts
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StoreFileRow:
     """A file of a vector store."""
 
@@ -69,7 +69,7 @@ class StoreFileRow:
     chunks_embedded: int = 0  # embedded so far
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class BatchRow:
     id: str
     vector_store_id: str
@@ -77,13 +77,13 @@ class BatchRow:
     cancelled: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class BatchState:
     row: BatchRow
     counts: FileCounts
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Cursor:
     """A page of a list: ``after`` / ``before`` are ids of the listed objects."""
 
@@ -93,7 +93,7 @@ class Cursor:
     order: Order = "desc"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StoreChanges:
     """The new values of a store's mutable fields (the engine merges them with the old ones)."""
 
@@ -106,7 +106,7 @@ class StoreChanges:
 # --- ingestion and search ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Claim:
     """A file this instance claimed for ingestion."""
 
@@ -117,7 +117,7 @@ class Claim:
     project_id: str = DEFAULT_PROJECT  # the store's: ingestion acts as that project
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class NewChunk:
     position: int
     text: str
@@ -130,7 +130,7 @@ class NewChunk:
 ChunkBatches = Callable[[], Iterator[Sequence[NewChunk]]]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class IndexState:
     """What an in-memory index of the store must match: its epoch and its newest chunk."""
 
@@ -138,7 +138,7 @@ class IndexState:
     max_seq: int  # 0 when the store has no chunk
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StoredChunks:
     seqs: list[int]
     file_ids: list[str]
@@ -146,7 +146,7 @@ class StoredChunks:
     vectors: list[bytes]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ChunkText:
     """A chunk found by a search, with what the result shows of its file."""
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from functools import partial
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentloom.frozen import field_names, frozen
 from agentloom.storage import schema
 from agentloom.storage.base import Page
 from agentloom.storage.jobs import JobRow, enqueue
@@ -29,7 +30,7 @@ D = schema.webhook_deliveries
 DELIVERY_JOB = "webhook"  # the kind of the jobs that send deliveries
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class EndpointRow:
     id: str
     name: str
@@ -48,7 +49,7 @@ class EndpointRow:
         return types
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DeliveryRow:
     id: str
     endpoint_id: str
@@ -62,7 +63,7 @@ class DeliveryRow:
     ended_at: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Event:
     """Something that happened in a project, as its webhooks send it."""
 
@@ -72,8 +73,8 @@ class Event:
     created_at: float
 
 
-_ENDPOINT = tuple(E.c[name] for name in EndpointRow.__slots__)
-_DELIVERY = tuple(D.c[name] for name in DeliveryRow.__slots__)
+_ENDPOINT = tuple(E.c[name] for name in field_names(EndpointRow))
+_DELIVERY = tuple(D.c[name] for name in field_names(DeliveryRow))
 
 
 class SqlWebhookStore:

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
 from typing import Protocol, TypeAlias
 
 from agentloom.api import events as ev
 from agentloom.api.items import OutputItem, StoredItem
+from agentloom.frozen import frozen
 from agentloom.inference import base as inf
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Source:
     """A passage a tool found, which the answer may cite as ``[number]``: from a file
     (``file_id``, ``filename``) or, when ``url`` is set, from a web page (``title``)."""
@@ -35,7 +35,7 @@ class Source:
         return cls(number, file_id="", filename=title, text=text, url=url, title=title)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolResult:
     item: OutputItem  # the finished call item (``file_search_call`` ...)
     output: str  # what the model is told
@@ -43,7 +43,7 @@ class ToolResult:
     awaits_client: bool = False  # the response ends here for the client (an approval request)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolCallContext:
     """Where a call's item sits in the response, and how to number its events and sources."""
 
@@ -86,7 +86,7 @@ class ServerTool(Protocol):
     def run(self, context: ToolCallContext, arguments: str) -> AsyncIterator[ToolStep]: ...
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolsetContext:
     """Where a toolset's listing item sits; ``earlier`` are the items the model saw before
     (a listing there is reused); ``stack`` holds the connections until the response ends."""
@@ -98,7 +98,7 @@ class ToolsetContext:
     stack: AsyncExitStack
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Listed:
     """What a toolset offers once open: its listing item (``None``: an earlier one reused)
     and its tools."""

@@ -21,6 +21,7 @@ from agentloom.api.items import CodeInterpreterCall, CodeInterpreterLogs
 from agentloom.api.tools import CodeInterpreterAuto, CodeInterpreterTool
 from agentloom.config import CodeInterpreterSettings
 from agentloom.errors import AgentloomError, InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.inference import base as inf
 from agentloom.json_types import JSONObject
 from agentloom.tools.base import ToolCallContext, ToolResult, ToolStep
@@ -62,7 +63,7 @@ class ContainerHost(Protocol):
         """A new container holding copies of the uploaded files; its folder."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CodeRunner:
     """What code_interpreter needs from the server: the sandbox settings, the containers, the
     uploaded files."""

@@ -14,17 +14,17 @@ import re
 import shutil
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 
+from agentloom.frozen import frozen
 from agentloom.tools.sandbox import list_files
 
 _ID = re.compile(r"^cntr_[0-9a-f]{32}$")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ContainerFile:
     """A file to put into a container."""
 
@@ -32,7 +32,7 @@ class ContainerFile:
     data: bytes
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FolderEntry:
     """A file in a container's folder."""
 

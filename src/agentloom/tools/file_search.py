@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from agentloom.api import events as ev
@@ -19,6 +18,7 @@ from agentloom.api.filters import Filter
 from agentloom.api.items import FileSearchCall, FileSearchResult
 from agentloom.api.tools import FileSearchTool
 from agentloom.errors import AgentloomError
+from agentloom.frozen import frozen
 from agentloom.inference import base as inf
 from agentloom.json_types import JSONObject
 from agentloom.retrieval.index import SearchMode, Weights
@@ -81,7 +81,7 @@ class Searcher(Protocol):
     ) -> Sequence[Passage]: ...
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FileSearch:
     """One ``file_search`` tool of a request."""
 

@@ -10,16 +10,16 @@ testing types, so a new server tool touches its own module and one registration 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from agentloom.api.wire import WireModel
+from agentloom.frozen import frozen
 from agentloom.inference.base import ToolCall
 
 I = TypeVar("I", bound=WireModel)  # noqa: E741
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Replayed:
     """A server tool's item as a chat backend sees it: the assistant's call, then the tool's
     answer."""
@@ -28,7 +28,7 @@ class Replayed:
     output: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolItem(Generic[I]):
     kind: type[I]
     replayed: Callable[[I], Replayed]

@@ -34,9 +34,11 @@ import signal
 import sys
 import sysconfig
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Literal, Protocol
+
+from agentloom.frozen import frozen
 
 SandboxKind = Literal["bwrap", "subprocess"]
 MOUNT = "/mnt/data"  # where the working directory appears inside the bwrap sandbox
@@ -46,7 +48,7 @@ MAX_LISTED_FILES = 1000
 _CHUNK = 65536
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Limits:
     wall_seconds: float = 30.0
     cpu_seconds: int = 30
@@ -57,7 +59,7 @@ class Limits:
     output_bytes: int = 1 << 20  # stdout + stderr kept; past it the run is killed
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Bind:
     """A host directory or file shown inside a bwrap sandbox at ``target``."""
 
@@ -78,7 +80,7 @@ NETWORK_FILES = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RunResult:
     stdout: str
     stderr: str
@@ -110,7 +112,7 @@ class SandboxUnavailableError(RuntimeError):
     """The configured sandbox cannot run on this machine."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SandboxCommand:
     """How to start the sandboxed interpreter: what :meth:`prepare` returns."""
 
@@ -188,7 +190,7 @@ def _minimal_env(home: str, packages: Sequence[str] = ()) -> dict[str, str]:
     return env
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SubprocessSandbox:
     """Resource limits only — no filesystem or network isolation (see the module doc)."""
 
@@ -238,7 +240,7 @@ _DROP = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class BwrapSandbox:
     """Bubblewrap namespaces plus the resource limits (see the module doc)."""
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from agentloom.api.tools import (
@@ -17,6 +17,7 @@ from agentloom.api.tools import (
 )
 from agentloom.config import McpServerSettings
 from agentloom.errors import InvalidRequestError, PermissionDeniedError
+from agentloom.frozen import frozen
 from agentloom.tenancy import HOSTED_TOOLS, current_policy
 from agentloom.tools import code_interpreter, file_search, web_search
 from agentloom.tools.base import ServerTool, Toolset
@@ -33,7 +34,7 @@ FILE_SEARCH_RESULTS = "file_search_call.results"
 WEB_SEARCH_SOURCES = "web_search_call.action.sources"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolServices:
     """What server tools need from the running server (``None``: not available here)."""
 
@@ -46,7 +47,7 @@ class ToolServices:
     code: CodeRunner | None = None  # None: no code_interpreter here
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolRequest:
     """A hosted tool as a request gives it, with what the request says around it."""
 

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
 from typing import Final
 
 from agentloom.api import events as ev
 from agentloom.api.items import WebSearchAction, WebSearchCall, WebSearchSource
 from agentloom.api.tools import WEB_SEARCH_MAX_RESULTS, UserLocation, WebSearchTool
 from agentloom.errors import InvalidRequestError, UpstreamError
+from agentloom.frozen import frozen
 from agentloom.inference import base as inf
 from agentloom.json_types import JSONObject
 from agentloom.text import clip
@@ -51,7 +51,7 @@ PARAMETERS: JSONObject = {  # also the agent SDK's web_search tool's
 }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class WebSearch:
     """One ``web_search`` tool of a request."""
 

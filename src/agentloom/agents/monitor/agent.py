@@ -23,7 +23,7 @@ call of the tick, and its metadata adds ``strategies`` and ``recalled`` (the ent
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Final
 
 from agentloom.agents.base import AgentInput, AgentResult
@@ -36,6 +36,7 @@ from agentloom.agents.operative import OperativeAgent, RememberTool
 from agentloom.agents.sessions import SavedSession, SessionStore, TickRecord
 from agentloom.agents.tools.base import Tool
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.json_types import JSONObject, JSONValue
 from agentloom.llm.client import LLM
 from agentloom.llm.types import Message
@@ -51,7 +52,7 @@ MONITOR_INSTRUCTIONS: Final = (
 STATE_PREFIX: Final = "monitor."
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Tick:
     """What the step before the loop leaves for the step after it."""
 

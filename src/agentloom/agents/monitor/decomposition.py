@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import ClassVar, Final, Generic, Protocol, Self, TypeVar
 
 from agentloom.agents.base import AgentContext
@@ -24,6 +24,7 @@ from agentloom.agents.monitor.side import SideModel, json_reply
 from agentloom.agents.saved_history import SessionDataError
 from agentloom.agents.sessions import SessionStore
 from agentloom.agents.tools.base import Tool, ToolError
+from agentloom.frozen import frozen
 from agentloom.json_types import JSONObject, JSONValue
 from agentloom.text import clip
 
@@ -56,7 +57,7 @@ FINISH_HINT: Final = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PlanView:
     """A plan as a tick sees it: the prompt's section, and what to recall memories for."""
 
@@ -86,14 +87,14 @@ class TaskDecomposition(Protocol):
 # --- the plan --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Phase:
     title: str
     done_when: str = ""
     summary: str | None = None  # set when done
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Plan:
     phases: tuple[Phase, ...]
     current: int = 0  # the phase being worked on; len(phases) once every one is done

@@ -12,7 +12,7 @@ a phase's last step, to the first step of the next phase, at once in the saved s
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Final
 
 from agentloom.agents.monitor.decomposition import AdvanceTool, PlanView
@@ -20,6 +20,7 @@ from agentloom.agents.monitor.side import SideModel, json_reply
 from agentloom.agents.saved_history import SessionDataError
 from agentloom.agents.sessions import SessionStore
 from agentloom.agents.tools.base import Tool
+from agentloom.frozen import frozen
 from agentloom.json_types import JSONObject, JSONValue
 from agentloom.text import clip
 
@@ -41,13 +42,13 @@ FINISH_STEP_HINT: Final = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Step:
     title: str
     summary: str | None = None  # set when done
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Stage:
     """A phase of the hierarchy and its steps."""
 
@@ -55,7 +56,7 @@ class Stage:
     steps: tuple[Step, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Hierarchy:
     stages: tuple[Stage, ...]
     phase: int = 0  # the current phase; len(stages) once every one is done

@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Final, Protocol, TypeGuard
 
 from agentloom.agents.base import ToolOutcome
 from agentloom.agents.monitor.side import SideModel, json_reply
 from agentloom.agents.saved_history import SessionDataError
+from agentloom.frozen import frozen
 from agentloom.json_types import JSONObject, JSONValue
 from agentloom.text import clip
 
@@ -78,7 +78,7 @@ CAUSALITY_INSTRUCTIONS: Final = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TickTrace:
     """What one tick did, for a memory to learn from."""
 
@@ -101,7 +101,7 @@ class TickTrace:
         return clip("\n\n".join(parts), TRACE_CHARS)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MemoryEntry:
     """One thing to recall: ``text`` is what retrieval matches, ``detail`` is only shown."""
 
@@ -131,7 +131,7 @@ class MemoryExtraction(Protocol):
 # --- causality_graph -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CausalEdge:
     cause: str
     effect: str
@@ -257,7 +257,7 @@ def _is_number(value: JSONValue) -> TypeGuard[int | float]:
 # --- notes -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Note:
     tick: int
     text: str
@@ -362,7 +362,7 @@ STRUCTURED_INSTRUCTIONS: Final = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Finding:
     key: str
     value: JSONValue

@@ -22,13 +22,14 @@ An unknown axis or choice is an :class:`~agentloom.errors.InvalidRequestError` n
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, fields
 
 from agentloom.agents.monitor.compression import OBSERVATION_COMPRESSIONS, ObservationCompression
 from agentloom.agents.monitor.decomposition import TASK_DECOMPOSITIONS, TaskDecomposition
 from agentloom.agents.monitor.memory import MEMORY_EXTRACTIONS, MemoryExtraction
 from agentloom.agents.monitor.retrieval import RETRIEVAL_STRATEGIES, RetrievalStrategy
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 
 __all__ = ["AXES", "MonitorStrategies"]
 
@@ -40,7 +41,7 @@ AXES: dict[str, Collection[str]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MonitorStrategies:
     """The choice on each axis; the defaults are the long-horizon ones."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +18,7 @@ from pydantic import ValidationError, create_model
 
 from agentloom.agents.base import AgentContext
 from agentloom.config import Settings
+from agentloom.frozen import frozen
 from agentloom.json_types import JSONObject
 from agentloom.llm.types import FunctionTool
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["PythonFunctionTool", "Tool", "ToolError", "function_tool"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolEnvironment:
     """What built-in tools may use: a workspace for files, a data directory for memory and
     sessions, the configuration (web search, code interpreter, MCP servers) and the session.

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-from dataclasses import dataclass
 from importlib import resources
 from importlib.abc import Traversable
 from typing import Final
@@ -22,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from agentloom.errors import NotFoundError
+from agentloom.frozen import frozen
 from agentloom.server.spec import PageRoute
 
 PREFIX: Final = "/console/"
@@ -44,7 +44,7 @@ HEADERS: Final = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Asset:
     body: bytes
     gzipped: bytes

@@ -14,13 +14,13 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
-from dataclasses import dataclass
 
 from agentloom import json_codec
 from agentloom.api.chat_completions import ChatCompletionRequest, PassedRequest
 from agentloom.engine.guardrails import Guard
 from agentloom.engine.spans import usage_attributes
 from agentloom.errors import InvalidRequestError, UpstreamError
+from agentloom.frozen import frozen
 from agentloom.ids import new_id
 from agentloom.inference import base as inf
 from agentloom.inference.base import CHAT_PATH, ChatCompletions, Usage, chat_completions_of
@@ -36,7 +36,7 @@ from agentloom.services.organization.usage import UsageLedger
 from agentloom.tracing import active
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Call:
     provider: ChatCompletions
     path: str  # CHAT_PATH, or COMPLETIONS_PATH for the legacy API

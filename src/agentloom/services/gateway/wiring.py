@@ -4,10 +4,10 @@ to the backends, metered and guarded like responses."""
 from __future__ import annotations
 
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
 
 from agentloom.config import Settings
 from agentloom.engine.guardrails import Guardrails
+from agentloom.frozen import frozen
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.metrics import Metrics
 from agentloom.retrieval.embedding_models import EmbeddingModel, build_embedding_models
@@ -24,7 +24,7 @@ from agentloom.storage.database import Database
 __all__ = ["Gateway", "gateway"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Gateway:
     chat: ChatGateway
     embeddings: EmbeddingsService

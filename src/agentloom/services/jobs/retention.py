@@ -14,19 +14,19 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import anyio
 import anyio.lowlevel
 
 from agentloom.config import RetentionSettings
+from agentloom.frozen import frozen
 from agentloom.storage.jobs import JobRow
 from agentloom.storage.retention import KINDS, RESPONSES, Kind, Scope, SqlRetentionStore
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Swept:
     """What a sweep deleted of one kind."""
 

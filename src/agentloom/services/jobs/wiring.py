@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
 
 from agentloom.config import Settings
+from agentloom.frozen import frozen
 from agentloom.metrics import Metrics
 from agentloom.sealing import Sealer
 from agentloom.services.jobs.retention import RetentionSweep
@@ -24,7 +24,7 @@ from agentloom.tenancy import Policy
 __all__ = ["Jobs", "jobs"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Jobs:
     runner: JobRunner  # other features register their kinds of job with it
     webhooks: WebhooksService

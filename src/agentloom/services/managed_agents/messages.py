@@ -19,12 +19,12 @@ import asyncio
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
 
 import anyio
 
 from agentloom.api.managed_agents import AgentMessage, AgentMessagePage, SendMessageRequest
 from agentloom.errors import ConflictError, NotFoundError
+from agentloom.frozen import frozen
 from agentloom.ids import new_id
 from agentloom.services.managed_agents.factory import AgentFactory, BuiltAgent
 from agentloom.services.managed_agents.runs import AgentRuns
@@ -37,7 +37,7 @@ from agentloom.storage.managed_agents import MessageRow, SqlManagedAgentStore, T
 __all__ = ["AgentMessages", "StreamedTurn"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StreamedTurn:
     frames: AsyncGenerator[Frame, None]
     release: Callable[[], Awaitable[None]]  # closes the agent's tools (once)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from agentloom.access_rules import Action
@@ -32,6 +31,7 @@ from agentloom.api.managed_agents import (
 )
 from agentloom.cron import Cron, CronError
 from agentloom.errors import InvalidRequestError, NotFoundError
+from agentloom.frozen import frozen
 from agentloom.ids import new_id
 from agentloom.services.jobs.schedules import MIN_EVERY, Schedules
 from agentloom.services.managed_agents.factory import AgentFactory
@@ -47,7 +47,7 @@ STATE_MESSAGES = 50  # the latest messages the state shows
 STATE_TICKS = 20
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Template:
     """A starting point for an agent: its type and configuration."""
 
@@ -75,7 +75,7 @@ TEMPLATES: dict[str, Template] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Period:
     """When an agent's schedule fires: every ``every`` seconds, or at ``cron``'s times."""
 

@@ -46,6 +46,7 @@ from agentloom.api.managed_agent_stream import (
 from agentloom.api.managed_agents import RunError, ToolCallRecord
 from agentloom.api.wire import WireModel
 from agentloom.errors import AgentloomError, UpstreamError
+from agentloom.frozen import frozen
 from agentloom.ids import new_id
 from agentloom.services.managed_agents.factory import BuiltAgent
 from agentloom.storage.managed_agents import MessageRow
@@ -53,7 +54,7 @@ from agentloom.storage.managed_agents import MessageRow
 __all__ = ["DONE", "Frame", "TurnStream", "turn_frames"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Frame:
     """One SSE frame: its ``event:`` name (empty: a ``data:`` line only) and its data."""
 

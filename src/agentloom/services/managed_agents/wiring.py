@@ -3,9 +3,8 @@ messages, runs and tasks, and the job handler that runs them (registered with th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from agentloom.config import Settings
+from agentloom.frozen import frozen
 from agentloom.inference.catalog import ModelCatalog
 from agentloom.services.jobs.runner import JobRunner
 from agentloom.services.jobs.schedules import Schedules
@@ -21,7 +20,7 @@ from agentloom.storage.database import Database
 __all__ = ["ManagedAgentServices", "managed_agent_services"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ManagedAgentServices:
     agents: ManagedAgentsService
     messages: AgentMessages

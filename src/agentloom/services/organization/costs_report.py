@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentloom.frozen import frozen
 from agentloom.services.organization.prices import NANOS_PER_DOLLAR
 from agentloom.services.organization.usage_reports import (
     UsageRequest,
@@ -31,7 +32,7 @@ LIMITS = {"1d": (7, 180)}
 OBJECT = "organization.costs.result"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CostsRequest:
     usage: UsageRequest  # the span, page, bucket width, groups and project, key, model filters
     line_items: tuple[str, ...] = ()

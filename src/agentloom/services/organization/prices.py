@@ -10,10 +10,10 @@ price costs nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Final
 
 from agentloom.config import ModelPriceSettings
+from agentloom.frozen import frozen
 from agentloom.storage.usage import UsageCounts
 
 __all__ = ["NANOS_PER_DOLLAR", "Prices"]
@@ -22,7 +22,7 @@ NANOS_PER_DOLLAR: Final = 1_000_000_000
 _PER_TOKEN: Final = NANOS_PER_DOLLAR / 1_000_000  # a price per million tokens, per token
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Rates:
     """Nano-dollars a token."""
 

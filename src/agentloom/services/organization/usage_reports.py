@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.storage.usage import SqlUsageStore, UsageCounts, UsageQuery, UsageTotal
 
 WIDTHS = {"1m": 60, "1h": 3600, "1d": 86_400}
 LIMITS = {"1m": (60, 1440), "1h": (24, 168), "1d": (7, 31)}  # default, most buckets a page
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Report:
     object: str
     groups: tuple[str, ...]  # what it may be grouped by
@@ -99,7 +99,7 @@ REPORTS: dict[str, Report] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class UsageRequest:
     start_time: int
     end_time: int | None = None

@@ -6,12 +6,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
 
 from agentloom.auth.jwt import JwtVerifier, build_jwt_verifier
 from agentloom.auth.keys import KeyHasher
 from agentloom.auth.verifier import KeyVerifier
 from agentloom.config import Settings
+from agentloom.frozen import frozen
 from agentloom.metrics import Metrics
 from agentloom.services.organization.admin_keys import AdminKeysService
 from agentloom.services.organization.audit import AuditLog
@@ -27,13 +27,13 @@ from agentloom.storage.database import Database
 __all__ = ["Metering", "Organization", "metering", "organization"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Metering:
     limiter: RateLimiter  # admits each model call (the catalog asks it)
     usage: UsageLedger  # records what each call used
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Organization:
     keys: KeyVerifier
     projects: ProjectsService

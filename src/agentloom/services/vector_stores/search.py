@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 from functools import partial
 
 import anyio
@@ -18,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agentloom.api.filters import Filter
+from agentloom.frozen import frozen
 from agentloom.retrieval.filters import matches
 from agentloom.retrieval.index import Hit, SearchMode, Weights
 from agentloom.retrieval.vector_index import VectorIndex
@@ -26,7 +26,7 @@ from agentloom.storage.chunks_base import ChunkReader
 from agentloom.storage.vector_stores_base import IndexState
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SearchResult:
     file_id: str
     filename: str
@@ -35,7 +35,7 @@ class SearchResult:
     attributes: dict[str, str | float | bool]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Search:
     """One search request, the same for every store."""
 
@@ -45,7 +45,7 @@ class Search:
     filters: Filter | None = None
     score_threshold: float = 0.0
     mode: SearchMode = "hybrid"
-    weights: Weights = Weights()  # noqa: RUF009 - frozen, so a shared default is safe
+    weights: Weights = Weights()  # frozen: a shared default is safe
 
 
 class VectorSearch:

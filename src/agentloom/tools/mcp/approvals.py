@@ -4,14 +4,14 @@ not run yet, matched to the tools of this response."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from agentloom.api.items import McpApprovalRequest, McpApprovalResponse, McpCall, StoredItem
+from agentloom.frozen import frozen
 from agentloom.tools.base import ServerTool
 from agentloom.tools.mcp.toolset import McpServerTool
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Approved:
     function: str  # the name the tool is offered under
     arguments: str

@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator, Mapping
 from contextlib import AsyncExitStack, contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import anyio
 import httpx2
 
 from agentloom.api.integers import INT64_MAX
+from agentloom.frozen import frozen
 from agentloom.redact import redact_url, redact_urls
 from agentloom.tls import client_context
 from agentloom.tools.mcp.stdio import StdioAddress, stdio_streams
@@ -43,7 +43,7 @@ class McpFailure(Exception):
         self.kind, self.code, self.message = kind, code, message
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ServerAddress:
     url: str
     headers: Mapping[str, str]  # ``Authorization`` included: never logged

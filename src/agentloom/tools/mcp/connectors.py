@@ -5,11 +5,12 @@ a seam (:class:`ConnectorLookup`) the server wires to the project's store."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Protocol
 
+from agentloom.frozen import frozen
 
-@dataclass(frozen=True, slots=True)
+
+@frozen
 class ConnectorTarget:
     """Where a connector's server is, and the headers (credentials opened) it is sent."""
 

@@ -14,18 +14,18 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from agentloom.api.items import McpListedTool
 from agentloom.api.tools import McpTool
 from agentloom.config import McpServerSettings
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.tools.mcp import rules
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class McpServer:
     """What a request's ``mcp`` tool resolves to."""
 

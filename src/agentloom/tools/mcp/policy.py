@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import anyio
 
 from agentloom.config import McpSettings
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.redact import redact_url
 
 METADATA_HOSTS = frozenset(
@@ -31,7 +31,7 @@ _NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052's well-known prefix
 _COMPATIBLE = ipaddress.ip_network("::/96")  # IPv4-compatible (deprecated, RFC 4291)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class UrlPolicy:
     allow_hosts: frozenset[str] = frozenset()  # empty: any host not denied
     deny_hosts: frozenset[str] = frozenset()

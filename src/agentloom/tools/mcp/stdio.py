@@ -10,11 +10,12 @@ import os
 import shutil
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
+
+from agentloom.frozen import frozen
 
 if TYPE_CHECKING:
     from mcp.client._transport import TransportStreams
@@ -24,7 +25,7 @@ _CHUNK = 65536
 _MAX_LINE = 4096  # characters of one stderr line logged
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StdioAddress:
     label: str
     command: str

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from agentloom.api import events as ev
@@ -20,6 +20,7 @@ from agentloom.api.items import (
 from agentloom.api.tools import McpTool
 from agentloom.config import McpServerSettings
 from agentloom.errors import InvalidRequestError
+from agentloom.frozen import frozen
 from agentloom.inference import base as inf
 from agentloom.tools.base import (
     Listed,
@@ -42,13 +43,13 @@ if TYPE_CHECKING:
     import mcp_types
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class McpLimits:
     connect_timeout: float = 10.0
     call_timeout: float = 60.0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class McpToolset:
     config: McpTool
     policy: UrlPolicy
@@ -152,7 +153,7 @@ def earlier_listing(items: Sequence[StoredItem], label: str) -> McpListTools | N
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class McpServerTool:
     """One tool of an MCP server, offered to the model as a function."""
 

@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal, Protocol
 from urllib.parse import urlsplit
+
+from agentloom.frozen import frozen
 
 ContextSize = Literal["low", "medium", "high"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class WebResult:
     url: str
     title: str
     snippet: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Location:
     """The user's approximate location (``user_location``); every part optional."""
 
@@ -26,7 +27,7 @@ class Location:
     timezone: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SearchQuery:
     """One search, with what the request says around it."""
 

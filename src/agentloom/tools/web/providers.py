@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Final
 
 from agentloom.config import ConfigError, SearchSourceSettings, WebSearchSettings
+from agentloom.frozen import frozen
 from agentloom.redact import redact_url
 from agentloom.tools.web.base import SearchProvider, SearchQuery, WebResult, domain_allowed
 from agentloom.tools.web.client import JSONClient, field, text
@@ -164,7 +164,7 @@ PROVIDERS: dict[str, Callable[[SearchSourceSettings], SearchProvider]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class WebSearchSources:
     """Where web searches go: ``live`` for ordinary calls, ``offline`` for calls with
     ``external_web_access: false`` (``None``: unavailable)."""
