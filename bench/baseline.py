@@ -45,7 +45,7 @@ class Baseline:
 
 BASELINES: dict[str, Baseline] = {
     "sqlite": Baseline(
-        2_166_000,
+        1_946_000,
         "2026-12-02, 2-core AMD EPYC, CPython 3.11.7, SQLite (the writer on the event loop)",
         "2.695 M with issues 40 and 41 merged, then 2.280 M: a collected reply makes no events"
         " no one sees, the blocks every request enters are objects, one plan for requests"
@@ -54,13 +54,15 @@ BASELINES: dict[str, Baseline] = {
         " (-0.050 M), the history cache makes a response's stored items only when a request"
         " continues it (-0.033 M), the final write shielded only where an anyio scope could"
         " cancel it (-0.036 M), routes without Starlette's per-route wrapper (-0.012 M), the"
-        " on-loop SQLite batch committed by the driver (-0.013 M)",
+        " on-loop SQLite batch committed by the driver (-0.013 M); 2.166 M, then -10% with"
+        " records made without frozen dataclasses' object.__setattr__ a field (agentloom.frozen)",
     ),
     "postgresql": Baseline(
-        2_181_000,
+        1_998_000,
         "2026-12-02, 2-core AMD EPYC, CPython 3.11.7, PostgreSQL on 127.0.0.1 (asyncpg)",
         "2.706 M with issues 40 and 41 merged, 2.281 M with SQLite's changes, 2.288 M with the"
-        " access rules merged, then -5% with SQLite's changes but its driver commit",
+        " access rules merged, then -5% with SQLite's changes but its driver commit; 2.181 M,"
+        " then -8% with records made without frozen dataclasses' object.__setattr__ a field",
     ),
 }
 
