@@ -38,6 +38,10 @@ from tests.wire_audit import WireAudit
 
 BASE_URL = "http://agentloom.test/v1"
 FAKE_EMBEDDING_MODEL = "fake-embedding"
+# seconds the fake provider's calls may wait: a test of a backend's silence sets its own (a
+# short one); the default holds a slow turn (``delay(30)``) that a test cancels or kills, and a
+# loaded host's pauses (2 s failed responses of tests that were waiting on nothing wrong)
+BACKEND_TIMEOUT = 60.0
 
 
 def make_settings(
@@ -46,7 +50,7 @@ def make_settings(
     *,
     max_body_bytes: int = 1024 * 1024,
     max_model_calls: int = 10,
-    timeout: float = 2.0,
+    timeout: float = BACKEND_TIMEOUT,
     files_directory: Path | None = None,
     files_max_bytes: int = 8 * 1024 * 1024,
 ) -> Settings:

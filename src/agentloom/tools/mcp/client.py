@@ -155,10 +155,12 @@ async def _transport(
         return sse_client(
             address.url,
             headers=dict(address.headers),
-            timeout=address.connect_timeout,
+            timeout=address.connect_timeout + _SLACK,
             sse_read_timeout=address.call_timeout + 30,
         )
-    timeout = httpx2.Timeout(address.connect_timeout, read=address.call_timeout)
+    # httpx's own timeouts after ours too: at the same second, a loaded host's loop may run
+    # either first, and only ours says which exchange timed out
+    timeout = httpx2.Timeout(address.connect_timeout + _SLACK, read=address.call_timeout + _SLACK)
     http = httpx2.AsyncClient(
         verify=client_context(), headers=dict(address.headers), timeout=timeout
     )
