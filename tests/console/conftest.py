@@ -19,7 +19,6 @@ from tests.plugins.server import make_settings
 from tests.plugins.tenants import ADMIN, ADMIN_ENV
 
 ARTIFACTS_ENV = "AGENTLOOM_TEST_ARTIFACTS"
-BACKEND_TIMEOUT = 60.0  # seconds: the console's slow turns are cancelled long before
 HTTP_ERROR_NOTE = "Failed to load resource: the server responded with a status of"
 
 
@@ -29,10 +28,7 @@ def settings_keyed(
 ) -> Settings:
     monkeypatch.setenv(ADMIN_ENV, ADMIN)
     plain = make_settings(
-        backend,
-        f"sqlite:///{tmp_path / 'keyed.db'}",
-        files_directory=tmp_path / "kf",
-        timeout=BACKEND_TIMEOUT,
+        backend, f"sqlite:///{tmp_path / 'keyed.db'}", files_directory=tmp_path / "kf"
     )
     server = plain.server.model_copy(update={"usage_flush_interval": 0.1})
     auth = AuthSettings(mode="keys", admin_key_env=ADMIN_ENV)
@@ -43,13 +39,8 @@ def settings_keyed(
 def console_settings(tmp_path: Path, backend: FakeBackend) -> Settings:
     """Keys off; MCP servers on loopback allowed (the test servers), code_interpreter's
     containers under ``tmp_path``."""
-    # a page's waits on a slow backend end by a click (cancel), not the backend's deadline: a
-    # loaded host takes more than the suite's default 2 s to show a running response
     plain = make_settings(
-        backend,
-        f"sqlite:///{tmp_path / 'console.db'}",
-        files_directory=tmp_path / "f",
-        timeout=BACKEND_TIMEOUT,
+        backend, f"sqlite:///{tmp_path / 'console.db'}", files_directory=tmp_path / "f"
     )
     mcp = McpSettings(allow_loopback=True, connect_timeout=3.0, call_timeout=3.0)
     code = CodeInterpreterSettings(
