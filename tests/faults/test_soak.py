@@ -23,9 +23,11 @@ WARMUP = 300
 RSS_GROWTH = 50 * 1024 * 1024  # bytes: far above what caches warming up take (about 6 MiB)
 # What pools open lazily, up to a bound: the provider's keep-alive connections to the backend
 # grow to the most model calls made at once (a client's at most), worker threads to the most
-# blocking calls at once; database sessions to the pools' sizes.
+# blocking calls at once (a search or an upload a client at most: seen 19 -> 32 threads once,
+# when the warm-up had not met 32 searches at once); database sessions to the pools' sizes. A
+# leak of one a request would be thousands.
 FDS_SLACK = CLIENTS
-THREADS_SLACK = 10
+THREADS_SLACK = CLIENTS
 SESSIONS_SLACK = 4
 TASKS_SLACK = 4  # the event loop's: background duties are fixed, requests' end with them
 
