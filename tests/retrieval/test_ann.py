@@ -442,7 +442,9 @@ def test_removals_racing_the_builder_never_return_removed_chunks() -> None:
     assert len(index) == len(mirror) == 2500
     hits = own_vector_search(index, chunks[::3])  # a removed chunk's vector would find it
     assert not {h.file_id for h in hits} & removed
-    assert found_first(index, [c for c in chunks[1::3] if c.file_id not in removed]) >= 0.98
+    # the graph this race leaves depends on the threads' timing (usearch adds on every core):
+    # 0.998-1.0 alone and with both cores loaded, 0.978 once in a full suite's run
+    assert found_first(index, [c for c in chunks[1::3] if c.file_id not in removed]) >= 0.97
 
 
 def test_removals_between_builder_steps_never_return_removed_chunks() -> None:
