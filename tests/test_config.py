@@ -9,6 +9,7 @@ import pytest
 from agentloom.config import (
     DEFAULT_HOST,
     DEFAULT_PORT,
+    EMBEDDING_PATTERNS,
     ConfigError,
     Settings,
     load_settings,
@@ -137,6 +138,7 @@ def test_providers_resolve_api_keys_and_model_lists(full: Path) -> None:
         models=("Qwen/Qwen3-8B", "Qwen/Qwen3-32B"),
         discover=False,  # a static model list is not discovered
         timeout=120.0,
+        embeddings=EMBEDDING_PATTERNS,
     )
     assert ollama.api_key == "inline-key"
     assert ollama.models == ()

@@ -149,6 +149,18 @@ class JobSettings(_Strict):
 
 
 DAY = 86_400.0  # seconds
+# the names embedding models go by (fnmatch, any case): OpenAI's text-embedding-*, nomic-embed,
+# mxbai-embed, Qwen3-Embedding, BAAI/bge-*, intfloat/e5-*, thenlper/gte-*, *MiniLM*
+EMBEDDING_PATTERNS = (
+    "*embed*",
+    "*bge-*",
+    "e5-*",
+    "*/e5-*",
+    "*multilingual-e5*",
+    "gte-*",
+    "*/gte-*",
+    "*minilm*",
+)
 
 
 class BatchSettings(_Strict):
@@ -433,6 +445,9 @@ class ProviderSettings(_Strict):
     # backend model ids (fnmatch patterns) whose /v1/responses are passed through to the
     # backend's own Responses API instead of running agentloom's loop (docs/gateway.md)
     responses: list[str] = Field(default_factory=list)
+    # backend model ids (fnmatch patterns) that are embedding models: listed with kind
+    # "embeddings", served by /v1/embeddings, a 400 that says so on /v1/responses and chat
+    embeddings: list[str] = Field(default_factory=lambda: list(EMBEDDING_PATTERNS))
 
     @model_validator(mode="after")
     def _responses_passable(self) -> ProviderSettings:
@@ -467,6 +482,7 @@ class ProviderSettings(_Strict):
             http_client=self.http_client,
             token_count=self.token_count,
             responses=tuple(self.responses),
+            embeddings=tuple(self.embeddings),
         )
 
 

@@ -329,3 +329,52 @@ async def test_a_backends_own_embedding_model_is_passed_through(
     assert (sent["model"], sent["input"]) == ("mock-embed", ["one"])  # sent as a list
     assert listed.count("mock-embed") == 1
     assert "fake/mock-embed" not in listed
+
+
+async def test_a_backends_embedding_model_is_listed_as_one_and_refused_for_chat(
+    settings: Settings, backend: FakeBackend
+) -> None:
+    """A backend's model its provider's ``embeddings`` patterns name (by default the names
+    embedding models go by: ``*embed*`` here) is listed with kind ``embeddings``, is a 400 that
+    says so on /v1/responses and /v1/chat/completions (never sent to the backend's chat), and
+    is not a second model to choose from when a request leaves ``model`` out."""
+    provider = settings.providers[0].model_copy(
+        update={"models": [backend.model, "Mock-Embed-v2", "BAAI/bge-m3"]}
+    )
+    config = settings.model_copy(update={"providers": [provider]})
+    async with audited_client(config) as raw:
+        client = sdk(raw)
+        kinds = {m.id: (m.model_extra or {})["kind"] async for m in client.models.list()}
+        with pytest.raises(openai.BadRequestError) as responses:
+            await client.responses.create(model="Mock-Embed-v2", input="hi")
+        with pytest.raises(openai.BadRequestError) as chat:
+            await client.chat.completions.create(
+                model="fake/BAAI/bge-m3", messages=[{"role": "user", "content": "hi"}]
+            )
+        unnamed = await raw.post("/responses/input_tokens", json={"input": "hi"})
+        embedded = await client.embeddings.create(model="BAAI/bge-m3", input="one")
+
+    assert (kinds[backend.model], kinds["Mock-Embed-v2"], kinds["BAAI/bge-m3"]) == (
+        "chat",
+        "embeddings",
+        "embeddings",
+    )
+    for refused in (responses.value, chat.value):
+        assert refused.code == "model_not_supported"
+        assert "/v1/embeddings" in refused.message
+    assert unnamed.status_code == 200, unnamed.text  # counted for the one chat model
+    assert backend.requests == []  # the refused ones never reached the backend
+    assert embedded.model == "BAAI/bge-m3"
+
+
+async def test_a_provider_without_embedding_patterns_lists_every_model_as_chat(
+    settings: Settings, backend: FakeBackend
+) -> None:
+    provider = settings.providers[0].model_copy(
+        update={"models": [backend.model, "mock-embed"], "embeddings": []}
+    )
+    config = settings.model_copy(update={"providers": [provider]})
+    async with audited_client(config) as raw:
+        kinds = {m.id: (m.model_extra or {})["kind"] async for m in sdk(raw).models.list()}
+
+    assert kinds["mock-embed"] == "chat"

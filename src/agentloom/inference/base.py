@@ -230,6 +230,7 @@ class ModelInfo:
     context_window: int | None = None
 
 
+ModelKind = Literal["chat", "embeddings"]  # the API a model is served on
 HTTPClientKind = Literal["auto", "lean", "sdk"]
 TokenCountMethod = Literal["tokenizer", "usage", "estimate"]
 TokenCountSetting = Literal["auto", "tokenize", "usage", "estimate"]
@@ -264,6 +265,7 @@ class ProviderConfig:
     http_client: HTTPClientKind = "auto"  # lean unless a proxy applies; or "lean", "sdk"
     token_count: TokenCountSetting = "auto"  # tokenize, then usage, then estimate; or one of them
     responses: tuple[str, ...] = ()  # fnmatch patterns of backend ids whose Responses pass through
+    embeddings: tuple[str, ...] = ()  # fnmatch patterns of backend ids that are embedding models
     extra: dict[str, str] = field(default_factory=dict)
 
 

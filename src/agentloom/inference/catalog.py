@@ -29,7 +29,7 @@ from agentloom.errors import (
     UpstreamUnavailableError,
 )
 from agentloom.frozen import frozen
-from agentloom.inference.base import ModelInfo, Provider, ProviderConfig
+from agentloom.inference.base import ModelInfo, ModelKind, Provider, ProviderConfig
 from agentloom.request_entry import model_not_found
 from agentloom.tenancy import current_policy
 
@@ -43,6 +43,7 @@ class ServedModel:
     provider_name: str
     backend_id: str  # the id the backend knows
     info: ModelInfo
+    kind: ModelKind = "chat"  # embeddings: its provider's ``embeddings`` patterns name it
 
 
 @frozen
@@ -153,7 +154,7 @@ class ModelCatalog:
 
     def only_model(self) -> str:
         """The one model served, for requests that may leave ``model`` out."""
-        served = names(self.models())
+        served = names(m for m in self.models() if m.kind == "chat")
         if not served and self._unlisted:
             raise self._unavailable(None)
         if len(served) != 1:
@@ -181,6 +182,8 @@ class ModelCatalog:
             raise self._unavailable(model_id)
         if served is None or not _permitted(served, model_id):
             raise model_not_found(model_id)
+        if use and served.kind == "embeddings":
+            raise _not_here(model_id)
         if use and self._admission is not None:
             await self._admission(served.id)
         return self._resolved(served)
@@ -261,12 +264,22 @@ class ModelCatalog:
         index = {name: self._routed_model(name) for name in self._routed}
         for name, models in self._models.items():
             for info in models:
-                index.setdefault(info.id, ServedModel(info.id, name, info.id, info))
+                index.setdefault(
+                    info.id, ServedModel(info.id, name, info.id, info, self._kind(name, info.id))
+                )
         for name, models in self._models.items():
             for info in models:
                 alias = f"{name}/{info.id}"
-                index.setdefault(alias, ServedModel(alias, name, info.id, info))
+                index.setdefault(
+                    alias, ServedModel(alias, name, info.id, info, self._kind(name, info.id))
+                )
         self._index = index
+
+    def _kind(self, provider: str, backend_id: str) -> ModelKind:
+        config = self._configs.get(provider)
+        patterns = () if config is None else config.embeddings
+        lowered = backend_id.lower()
+        return "embeddings" if any(fnmatchcase(lowered, p.lower()) for p in patterns) else "chat"
 
     def _routed_model(self, model_id: str) -> ServedModel:
         """A routed model, its context window the smallest its deployments' models are known

@@ -13,7 +13,7 @@ import dataclasses
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing
-from typing import Final, Literal, TypeAlias
+from typing import Final, TypeAlias
 
 from agentloom.errors import InvalidRequestError
 from agentloom.frozen import frozen
@@ -24,6 +24,7 @@ from agentloom.inference.base import (
     ChatRequest,
     Chunk,
     ModelInfo,
+    ModelKind,
     Provider,
     TokenCount,
     chat_completions_of,
@@ -33,7 +34,7 @@ from agentloom.inference.catalog import ROUTER, Resolved
 __all__ = ["Deployment", "RouteConfig", "RouteKind", "RoutedModel", "routed_models"]
 
 Find: TypeAlias = Callable[[str], Awaitable[Resolved]]  # a fallback's provider and backend id
-RouteKind: TypeAlias = Literal["chat", "embeddings"]  # the API a routed id is served on
+RouteKind: TypeAlias = ModelKind  # the API a routed id is served on
 DEFAULT_COOLDOWN: Final = 30.0
 
 

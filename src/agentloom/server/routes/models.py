@@ -1,6 +1,7 @@
-"""``/v1/models``: the chat models of the catalog, then the embedding models, each once (a model
-is listed by its shortest name: ``provider/model`` only where the plain name is another
-provider's; both are accepted), each with its ``kind`` (an agentloom extension)."""
+"""``/v1/models``: the models of the catalog, then the embedding models served here, each once (a
+model is listed by its shortest name: ``provider/model`` only where the plain name is another
+provider's; both are accepted), each with its ``kind`` (an agentloom extension: a backend's
+model is ``embeddings`` where its provider's ``embeddings`` patterns name it)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from agentloom.server.spec import ApiRoute, Op
 
 def _model_object(model: ServedModel) -> ModelObject:
     return ModelObject(
-        id=model.id, created=model.info.created, owned_by=model.provider_name, kind="chat"
+        id=model.id, created=model.info.created, owned_by=model.provider_name, kind=model.kind
     )
 
 
