@@ -27,6 +27,8 @@ from agentloom.errors import InvalidRequestError
         ("PATCH", "/v1/managed-agents/a/tasks/t", "api.managed_agents.write"),
         ("POST", "/v1/safety/run-shield", "api.model.request"),
         ("GET", "/v1/webhook_event_types", "api.webhooks.read"),
+        ("GET", "/v1/requests/summary", "api.requests.read"),
+        ("DELETE", "/v1/requests/req_1", "api.all.write"),  # a group only read
         ("GET", "/v1/unlisted", "api.all.read"),  # a route the table does not name
         ("POST", "/v1/agents", "api.all.write"),
         ("GET", "/v1/filesystem", "api.all.read"),  # a prefix is whole segments
@@ -47,6 +49,8 @@ def test_each_request_needs_its_groups_scope(method: str, path: str, needed: str
         ({"api.all.read"}, "api.vector_stores.read", True),
         ({"api.all.read"}, "api.vector_stores.write", False),
         ({"api.all.write"}, "api.model.request", True),
+        ({"api.all.read"}, "api.requests.read", True),
+        ({"api.requests.read"}, "api.all.read", False),
         (set(), "api.model.read", False),  # a role with no permissions grants nothing
     ],
 )
@@ -62,4 +66,5 @@ def test_scopes_asked_for_are_checked() -> None:
         scopes_of(["api.files.read", "api.files.delete"])
     assert refused.value.param == "scopes"
     assert "api.files.delete" in str(refused.value)
-    assert {"api.all.read", "api.all.write", "api.model.request"} <= SCOPES
+    assert {"api.all.read", "api.all.write", "api.model.request", "api.requests.read"} <= SCOPES
+    assert "api.requests.write" not in SCOPES  # nothing there changes

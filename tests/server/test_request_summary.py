@@ -15,7 +15,7 @@ import pytest
 from agentloom.config import ModelPriceSettings, Settings
 from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import FAKE_EMBEDDING_MODEL, audited_client
-from tests.plugins.tenants import ADMIN, new_tenant
+from tests.plugins.tenants import ADMIN, new_tenant, sdk
 
 pytestmark = pytest.mark.both_databases
 
@@ -139,6 +139,11 @@ async def test_a_project_key_reads_only_its_own_log_linking_what_it_kept(
         admin_in_project = await raw.get(
             "/requests", headers={**ADMIN_HEADERS, "openai-project": alpha.project_id}
         )
+        keys = sdk(raw, admin_api_key=ADMIN).admin.organization.projects.api_keys
+        restricted = []
+        for scopes in (["api.requests.read"], ["api.files.read"]):
+            await keys.update(alpha.key_id, project_id=alpha.project_id, scopes=scopes)
+            restricted.append(await raw.get("/requests", headers=alpha.headers))
     rows = asked_other.json()["data"]
     assert len(rows) == 2  # the project's own, whatever is asked
     assert rows[1]["response_id"] == kept.id  # the chat completion kept
@@ -146,6 +151,9 @@ async def test_a_project_key_reads_only_its_own_log_linking_what_it_kept(
     assert rows[0]["input_tokens"] > 0
     assert org.status_code == 403
     assert {r["project_id"] for r in admin_in_project.json()["data"]} == {alpha.project_id}
+    assert restricted[0].status_code == 200, restricted[0].text
+    assert restricted[1].status_code == 403
+    assert "api.requests.read" in restricted[1].json()["error"]["message"]
 
 
 @pytest.mark.parametrize(

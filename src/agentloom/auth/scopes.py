@@ -39,10 +39,11 @@ ALL_WRITE: Final = "api.all.write"
 
 @frozen
 class EndpointGroup:
-    """Routes under ``prefixes``, read with ``read`` and changed with ``write``."""
+    """Routes under ``prefixes``, read with ``read`` and changed with ``write`` (``None``: a
+    group only read, changed by nothing but ``api.all.write``)."""
 
     read: str
-    write: str
+    write: str | None
     prefixes: tuple[str, ...]
 
 
@@ -75,6 +76,7 @@ ENDPOINT_GROUPS: Final = (
         ("/v1/webhook_endpoints", "/v1/webhook_event_types"),
     ),
     EndpointGroup("api.managed_agents.read", "api.managed_agents.write", ("/v1/managed-agents",)),
+    EndpointGroup("api.requests.read", None, ("/v1/requests",)),  # the project's request log
 )
 # A chat completion made is a model call (OpenAI's "model capabilities"); stored ones are read,
 # updated and deleted under api.chat.completions.*.
@@ -83,11 +85,14 @@ _READ_METHODS: Final = frozenset({"GET", "HEAD"})
 _SEARCH: Final = "/search"  # a POST that reads (vector store search)
 
 SCOPES: Final = frozenset(
-    {ALL_READ, ALL_WRITE} | {s for g in ENDPOINT_GROUPS for s in (g.read, g.write)}
+    {ALL_READ, ALL_WRITE} | {s for g in ENDPOINT_GROUPS for s in (g.read, g.write) if s}
 )
 _GRANTED_BY: Final[dict[str, frozenset[str]]] = {
-    **{g.write: frozenset({g.write, ALL_WRITE}) for g in ENDPOINT_GROUPS},
-    **{g.read: frozenset({g.read, g.write, ALL_READ, ALL_WRITE}) for g in ENDPOINT_GROUPS},
+    **{g.write: frozenset({g.write, ALL_WRITE}) for g in ENDPOINT_GROUPS if g.write},
+    **{
+        g.read: frozenset({g.read, ALL_READ, ALL_WRITE} | ({g.write} if g.write else set()))
+        for g in ENDPOINT_GROUPS
+    },
     ALL_READ: frozenset({ALL_READ, ALL_WRITE}),
     ALL_WRITE: frozenset({ALL_WRITE}),
 }
@@ -101,7 +106,9 @@ def needed_scope(method: str, path: str) -> str:
     group = _group(path)
     if group is None:
         return ALL_READ if reading else ALL_WRITE
-    return group.read if reading else group.write
+    if reading:
+        return group.read
+    return group.write or ALL_WRITE
 
 
 _BY_PREFIX: Final = {prefix: group for group in ENDPOINT_GROUPS for prefix in group.prefixes}
