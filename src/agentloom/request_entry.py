@@ -68,6 +68,7 @@ class RequestEntry:
     status: int = 500
     error_code: str | None = None
     response_id: str | None = None  # the stored response, or chat completion (store: true)
+    batch_id: str | None = None  # a request of a batch: the batch
 
     @classmethod
     def opened(cls, request_id: str, endpoint: str) -> RequestEntry:

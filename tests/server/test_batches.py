@@ -117,6 +117,60 @@ async def test_a_batch_of_responses_ends_with_its_output_and_error_files(
     assert set(files) == {batch.output_file_id, batch.error_file_id}
 
 
+async def logged_rows(client: openai.AsyncOpenAI, batch_id: str, count: int) -> list[Any]:
+    """The request log's rows of the batch's requests, once there are ``count`` (the log is
+    written a second or so after each request)."""
+    params = {"batch_ids[]": batch_id}
+    for _ in range(250):
+        page: Any = await client.get("/requests", cast_to=object, options={"params": params})
+        if len(page["data"]) >= count:
+            return list(page["data"])
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"the log has {len(page['data'])} of {batch_id}'s {count} requests")
+
+
+async def test_a_batchs_requests_are_logged_one_by_one(
+    client: openai.AsyncOpenAI, backend: FakeBackend
+) -> None:
+    """Each request of a batch has its row in the request log, as an HTTP request has: under
+    its output line's ``request_id``, with the batch's id, its model, tokens, status and error
+    code; ``batch_ids[]`` finds them."""
+    hello = {"messages": [{"role": "user", "content": "hello"}]}
+    lines = [
+        line("one", "/v1/chat/completions", {"model": backend.model, **hello}),
+        line("two", "/v1/chat/completions", {"model": "no-such-model", **hello}),
+    ]
+    batch = await ended(client, (await batch_of(client, "/v1/chat/completions", lines)).id)
+    answered = [
+        *await lines_of(client, batch.output_file_id),
+        *await lines_of(client, batch.error_file_id),
+    ]
+    ids = {o["custom_id"]: o["response"]["request_id"] for o in answered}
+
+    rows = {row["id"]: row for row in await logged_rows(client, batch.id, 2)}
+    other: Any = await client.get(
+        "/requests", cast_to=object, options={"params": {"batch_ids[]": "batch_other"}}
+    )
+
+    assert set(rows) == set(ids.values())
+    ok, failed = rows[ids["one"]], rows[ids["two"]]
+    assert {ok["batch_id"], failed["batch_id"]} == {batch.id}
+    assert (ok["endpoint"], ok["model"], ok["status"], ok["error_code"]) == (
+        "chat.completions",
+        backend.model,
+        200,
+        None,
+    )
+    assert ok["input_tokens"] > 0
+    assert ok["output_tokens"] > 0
+    assert (failed["model"], failed["status"], failed["error_code"]) == (
+        "no-such-model",
+        404,
+        "model_not_found",
+    )
+    assert other["data"] == []
+
+
 @pytest.mark.parametrize(
     ("endpoint", "body", "check"),
     [

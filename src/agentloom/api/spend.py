@@ -101,6 +101,7 @@ class LoggedRequestObject(WireModel):
     status: int  # the HTTP status
     error_code: Nullable[str] = None
     response_id: Nullable[str] = None  # the stored response, or chat completion (store: true)
+    batch_id: Nullable[str] = None  # a request of a batch: the batch
 
 
 class CostsBucket(WireModel):

@@ -97,11 +97,22 @@ def output_line(
 ) -> str:
     """The request's line of the output or error file, as JSON: its answer (``status`` and
     ``body``), or the ``error`` that kept it from getting one."""
-    digest = hashlib.sha256(f"{batch_id}/{request.line}".encode()).hexdigest()
+    digest = _digest(batch_id, request.line)
     response = None
     if body is not None:
-        response = LineResponse(status_code=status, request_id="req_" + digest[32:], body=body)
+        response = LineResponse(
+            status_code=status, request_id=line_request_id(batch_id, request.line), body=body
+        )
     line = OutputLine(
         id="batch_req_" + digest[:32], custom_id=request.custom_id, response=response, error=error
     )
     return line.model_dump_json()
+
+
+def line_request_id(batch_id: str, line: int) -> str:
+    """The ``request_id`` of a line's answer (and of its row in the request log)."""
+    return "req_" + _digest(batch_id, line)[32:]
+
+
+def _digest(batch_id: str, line: int) -> str:
+    return hashlib.sha256(f"{batch_id}/{line}".encode()).hexdigest()

@@ -18,24 +18,27 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import anyio
 
 from agentloom.api.batches import ENDED, BatchError
-from agentloom.batches.dispatch import Dispatcher
-from agentloom.batches.ending import Endings, output_line
+from agentloom.batches.dispatch import Answer, Dispatcher
+from agentloom.batches.ending import Endings, line_request_id, output_line
 from agentloom.batches.input import BatchRequest, Input, read_input
 from agentloom.config import BatchSettings
 from agentloom.errors import NotFoundError
+from agentloom.request_entry import RequestEntry, logged_endpoint, logging_request
 from agentloom.services.files import FilesService
 from agentloom.storage.batch_api import BATCH_JOB, BatchRow, Result, SqlBatchStore
 from agentloom.storage.connection_faults import DATABASE_FAULTS
 from agentloom.storage.jobs import JobRow
+from agentloom.tenancy import current_project
 
 log = logging.getLogger(__name__)
 
 TURN_WAIT = 1.0  # seconds a batch waits for its project's turn before it asks again
+STOPPED = 499  # the logged status of a request stopped by its batch's end (nginx's "client closed")
 
 
 class BatchJobs:
@@ -48,12 +51,15 @@ class BatchJobs:
         dispatcher: Dispatcher,
         endings: Endings,
         settings: BatchSettings,
+        log_request: Callable[[RequestEntry], None],
     ) -> None:
+        """``log_request``: a request's row for the request log (the usage ledger's)."""
         self._store = store
         self._files = files
         self._dispatcher = dispatcher
         self._endings = endings
         self._settings = settings
+        self._log_request = log_request
 
     async def run(self, job: JobRow) -> float | None:
         batch = await self._store.get(job.subject)
@@ -65,9 +71,9 @@ class BatchJobs:
         expired = time.time() >= batch.expires_at
         if not expired and await self._store.ahead(job.id, BATCH_JOB) >= self._settings.per_project:
             return time.time() + TURN_WAIT
-        return await self._run(batch)
+        return await self._run(batch, job.key_id)
 
-    async def _run(self, batch: BatchRow) -> float | None:
+    async def _run(self, batch: BatchRow, key_id: str | None) -> float | None:
         """Run the batch to its end; the time to run it again from when a request's result
         could not be kept (the database failed: the requests without one run then)."""
         checked = await self._input(batch)
@@ -78,7 +84,7 @@ class BatchJobs:
         if started is None:
             await self._cancelled(batch.id)
             return None
-        expired = await self._requests(started, checked.requests)
+        expired = await self._requests(started, checked.requests, key_id)
         ended = await self._store.ended_lines(batch.id)
         unrun = [r for r in checked.requests if r.line not in ended]
         if expired:
@@ -131,9 +137,11 @@ class BatchJobs:
             batch.id, values, statuses=frozenset({"validating", "in_progress"})
         )
 
-    async def _requests(self, batch: BatchRow, requests: Sequence[BatchRequest]) -> bool:
+    async def _requests(
+        self, batch: BatchRow, requests: Sequence[BatchRequest], key_id: str | None
+    ) -> bool:
         """Run the requests without a result, ``[batches] requests`` at once, until the batch
-        expires; whether it did."""
+        expires; whether it did. ``key_id``: the key that made the batch."""
         ended = await self._store.ended_lines(batch.id)
         pending = [r for r in requests if r.line not in ended]
         slots = anyio.Semaphore(self._settings.requests)
@@ -141,14 +149,18 @@ class BatchJobs:
             async with anyio.create_task_group() as tasks:
                 for request in pending:
                     await slots.acquire()
-                    tasks.start_soon(self._request, batch, request, slots)
+                    tasks.start_soon(self._request, batch, request, key_id, slots)
         return window.cancelled_caught
 
     async def _request(
-        self, batch: BatchRow, request: BatchRequest, slots: anyio.Semaphore
+        self,
+        batch: BatchRow,
+        request: BatchRequest,
+        key_id: str | None,
+        slots: anyio.Semaphore,
     ) -> None:
         try:
-            answer = await self._dispatcher.run(batch.endpoint, request.body)
+            answer = await self._logged(batch, request, key_id)
             line = output_line(batch.id, request, status=answer.status, body=answer.body)
             result = Result(request.line, answer.status >= 400, line)
             await self._store.record(batch.id, result, answer.tokens)
@@ -156,6 +168,22 @@ class BatchJobs:
             log.warning("could not keep the result of line %d of %s", request.line, batch.id)
         finally:
             slots.release()
+
+    async def _logged(self, batch: BatchRow, request: BatchRequest, key_id: str | None) -> Answer:
+        """The request's answer; its row goes to the request log (under its output line's
+        ``request_id``, with the batch's id), as an HTTP request's does, whether or not its
+        result is then kept (a request run again is a second row, as it was a second call)."""
+        endpoint = logged_endpoint("POST", batch.endpoint) or batch.endpoint
+        entry = RequestEntry.opened(line_request_id(batch.id, request.line), endpoint)
+        entry.project_id, entry.key_id, entry.batch_id = current_project(), key_id, batch.id
+        answer: Answer | None = None
+        try:
+            with logging_request(entry):
+                answer = await self._dispatcher.run(batch.endpoint, request.body)
+            return answer
+        finally:  # a request stopped (its batch expired or was cancelled): 499, as a client gone
+            entry.ended(STOPPED if answer is None else answer.status)
+            self._log_request(entry)
 
     async def _finish(self, batch: BatchRow) -> None:
         finalizing = {"status": "finalizing", "finalizing_at": time.time()}

@@ -82,6 +82,9 @@ class HttpErrorShapes:
 
     def answer(self, exc: errors.AgentloomError) -> tuple[int, dict[str, object]]:
         status, kind = status_and_type(exc)
+        entry = current_entry()
+        if entry is not None:  # the request log's row of the batch's request says why
+            entry.error_code = exc.code or kind
         return status, envelope(exc.stated(), type=kind, param=exc.param, code=exc.code)
 
     def invalid(self, exc: ValidationError, data: object) -> errors.AgentloomError:

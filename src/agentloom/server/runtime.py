@@ -260,7 +260,8 @@ async def _services(settings: Settings, parts: _Parts) -> Runtime:
         settings, database, catalog, parts.metering.usage, work.runner, work.wakeups
     )
     ran = BatchServices(served.service, served.native, gate.chat, gate.embeddings)
-    batch_api = batches(settings, database, files, ran, HttpErrorShapes(), work)
+    usage = parts.metering.usage
+    batch_api = batches(settings, database, files, ran, HttpErrorShapes(), work, usage.log)
     budgets = Budgets(database.spend, work.webhooks)
     return Runtime(
         settings=settings,

@@ -45,6 +45,7 @@ _COLUMNS = (
     "error_code",
     "response_id",
     "created_at",
+    "batch_id",
 )
 
 
@@ -67,6 +68,7 @@ class LoggedRequest:
     error_code: str | None
     response_id: str | None
     created_at: float
+    batch_id: str | None
 
 
 @frozen
@@ -79,6 +81,7 @@ class RequestLogQuery:
     models: tuple[str, ...] = ()
     endpoints: tuple[str, ...] = ()
     statuses: tuple[int, ...] = ()
+    batch_ids: tuple[str, ...] = ()
     errors_only: bool = False  # statuses of 400 and up, and answers carrying an error code
     ok_only: bool = False  # the rest: statuses under 400 without an error code
     since: float | None = None  # created at or after (unix seconds)
@@ -145,6 +148,7 @@ def log_conditions(query: RequestLogQuery) -> list[sa.ColumnElement[bool]]:
         (R.c.model, query.models),
         (R.c.endpoint, query.endpoints),
         (R.c.status, query.statuses),
+        (R.c.batch_id, query.batch_ids),
     ):
         if wanted:
             found.append(column.in_(wanted))

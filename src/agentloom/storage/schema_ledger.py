@@ -8,8 +8,9 @@ import sqlalchemy as sa
 from agentloom.storage.schema_base import SeqKey, metadata
 
 # One row a request of the traffic (responses, chat completions, completions, embeddings,
-# moderations, managed-agent messages), written in batches beside the usage; ``id``: the
-# request's ``x-request-id``; ``cost`` in nano-dollars; swept by ``[retention] request_log``.
+# moderations, managed-agent messages, a batch's requests), written in batches beside the
+# usage; ``id``: the request's ``x-request-id`` (a batch's: its output line's ``request_id``);
+# ``cost`` in nano-dollars; swept by ``[retention] request_log``.
 request_log = sa.Table(
     "request_log",
     metadata,
@@ -31,6 +32,7 @@ request_log = sa.Table(
     sa.Column("error_code", sa.String(128), nullable=True),
     sa.Column("response_id", sa.String(128), nullable=True),
     sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("batch_id", sa.String(96), nullable=True),  # a request of a batch: the batch
     sa.Index("request_log_id", "id"),
     sa.Index("request_log_created", "created_at"),
     sa.Index("request_log_project", "project_id", "seq"),

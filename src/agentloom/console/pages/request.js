@@ -41,6 +41,7 @@ function facts(row, ctx) {
     ["Cost", dollars(row.cost)],
     ["Latency", millis(row.latency_ms)],
     ["Time to first token", millis(row.time_to_first_token_ms)],
+    ["Batch", dash(row.batch_id)],
     [isCompletion(row) ? "Stored completion" : "Stored response", stored(row, ctx)],
   ];
   return h("dl", { class: "facts request" }, rows.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));

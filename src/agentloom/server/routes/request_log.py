@@ -54,6 +54,7 @@ def _log_query(params: QueryParams, projects: Projects) -> RequestLogQuery:
         models=repeated(params, "models"),
         endpoints=repeated(params, "endpoints"),
         statuses=_statuses(repeated(params, "status")),
+        batch_ids=repeated(params, "batch_ids"),
         errors_only=params.get("errors") == "true",
         ok_only=params.get("errors") == "false",
         since=unix_seconds_param(params, "created_after"),
@@ -88,6 +89,7 @@ def _logged(row: LoggedRequest) -> LoggedRequestObject:
         status=row.status,
         error_code=row.error_code,
         response_id=row.response_id,
+        batch_id=row.batch_id,
     )
 
 
@@ -236,6 +238,7 @@ _FILTERS = (
     ids_param("api_key_ids", "API keys"),
     ids_param("models", "models"),
     ids_param("endpoints", "endpoints (responses, chat.completions, embeddings ...)"),
+    ids_param("batch_ids", "batches (their requests)"),
     Param(
         "status",
         {"type": "array", "items": {"type": "integer", "minimum": 100, "maximum": 599}},
