@@ -432,3 +432,24 @@ def test_jwts_need_keys_mode_and_loopback_may_serve_http(tmp_path: Path) -> None
         load_settings(_write(tmp_path, no_mode), env={})
     assert load_settings(_write(tmp_path, no_mode), env={"AGENTLOOM_AUTH": "keys"}).auth.jwt
     assert load_settings(_write(tmp_path, local), env={}).auth.jwt is not None
+
+
+def test_default_access_rules_are_parsed_when_loaded_and_need_keys(tmp_path: Path) -> None:
+    private = (
+        '[auth]\nmode = "keys"\naccess_rules = [\n'
+        '  { forbid = { actions = ["read", "update", "delete"] }, unless = "user is owner" },\n]\n'
+    )
+    bad = private.replace("user is owner", "user is the boss")
+
+    rules = load_settings(_write(tmp_path, private), env={}).auth.default_rules()
+    with pytest.raises(ConfigError, match="user is the boss") as refused:
+        load_settings(_write(tmp_path, bad), env={})
+    with pytest.raises(ConfigError, match='access_rules needs \\[auth\\] mode = "keys"'):
+        load_settings(_write(tmp_path, private.replace('mode = "keys"\n', "")), env={})
+
+    assert rules is not None
+    assert rules.shown() == [
+        {"forbid": {"actions": ["read", "update", "delete"]}, "unless": "user is owner"}
+    ]
+    assert "access rule 0" in str(refused.value)
+    assert load_settings(env={}).auth.default_rules() is None

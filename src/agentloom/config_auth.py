@@ -6,12 +6,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, model_validator
 
+from agentloom.access_rules import AccessRules, parse_rules
 from agentloom.config_base import StrictSettings as _Strict
+from agentloom.errors import InvalidRequestError
 from agentloom.redact import redact_url
 
 JwtAlgorithm = Literal[
@@ -99,11 +101,20 @@ class AuthSettings(_Strict):
     watch_interval: float = Field(default=0.5, gt=0)  # seconds between revocation checks
     jwt: JwtSettings | None = None  # bearer JWTs beside the API keys
     oidc: OidcSettings | None = None  # signing in to the console with the JWTs' issuer
+    # the access rules of every project that has none of its own (docs/auth.md)
+    access_rules: list[dict[str, Any]] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _jwt_needs_keys(self) -> AuthSettings:
         if self.jwt is not None and self.mode != "keys":
             raise ValueError('[auth.jwt] needs [auth] mode = "keys" (JWTs are checked beside keys)')
+        if self.access_rules:
+            if self.mode != "keys":
+                raise ValueError(
+                    '[auth] access_rules needs [auth] mode = "keys" (without keys nobody owns'
+                    " anything: every request is the default project's, with no user)"
+                )
+            self.default_rules()  # a bad rule is refused when the file is loaded
         if self.oidc is not None:
             if self.jwt is None:
                 raise ValueError("[auth.oidc] needs [auth.jwt] (its issuer, keys and claim)")
@@ -113,6 +124,14 @@ class AuthSettings(_Strict):
     @property
     def keys(self) -> bool:
         return self.mode == "keys"
+
+    def default_rules(self) -> AccessRules | None:
+        """``access_rules``, parsed (``None``: none; a project without rules of its own is
+        open to every key of the project)."""
+        try:
+            return parse_rules(self.access_rules, param="[auth] access_rules")
+        except InvalidRequestError as exc:
+            raise ValueError(exc.message) from None
 
     def admin_key(self, env: Mapping[str, str] | None = None) -> str | None:
         value = (os.environ if env is None else env).get(self.admin_key_env)

@@ -21,7 +21,7 @@ from agentloom.storage import schema
 from agentloom.storage.database import Database
 from agentloom.testing.backend import FakeBackend
 from tests.plugins.server import audited_client
-from tests.plugins.tenants import ADMIN, Tenant, sdk
+from tests.plugins.tenants import ADMIN, Tenant, new_tenant, sdk
 from tests.server.test_background import settled
 from tests.server.test_people import new_user, user_key
 from tests.server.test_tenancy import _UNOWNED, _body, _filled, make_everything, references
@@ -381,3 +381,31 @@ async def test_every_object_records_its_owner(
     accounts = [a async for a in _admin(raw).projects.service_accounts.list(alpha.project_id)]
     assert found.pop("files") == {ada_id, accounts[0].id}
     assert found == {kind: {ada_id} for kind in found}
+
+
+# --- the server's default --------------------------------------------------------------------
+
+
+async def test_the_servers_default_rules_hold_where_a_project_has_none(
+    keyed: Settings, backend: FakeBackend
+) -> None:
+    """``[auth] access_rules`` are the rules of every project without rules of its own (shown
+    as none on the project); a project's own rules replace them, whatever they say."""
+    auth = keyed.auth.model_copy(update={"access_rules": PRIVATE})
+    async with audited_client(keyed.model_copy(update={"auth": auth})) as raw:
+        alpha = await new_tenant(raw, "alpha")
+        ada, _, carol = await team(raw, alpha)
+        made = await ada.client.responses.create(model=backend.model, input="mine")
+        with pytest.raises(openai.NotFoundError):
+            await carol.client.responses.retrieve(made.id)
+        shown = await _admin(raw).projects.retrieve(alpha.project_id)
+        own = [{"permit": {"actions": ["create", "read", "update", "delete"]}}]
+        await set_rules(raw, alpha.project_id, own)  # the project's own: everything open
+        seen = await carol.client.responses.retrieve(made.id)
+        await set_rules(raw, alpha.project_id, [])  # none of its own: the default again
+        with pytest.raises(openai.NotFoundError):
+            await carol.client.responses.retrieve(made.id)
+        owner_sees = await ada.client.responses.retrieve(made.id)
+
+    assert shown.model_dump().get("access_rules") is None
+    assert seen.id == owner_sees.id == made.id

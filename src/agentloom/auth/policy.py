@@ -6,13 +6,17 @@ import json
 from collections.abc import Iterable
 from typing import cast
 
-from agentloom.access_rules import rules_of
+from agentloom.access_rules import AccessRules, rules_of
 from agentloom.storage.projects import ProjectRow
 from agentloom.storage.rate_limits import LimitRow
 from agentloom.tenancy import HOSTED_TOOLS, OPEN, ModelMode, Policy, RateLimit
 
 
-def policy_of(row: ProjectRow, limits: Iterable[LimitRow] = ()) -> Policy:
+def policy_of(
+    row: ProjectRow, limits: Iterable[LimitRow] = (), default_rules: AccessRules | None = None
+) -> Policy:
+    """The project's policy; ``default_rules``: its access rules when it has none of its own
+    (``[auth] access_rules``)."""
     model_mode: ModelMode | None = None
     model_ids: frozenset[str] = frozenset()
     if row.model_policy is not None:
@@ -30,7 +34,7 @@ def policy_of(row: ProjectRow, limits: Iterable[LimitRow] = ()) -> Policy:
         if limit.limited
     }
     budget = row.response_timeout
-    access = rules_of(row.access_rules)
+    access = rules_of(row.access_rules) or default_rules
     if model_mode is None and not denied and not rates and budget is None and access is None:
         return OPEN
     return Policy(model_mode, model_ids, denied & frozenset(HOSTED_TOOLS), rates, budget, access)

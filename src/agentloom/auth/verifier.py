@@ -24,7 +24,7 @@ import time
 
 import anyio
 
-from agentloom.access_rules import Viewer
+from agentloom.access_rules import AccessRules, Viewer
 from agentloom.auth.keys import KeyHasher, same_secret
 from agentloom.auth.policy import policy_of
 from agentloom.auth.scopes import grants
@@ -93,10 +93,15 @@ class _Project:
     policy: Policy
 
     @classmethod
-    def of(cls, row: ProjectRow | None, limits: tuple[LimitRow, ...] = ()) -> _Project:
+    def of(
+        cls,
+        row: ProjectRow | None,
+        limits: tuple[LimitRow, ...] = (),
+        default_rules: AccessRules | None = None,
+    ) -> _Project:
         if row is None:
             return cls(False, OPEN)
-        return cls(row.archived_at is None, policy_of(row, limits))
+        return cls(row.archived_at is None, policy_of(row, limits, default_rules))
 
 
 class KeyVerifier:
@@ -109,8 +114,11 @@ class KeyVerifier:
         limits: SqlRateLimitStore | None = None,
         admins: SqlAdminKeyStore | None = None,
         roles: SqlRoleStore | None = None,
+        default_rules: AccessRules | None = None,
     ) -> None:
+        """``default_rules``: the access rules of a project without its own."""
         self._store = store
+        self._default_rules = default_rules
         self._roles = roles  # a user's groups and roles, for their keys
         self._admins = admins
         self._limits = limits
@@ -161,7 +169,7 @@ class KeyVerifier:
             limits: tuple[LimitRow, ...] = ()
             if row is not None and self._limits is not None:
                 limits = tuple((await self._limits.limits(project_id)).values())
-            found = _Project.of(row, limits)
+            found = _Project.of(row, limits, self._default_rules)
             if generation == self._generation:
                 self._projects[project_id] = found
         return found

@@ -72,6 +72,7 @@ async def organization(
         limits=database.rate_limits,
         admins=database.admin_keys,
         roles=database.roles,
+        default_rules=settings.auth.default_rules(),
     )
     await keys.check()
     audit = AuditLog(database.audit)
