@@ -838,7 +838,10 @@ def measure_instructions(database_url: str) -> float | None:
     with tempfile.TemporaryDirectory() as tmp, backend() as backend_port:
         out = Path(tmp) / "callgrind.out"
         under = instructions.prefix(out)
-        with server(backend_port, database_url, under=under, extra_toml=instructions.QUIET) as port:
+        quiet, seeded = instructions.QUIET, instructions.HASH_SEED
+        with server(
+            backend_port, database_url, under=under, extra_toml=quiet, extra_env=seeded
+        ) as port:
             window = instructions.count(HOST, port, PIDS[port])
         return instructions.result(out, instructions.REQUESTS, window).per_request
 
