@@ -141,6 +141,7 @@ class AsyncRunner:
         self._opening: asyncio.Lock | None = None
         self._batches = StatementBatches(self._execute_one, self._execute_many)
         self._lanes: dict[str, Any] = {}  # a pool connection kept for each SQL of execute()
+        self._closing = False  # a statement that ends now gives its connection back
 
     async def execute(self, sql: str, *args: object) -> None:
         await self._batches.execute(sql, args)
@@ -157,7 +158,7 @@ class AsyncRunner:
         lane is never shared; keeping it spares a checkout and a release a statement (asyncpg
         releases through a task and a timer: 6% of a stored response's instructions)."""
         conn = self._lanes.pop(sql, None)
-        if conn is None or conn.is_closed():  # none yet, or the server closed it meanwhile
+        if conn is None or not _open(conn):  # none yet, or the server closed it meanwhile
             if conn is not None:
                 await self._release(conn)
             conn = await self._checkout()
@@ -177,8 +178,8 @@ class AsyncRunner:
             else:
                 kept = True  # the statement failed, its connection is fine
             raise
-        finally:  # cancelled, or lost: back to the pool, which settles it
-            if kept and sql not in self._lanes:
+        finally:  # cancelled, lost or closing: back to the pool, which settles it
+            if kept and sql not in self._lanes and not self._closing:
                 self._lanes[sql] = conn
             else:
                 await self._release(conn)
@@ -261,11 +262,23 @@ class AsyncRunner:
     async def aclose(self) -> None:
         await self.engine.dispose()
         await self._reader.dispose()
+        # the pool closes once every connection is back: the idle lanes now, one in use when
+        # its statement ends
+        self._closing = True
         lanes, self._lanes = list(self._lanes.values()), {}
-        for conn in lanes:  # the pool closes once every connection is back
+        for conn in lanes:
             await self._release(conn)
         if self._pool is not None:
             await self._pool.close()
+
+
+def _open(conn: Any) -> bool:
+    """Whether a kept pool connection can run a statement: not closed, and not taken back by
+    the pool (it does so itself when the server closes it)."""
+    try:
+        return not conn.is_closed()
+    except asyncpg.InterfaceError:  # released back to the pool
+        return False
 
 
 class _Uncommitted(Exception):
