@@ -20,7 +20,16 @@ from typing import Final
 from agentloom.errors import NotFoundError
 from agentloom.tenancy import DEFAULT_PROJECT
 
-__all__ = ["RequestEntry", "current_entry", "logged_endpoint", "logging_request", "model_not_found"]
+__all__ = [
+    "CLIENT_CLOSED",
+    "RequestEntry",
+    "current_entry",
+    "logged_endpoint",
+    "logging_request",
+    "model_not_found",
+]
+
+CLIENT_CLOSED: Final = 499  # nginx's status for a request whose caller went away first
 
 # The paths of the traffic logged (POST), by the endpoint name a row carries.
 _LOGGED: Final = {

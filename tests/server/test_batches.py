@@ -299,6 +299,8 @@ async def test_a_cancelled_batch_keeps_what_ended(
     assert [o["custom_id"] for o in await lines_of(client, batch.output_file_id)] == ["r0"]
     again = await client.batches.cancel(created.id)
     assert again.status == "cancelled"
+    logged = {row["status"] for row in await logged_rows(client, created.id, 2)}
+    assert logged == {200, 499}  # the quick one, and those stopped by the cancel
 
 
 async def test_a_batch_ended_cannot_be_cancelled(

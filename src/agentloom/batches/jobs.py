@@ -28,7 +28,12 @@ from agentloom.batches.ending import Endings, line_request_id, output_line
 from agentloom.batches.input import BatchRequest, Input, read_input
 from agentloom.config import BatchSettings
 from agentloom.errors import NotFoundError
-from agentloom.request_entry import RequestEntry, logged_endpoint, logging_request
+from agentloom.request_entry import (
+    CLIENT_CLOSED,
+    RequestEntry,
+    logged_endpoint,
+    logging_request,
+)
 from agentloom.services.files import FilesService
 from agentloom.storage.batch_api import BATCH_JOB, BatchRow, Result, SqlBatchStore
 from agentloom.storage.connection_faults import DATABASE_FAULTS
@@ -38,7 +43,6 @@ from agentloom.tenancy import current_project
 log = logging.getLogger(__name__)
 
 TURN_WAIT = 1.0  # seconds a batch waits for its project's turn before it asks again
-STOPPED = 499  # the logged status of a request stopped by its batch's end (nginx's "client closed")
 
 
 class BatchJobs:
@@ -181,8 +185,8 @@ class BatchJobs:
             with logging_request(entry):
                 answer = await self._dispatcher.run(batch.endpoint, request.body)
             return answer
-        finally:  # a request stopped (its batch expired or was cancelled): 499, as a client gone
-            entry.ended(STOPPED if answer is None else answer.status)
+        finally:  # a request stopped (its batch expired or was cancelled), as a client gone
+            entry.ended(CLIENT_CLOSED if answer is None else answer.status)
             self._log_request(entry)
 
     async def _finish(self, batch: BatchRow) -> None:

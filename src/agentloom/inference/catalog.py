@@ -262,17 +262,16 @@ class ModelCatalog:
 
     def _reindex(self) -> None:
         index = {name: self._routed_model(name) for name in self._routed}
-        for name, models in self._models.items():
-            for info in models:
-                index.setdefault(
-                    info.id, ServedModel(info.id, name, info.id, info, self._kind(name, info.id))
-                )
-        for name, models in self._models.items():
-            for info in models:
-                alias = f"{name}/{info.id}"
-                index.setdefault(
-                    alias, ServedModel(alias, name, info.id, info, self._kind(name, info.id))
-                )
+        served = [
+            (name, info, self._kind(name, info.id))
+            for name, models in self._models.items()
+            for info in models
+        ]
+        for name, info, kind in served:
+            index.setdefault(info.id, ServedModel(info.id, name, info.id, info, kind))
+        for name, info, kind in served:  # the plain ids first: the first provider wins one
+            alias = f"{name}/{info.id}"
+            index.setdefault(alias, ServedModel(alias, name, info.id, info, kind))
         self._index = index
 
     def _kind(self, provider: str, backend_id: str) -> ModelKind:

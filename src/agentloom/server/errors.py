@@ -15,7 +15,7 @@ from agentloom import errors
 from agentloom.api.anthropic import AnthropicError, AnthropicErrorDetail
 from agentloom.api.errors import ErrorDetail, ErrorEnvelope
 from agentloom.api.limits import TOO_LONG
-from agentloom.request_entry import current_entry
+from agentloom.request_entry import CLIENT_CLOSED, current_entry
 from agentloom.server.request_id import headers_for
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,6 @@ INTERNAL_MESSAGE = "The server had an error while processing your request."
 
 # nginx's status for a request whose client went away: no client reads it, the access log and
 # the metrics do
-CLIENT_CLOSED = 499
 
 _HTTP_MESSAGES = {
     404: ("Not found: no route matches this path.", "not_found"),
@@ -81,21 +80,25 @@ class HttpErrorShapes:
     (:class:`agentloom.batches.dispatch.ErrorShapes`)."""
 
     def answer(self, exc: errors.AgentloomError) -> tuple[int, dict[str, object]]:
-        status, kind = status_and_type(exc)
-        entry = current_entry()
-        if entry is not None:  # the request log's row of the batch's request says why
-            entry.error_code = exc.code or kind
+        status, kind = _noted(exc)
         return status, envelope(exc.stated(), type=kind, param=exc.param, code=exc.code)
 
     def invalid(self, exc: ValidationError, data: object) -> errors.AgentloomError:
         return validation_error(exc, data)
 
 
-def error_response(exc: errors.AgentloomError) -> JSONResponse:
+def _noted(exc: errors.AgentloomError) -> tuple[int, str]:
+    """The error's status and type, its code noted on the running request's log entry (the
+    row says why)."""
     status, kind = status_and_type(exc)
     entry = current_entry()
-    if entry is not None:  # the request log's row says why
+    if entry is not None:
         entry.error_code = exc.code or kind
+    return status, kind
+
+
+def error_response(exc: errors.AgentloomError) -> JSONResponse:
+    status, kind = _noted(exc)
     if isinstance(exc, errors.RateLimitedError):
         kind = exc.kind
     headers = {}

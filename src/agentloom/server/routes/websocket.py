@@ -39,9 +39,9 @@ from agentloom.errors import (
 )
 from agentloom.ids import new_id
 from agentloom.offload import off_loop
-from agentloom.request_entry import RequestEntry, current_entry, logging_request
+from agentloom.request_entry import CLIENT_CLOSED, RequestEntry, current_entry, logging_request
 from agentloom.server.body import OFF_LOOP_BYTES, screen
-from agentloom.server.errors import CLIENT_CLOSED, envelope, status_and_type, validation_error
+from agentloom.server.errors import envelope, status_and_type, validation_error
 from agentloom.server.runtime import Runtime, runtime_of
 from agentloom.tenancy import current_project
 
